@@ -1,0 +1,51 @@
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/graph/loader.h"
+#include "core/plan/plan.h"
+#include "core/util/error.h"
+
+namespace schedlab::cli {
+
+int cmd_plan(const Args& args) {
+  ArgReader r(args);
+  std::string graph_path, out_path, format;
+  PlanOptions opts;
+  while (!r.done()) {
+    std::string a = r.next();
+    if (a == "-o" || a.rfind("--output", 0) == 0) out_path = r.value(a);
+    else if (a.rfind("--memory-methods", 0) == 0) opts.memory_methods = split_list(r.value(a), "--memory-methods");
+    else if (a.rfind("--comm-passes", 0) == 0) {
+      std::string v = r.value(a);
+      opts.comm_passes = v.empty() ? std::vector<std::string>{} : split_list(v, "--comm-passes");
+    } else if (a.rfind("--format", 0) == 0) {
+      format = r.value(a);
+      if (format != "json" && format != "text") throw UsageError("--format: expected json or text, got \"" + format + "\"");
+    } else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
+    else if (graph_path.empty()) graph_path = a;
+    else throw UsageError("unexpected argument \"" + a + "\"");
+  }
+  if (graph_path.empty()) throw UsageError("missing GRAPH.json");
+  if (format.empty()) format = out_path.empty() ? "text" : "json";
+
+  Graph g = load_graph_file(graph_path);
+  PlanResult result = run_plan(g, opts);
+  std::string text = format == "json" ? plan_to_json(g, opts, result).dump(1) + "\n" : plan_to_text(g, result);
+  write_output(out_path.empty() ? "-" : out_path, text);
+  if (!out_path.empty() && format == "json") std::fputs(plan_to_text(g, result).c_str(), stdout);
+  return 0;
+}
+
+int cmd_validate(const Args& args) {
+  if (args.size() != 1) throw UsageError("expected exactly one GRAPH.json");
+  Graph g = load_graph_file(args[0]);
+  std::size_t deps = 0;
+  for (const auto& n : g.nodes) deps += n.reads.size();
+  std::printf("%s: ok: schedgraph/1 \"%s\", %d nodes, %d buffers, %d inputs, %zu reads, %zu outputs%s\n", args[0].c_str(), g.name.c_str(),
+              g.num_nodes(), g.num_buffers() - g.num_inputs, g.num_inputs, deps, g.outputs.size(),
+              g.is_pre_fusion() ? "" : ", fused");
+  return 0;
+}
+
+}  // namespace schedlab::cli

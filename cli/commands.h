@@ -1,0 +1,45 @@
+// cli — thin adapters from command lines to core/. Each command is one file
+// and one entry in the table in main.cpp. A command returns its exit code:
+// 0 ok, 1 bad input (graph refused), 2 bad usage.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace schedlab::cli {
+
+using Args = std::vector<std::string>;
+
+struct Command {
+  std::string_view name;
+  std::string_view usage;    // one line: arguments
+  std::string_view summary;  // one line: what it does
+  int (*run)(const Args& args);
+};
+
+int cmd_plan(const Args& args);
+int cmd_validate(const Args& args);
+int cmd_gen(const Args& args);
+int cmd_bench(const Args& args);
+
+// Writes `text` to `path` atomically (temp file + rename), or to stdout for "-".
+void write_output(const std::string& path, const std::string& text);
+
+// Small argument reader: flags with values, switches, positionals.
+class ArgReader {
+ public:
+  explicit ArgReader(const Args& args) : args_(args) {}
+  bool done() const { return i_ >= args_.size(); }
+  const std::string& peek() const { return args_[i_]; }
+  std::string next() { return args_[i_++]; }
+  // Value of the flag just read (`--x v` or `--x=v`).
+  std::string value(const std::string& flag);
+  bool is_flag() const { return !done() && args_[i_].size() > 1 && args_[i_][0] == '-'; }
+
+ private:
+  const Args& args_;
+  std::size_t i_ = 0;
+};
+
+}  // namespace schedlab::cli

@@ -1,0 +1,59 @@
+// schedlab — command-line front end over core/ (see README.md).
+#include <array>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/util/error.h"
+
+namespace schedlab::cli {
+namespace {
+
+constexpr std::array kCommands{
+    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--format json|text]",
+            "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
+    Command{"validate", "GRAPH.json", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
+    Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
+    Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
+};
+
+void print_usage(std::FILE* to) {
+  std::fprintf(to, "usage: schedlab COMMAND [ARGS]\n\ncommands:\n");
+  for (const auto& c : kCommands) std::fprintf(to, "  %-9s %s\n  %-9s   %.*s\n", std::string(c.name).c_str(), std::string(c.usage).c_str(), "",
+                                               static_cast<int>(c.summary.size()), c.summary.data());
+}
+
+}  // namespace
+}  // namespace schedlab::cli
+
+int main(int argc, char** argv) {
+  using namespace schedlab::cli;
+  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
+    print_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string_view name = argv[1];
+  Args args(argv + 2, argv + argc);
+  for (const auto& c : kCommands) {
+    if (c.name != name) continue;
+    try {
+      return c.run(args);
+    } catch (const schedlab::UsageError& e) {
+      std::fprintf(stderr, "schedlab %s: %s\n", argv[1], e.what());
+      return 2;
+    } catch (const schedlab::Error& e) {
+      std::fprintf(stderr, "schedlab %s: %s\n", argv[1], e.what());
+      return 1;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "schedlab %s: out of memory\n", argv[1]);
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "schedlab %s: internal error: %s\n", argv[1], e.what());
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "schedlab: unknown command \"%s\"\n", argv[1]);
+  print_usage(stderr);
+  return 2;
+}

@@ -1,0 +1,71 @@
+#include "core/graph/graph.h"
+
+#include <array>
+#include <limits>
+
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+template <typename E, std::size_t N>
+std::optional<E> lookup(const std::array<std::string_view, N>& names, std::string_view s) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == s) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+constexpr std::array<std::string_view, 7> kNodeKinds{"pointwise", "reduction", "template", "extern",
+                                                     "collective", "wait", "nop"};
+constexpr std::array<std::string_view, 4> kDepKinds{"memory", "star", "weak", "fake_weak"};
+constexpr std::array<std::string_view, 4> kLayouts{"fixed", "none", "multi_output", "multi_output_item"};
+constexpr std::array<std::string_view, 5> kCollectives{"all_reduce", "all_gather", "reduce_scatter",
+                                                       "all_to_all", "broadcast"};
+
+}  // namespace
+
+std::string_view to_string(NodeKind k) { return kNodeKinds[static_cast<std::size_t>(k)]; }
+std::string_view to_string(DepKind k) { return kDepKinds[static_cast<std::size_t>(k)]; }
+std::string_view to_string(Layout k) { return kLayouts[static_cast<std::size_t>(k)]; }
+std::string_view to_string(CollectiveOp k) { return kCollectives[static_cast<std::size_t>(k)]; }
+
+std::optional<NodeKind> parse_node_kind(std::string_view s) { return lookup<NodeKind>(kNodeKinds, s); }
+std::optional<DepKind> parse_dep_kind(std::string_view s) { return lookup<DepKind>(kDepKinds, s); }
+std::optional<Layout> parse_layout(std::string_view s) { return lookup<Layout>(kLayouts, s); }
+
+std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
+  for (std::size_t i = 0; i < kCollectives.size(); ++i)
+    if (s.find(kCollectives[i]) != std::string_view::npos) return static_cast<CollectiveOp>(i);
+  return std::nullopt;
+}
+
+BufId Graph::find_buffer(std::string_view n) const {
+  auto it = buffer_by_name.find(std::string(n));
+  return it == buffer_by_name.end() ? kNone : it->second;
+}
+
+NodeId Graph::find_node(std::string_view n) const {
+  auto it = node_by_name.find(std::string(n));
+  return it == node_by_name.end() ? kNone : it->second;
+}
+
+Order Graph::baseline_order() const {
+  Order o(nodes.size());
+  for (std::size_t i = 0; i < o.size(); ++i) o[i] = static_cast<NodeId>(i);
+  return o;
+}
+
+bool Graph::is_pre_fusion() const {
+  for (const auto& n : nodes)
+    if (!n.members.empty()) return false;
+  return true;
+}
+
+std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view what) {
+  if ((b > 0 && a > std::numeric_limits<std::int64_t>::max() - b) ||
+      (b < 0 && a < std::numeric_limits<std::int64_t>::min() - b))
+    throw Error(std::string(what) + ": byte sum overflows 63 bits");
+  return a + b;
+}
+
+}  // namespace schedlab

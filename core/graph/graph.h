@@ -1,0 +1,116 @@
+// core/graph — the schedgraph/1 model.
+//
+// Contract: a Graph is loaded and validated once (see loader.h) and is then
+// immutable plain data. Everything inside is indexed by dense integer ids:
+// inputs and buffers share one table (`buffers`, inputs first), nodes are in
+// the file's baseline order. Names exist only for the edges (reports, I/O).
+// Every pass reads a Graph plus an order (a vector of NodeId) and returns a
+// new order plus a report; none of them mutate the Graph.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace schedlab {
+
+using NodeId = std::int32_t;
+using BufId = std::int32_t;
+inline constexpr std::int32_t kNone = -1;
+
+using Order = std::vector<NodeId>;
+
+enum class NodeKind : std::uint8_t { Pointwise, Reduction, Template, Extern, Collective, Wait, Nop };
+enum class DepKind : std::uint8_t { Memory, Star, Weak, FakeWeak };
+enum class Layout : std::uint8_t { Fixed, None, MultiOutput, MultiOutputItem };
+enum class CollectiveOp : std::uint8_t { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
+
+std::string_view to_string(NodeKind k);
+std::string_view to_string(DepKind k);
+std::string_view to_string(Layout k);
+std::string_view to_string(CollectiveOp k);
+std::optional<NodeKind> parse_node_kind(std::string_view s);
+std::optional<DepKind> parse_dep_kind(std::string_view s);
+std::optional<Layout> parse_layout(std::string_view s);
+// The op string "contains one of" the collective names (format spec).
+std::optional<CollectiveOp> parse_collective_op(std::string_view s);
+
+struct Dep {
+  BufId buf = kNone;
+  DepKind kind = DepKind::Memory;
+  std::int64_t bytes = 0;
+  std::string index;               // canonical index expression (memory deps)
+  std::vector<std::int64_t> size;  // iteration sizes (memory deps)
+  bool is_weak() const { return kind == DepKind::Weak || kind == DepKind::FakeWeak; }
+};
+
+struct Buffer {
+  std::string name;
+  std::int64_t bytes = 0;
+  Layout layout = Layout::Fixed;
+  bool is_input = false;
+  bool freeable = false;         // inputs only
+  NodeId producer = kNone;       // kNone for inputs
+  BufId mutation_of = kNone;     // in-place update of this buffer (same storage)
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::vector<std::string> aliases;  // informative
+};
+
+struct Collective {
+  std::string op;  // as written in the file
+  CollectiveOp kind = CollectiveOp::AllReduce;
+  std::int64_t group_size = 1;
+  std::int64_t bytes = 0;
+};
+
+struct Node {
+  std::string name;
+  NodeKind kind = NodeKind::Pointwise;
+  std::vector<std::string> members;  // empty for an unfused node
+  std::string kernel;
+  bool has_group = false;
+  std::int64_t numel = 0, rnumel = 1;
+  std::optional<std::int64_t> flops;
+  std::optional<double> runtime_us;
+  std::vector<BufId> outputs;
+  std::vector<Dep> reads;
+  std::vector<Dep> writes;
+  std::optional<Collective> collective;
+};
+
+// Operation-level skeleton of a graph fused elsewhere (format: `operations`).
+struct Operation {
+  std::string name;
+  std::vector<BufId> outputs;
+  std::vector<BufId> reads;
+};
+
+struct Graph {
+  std::string name;
+  std::string source;
+  std::int64_t world_size = 1;
+  std::vector<Buffer> buffers;  // inputs first (num_inputs of them), then node outputs
+  std::int32_t num_inputs = 0;
+  std::vector<BufId> outputs;   // graph outputs, in file order
+  std::vector<Node> nodes;      // baseline order
+  std::vector<Operation> operations;
+
+  std::unordered_map<std::string, BufId> buffer_by_name;
+  std::unordered_map<std::string, NodeId> node_by_name;
+
+  std::int32_t num_nodes() const { return static_cast<std::int32_t>(nodes.size()); }
+  std::int32_t num_buffers() const { return static_cast<std::int32_t>(buffers.size()); }
+  BufId find_buffer(std::string_view n) const;
+  NodeId find_node(std::string_view n) const;
+  Order baseline_order() const;
+  bool is_pre_fusion() const;  // no node carries `members`
+};
+
+// Saturating-checked arithmetic for byte sums: the format forbids silent overflow.
+std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view what);
+
+}  // namespace schedlab

@@ -1,0 +1,25 @@
+// core/graph — loading and validating schedgraph/1 (docs/schedgraph-1.md).
+//
+// Contract: either a fully validated Graph comes back, or schedlab::Error is
+// thrown with a one-line message that names the place of the first problem.
+// Nothing is half-loaded. Unknown fields are ignored (the format grows
+// additively). Nesting deeper than kMaxJsonDepth is refused before it can
+// exhaust the stack.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/graph/graph.h"
+
+namespace schedlab {
+
+inline constexpr int kMaxJsonDepth = 64;
+
+Graph load_graph(std::string_view json_text);
+Graph load_graph_file(const std::string& path);
+
+// Reads a whole file; throws Error naming the path when it cannot.
+std::string read_text_file(const std::string& path);
+
+}  // namespace schedlab

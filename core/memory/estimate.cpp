@@ -1,0 +1,117 @@
+#include "core/memory/estimate.h"
+
+#include <algorithm>
+
+namespace schedlab {
+namespace {
+
+std::vector<std::int32_t> steps_of(const Graph& g, const Order& order) {
+  std::vector<std::int32_t> step(g.nodes.size(), -1);
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) step[order[i]] = i;
+  return step;
+}
+
+}  // namespace
+
+std::vector<BufferLifetime> compute_memory_timeline(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
+  const auto step = steps_of(g, order);
+  const std::int32_t last = static_cast<std::int32_t>(order.size()) - 1;
+  std::vector<BufferLifetime> out;
+  auto last_reader = [&](BufId b, std::int32_t dflt) {
+    std::int32_t e = dflt;
+    for (auto s : info.buffer_succ_nodes.row(b)) e = std::max(e, step[s]);
+    return e;
+  };
+  for (BufId b : info.freeable_inputs) {
+    bool to_end = info.is_graph_output[b] != 0;
+    out.push_back({b, info.size_alloc[b], info.size_free[b], 0, to_end ? last : last_reader(b, 0), to_end});
+  }
+  for (std::int32_t t = 0; t <= last; ++t) {
+    for (BufId b : g.nodes[order[t]].outputs) {
+      bool to_end = info.is_graph_output[b] != 0;
+      out.push_back({b, info.size_alloc[b], info.size_free[b], t, to_end ? last : last_reader(b, t), to_end});
+    }
+  }
+  return out;
+}
+
+PeakMemoryEstimate estimate_peak_memory(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
+  const std::size_t n = order.size();
+  std::vector<std::int64_t> delta(n + 1, 0);
+  for (const auto& l : compute_memory_timeline(g, info, order)) {
+    delta[static_cast<std::size_t>(l.start_step)] += l.size_alloc;
+    delta[static_cast<std::size_t>(l.end_step) + 1] -= l.size_free;
+  }
+  PeakMemoryEstimate est;
+  est.curve.resize(n + 1);
+  std::int64_t cur = 0;
+  for (std::size_t t = 0; t <= n; ++t) {
+    cur += delta[t];
+    est.curve[t] = cur;
+    if (cur > est.peak) {
+      est.peak = cur;
+      est.peak_step = static_cast<std::int32_t>(t);
+    }
+  }
+  return est;
+}
+
+AllocFreeEstimate estimate_peak_memory_allocfree(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
+  const std::size_t n = order.size();
+  AllocFreeEstimate est;
+  std::vector<std::int64_t> alloc(n, 0), freed(n, 0);
+  est.last_use.assign(g.buffers.size(), kNone);
+  for (const auto& l : compute_memory_timeline(g, info, order)) {
+    if (n == 0) break;
+    alloc[static_cast<std::size_t>(l.start_step)] += l.size_alloc;
+    if (!l.live_to_end) {
+      freed[static_cast<std::size_t>(l.end_step)] += l.size_free;
+      est.last_use[l.buf] = order[static_cast<std::size_t>(l.end_step)];
+    }
+  }
+  est.node_alloc.assign(g.nodes.size(), 0);
+  est.node_free.assign(g.nodes.size(), 0);
+  est.post_alloc.resize(n);
+  est.post_free.resize(n);
+  std::int64_t cur = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    est.node_alloc[order[t]] = alloc[t];
+    est.node_free[order[t]] = freed[t];
+    cur += alloc[t];
+    est.post_alloc[t] = cur;
+    est.peak = std::max(est.peak, cur);
+    cur -= freed[t];
+    est.post_free[t] = cur;
+  }
+  return est;
+}
+
+std::vector<LiveBuffer> live_buffers_at(const Graph& g, const MemoryPlanningInfo& info, const Order& order, std::int32_t step) {
+  std::vector<std::int64_t> held(g.buffers.size(), 0);
+  for (const auto& l : compute_memory_timeline(g, info, order)) {
+    std::int64_t v = (l.start_step <= step ? l.size_alloc : 0) - (l.end_step < step ? l.size_free : 0);
+    BufId owner = info.container_of[l.buf] != kNone ? info.container_of[l.buf] : l.buf;
+    held[owner] += v;
+  }
+  std::vector<LiveBuffer> out;
+  for (BufId b = 0; b < static_cast<BufId>(held.size()); ++b)
+    if (held[b] != 0) out.push_back({b, held[b]});
+  std::stable_sort(out.begin(), out.end(), [](const LiveBuffer& a, const LiveBuffer& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+bool is_valid_order(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
+  if (order.size() != g.nodes.size()) return false;
+  std::vector<std::int32_t> step(g.nodes.size(), -1);
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) {
+    NodeId v = order[i];
+    if (v < 0 || v >= g.num_nodes() || step[v] != -1) return false;
+    step[v] = i;
+  }
+  for (NodeId v = 0; v < g.num_nodes(); ++v)
+    for (auto p : info.dep_nodes.row(v))
+      if (step[p] > step[v]) return false;
+  return true;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,71 @@
+#include "core/memory/methods.h"
+
+#include <array>
+
+#include "core/util/error.h"
+
+namespace schedlab {
+
+Order memory_baseline(const Graph&, const MemoryPlanningInfo&, const Order& input) { return input; }
+
+namespace {
+
+constexpr std::array<MemoryMethod, 4> kMethods{{
+    {"baseline", "the input order, unchanged", memory_baseline},
+    {"lpmf", "least peak memory first: greedy on (peak if run now, net allocation, index)", topological_sort_lpmf},
+    {"bfs", "FIFO: ready node whose predecessors ran earliest", topological_sort_bfs},
+    {"dfs", "depth first from the lightest nodes, producers before consumers", topological_sort_dfs},
+}};
+
+}  // namespace
+
+std::span<const MemoryMethod> memory_methods() { return kMethods; }
+
+const MemoryMethod* find_memory_method(std::string_view name) {
+  for (const auto& m : kMethods)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> default_memory_methods() { return {"baseline", "lpmf", "bfs", "dfs"}; }
+
+MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods) {
+  if (methods.empty()) throw UsageError("memory methods: the list is empty");
+  std::vector<const MemoryMethod*> chosen;
+  for (const auto& name : methods) {
+    const MemoryMethod* m = find_memory_method(name);
+    if (!m) {
+      std::string known;
+      for (const auto& k : kMethods) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      throw UsageError("memory methods: unknown method \"" + name + "\" (known: " + known + ")");
+    }
+    chosen.push_back(m);
+  }
+  const MemoryPlanningInfo info = compute_planning_info(g, input);
+  MemoryPlan plan;
+  bool have_best = false;
+  for (const MemoryMethod* m : chosen) {
+    MemoryMethodResult r;
+    r.method = std::string(m->name);
+    Order order = m->run(g, info, input);
+    if (!is_valid_order(g, info, order)) {
+      // As in Inductor, a method that cannot schedule every node is skipped.
+      r.error = "produced " + std::to_string(order.size()) + " of " + std::to_string(g.nodes.size()) +
+                " nodes or broke a dependency";
+    } else {
+      r.peak = estimate_peak_memory(g, info, order).peak;
+      r.order = std::move(order);
+      if (!have_best || r.peak < plan.methods[plan.chosen].peak) {
+        plan.chosen = plan.methods.size();
+        have_best = true;
+      }
+    }
+    plan.methods.push_back(std::move(r));
+  }
+  if (!have_best) throw Error("memory planning: no method produced a valid order");
+  plan.estimate = estimate_peak_memory(g, info, plan.order());
+  plan.peak_live = live_buffers_at(g, info, plan.order(), plan.estimate.peak_step);
+  return plan;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,55 @@
+// core/memory — memory-ordering methods as interchangeable functions of one
+// type, registered by name (the CLI, the WASM API and the page list the same
+// table), and reorder_for_peak_memory, which runs the chosen ones and keeps
+// the lowest peak (ties: the earlier method in the table).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/memory/estimate.h"
+#include "core/memory/planning_info.h"
+
+namespace schedlab {
+
+// A method reads the planning info and the order the info was built from and
+// returns a new order of all nodes.
+using MemoryMethodFn = Order (*)(const Graph&, const MemoryPlanningInfo&, const Order&);
+
+struct MemoryMethod {
+  std::string_view name;
+  std::string_view summary;
+  MemoryMethodFn run;
+};
+
+Order memory_baseline(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
+Order topological_sort_lpmf(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
+Order topological_sort_bfs(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
+Order topological_sort_dfs(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
+
+std::span<const MemoryMethod> memory_methods();
+const MemoryMethod* find_memory_method(std::string_view name);
+std::vector<std::string> default_memory_methods();  // Inductor's: baseline, lpmf, bfs, dfs
+
+struct MemoryMethodResult {
+  std::string method;
+  Order order;             // empty when the method failed
+  std::int64_t peak = 0;
+  std::string error;       // why the method produced no valid order
+};
+
+struct MemoryPlan {
+  std::vector<MemoryMethodResult> methods;  // in the order asked
+  std::size_t chosen = 0;                   // index into methods
+  PeakMemoryEstimate estimate;              // of the chosen order
+  std::vector<LiveBuffer> peak_live;        // alive at the chosen order's peak step
+  const Order& order() const { return methods[chosen].order; }
+};
+
+// Throws Error for an unknown method name or an empty list.
+MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods);
+
+}  // namespace schedlab

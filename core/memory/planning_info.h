@@ -1,0 +1,48 @@
+// core/memory — planning information, computed once per (graph, baseline
+// order) and read by every memory method and by the estimators, as in
+// Inductor's memory.py (2.11 semantics; docs/schedgraph-1.md "Memory
+// semantics").
+//
+// "Planned buffers" are node outputs plus the freeable inputs that some node
+// reads. Sizes are (alloc, free) pairs: fixed (b, b); none or mutation (0, 0);
+// multi_output (sum of its items made by its readers, 0); item (0, b).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/util/adjacency.h"
+
+namespace schedlab {
+
+struct MemoryPlanningInfo {
+  // Per buffer (indexed by BufId; inputs that are not freeable or never read
+  // have planned == false and zero sizes).
+  std::vector<std::uint8_t> planned;
+  std::vector<std::uint8_t> is_graph_output;
+  std::vector<std::int64_t> size_alloc;
+  std::vector<std::int64_t> size_free;
+  std::vector<BufId> container_of;  // multi_output_item -> its multi_output buffer, else kNone
+  // Nodes whose use keeps the buffer alive: readers through non-fake deps, and
+  // readers of buffers that mutate it.
+  Adjacency buffer_succ_nodes;
+  // Freeable inputs in order of first read (Inductor's dict order).
+  std::vector<BufId> freeable_inputs;
+
+  // Per node (indexed by NodeId; `index` is the node's position in the
+  // order the info was built from, used for tie-breaking).
+  std::vector<std::int32_t> index;
+  std::vector<std::int64_t> node_size;  // sum of size_alloc of its outputs
+  Adjacency pred_buffers;               // planned buffers it reads (deduplicated)
+  Adjacency pred_nodes;                 // nodes whose outputs it keeps alive
+  Adjacency succ_nodes;
+  // Producers of every unmet dependency, weak ones included: ordering edges.
+  Adjacency dep_nodes;
+};
+
+// `order` is the order the planning starts from (normally the baseline); it
+// decides freeable-input sizes (last read in that order) and tie-break indices.
+MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order);
+
+}  // namespace schedlab

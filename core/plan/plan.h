@@ -1,0 +1,46 @@
+// core/plan — the pipeline every front end runs (CLI `plan`, WASM `plan`):
+// graph -> memory reordering -> (later stages) -> one PlanResult, written as
+// schedplan/1 (docs/schedplan-1.md). The CLI and the WASM module both call
+// plan_json(), so their outputs are byte for byte the same.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/graph/graph.h"
+#include "core/memory/methods.h"
+
+namespace schedlab {
+
+struct PlanOptions {
+  std::vector<std::string> memory_methods = default_memory_methods();
+  std::vector<std::string> comm_passes;  // applied in order after memory reordering
+};
+
+// Reads {"memory_methods": [...] or "a,b", "comm_passes": ...}; unknown keys
+// are refused so typos do not pass silently. Throws UsageError.
+PlanOptions parse_plan_options(std::string_view options_json);
+
+struct PlanResult {
+  MemoryPlan memory;
+  Order order;  // the final order
+};
+
+PlanResult run_plan(const Graph& g, const PlanOptions& opts);
+
+nlohmann::json plan_to_json(const Graph& g, const PlanOptions& opts, const PlanResult& r);
+std::string plan_to_text(const Graph& g, const PlanResult& r);
+
+// Whole pipeline on text: load, plan, serialize (pretty, 1-space indent).
+std::string plan_json(std::string_view graph_json, std::string_view options_json);
+
+// "a,b,c" -> {"a","b","c"}; empty items are refused.
+std::vector<std::string> split_list(std::string_view csv, std::string_view what);
+
+// Human units for reports: "36.1 MiB", "812 B".
+std::string human_bytes(std::int64_t bytes);
+
+}  // namespace schedlab
