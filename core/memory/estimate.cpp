@@ -109,7 +109,7 @@ bool is_valid_order(const Graph& g, const MemoryPlanningInfo& info, const Order&
     step[v] = i;
   }
   for (NodeId v = 0; v < g.num_nodes(); ++v)
-    for (auto p : info.dep_nodes.row(v))
+    for (auto p : info.pred_nodes.row(v))
       if (step[p] > step[v]) return false;
   return true;
 }

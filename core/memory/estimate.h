@@ -59,7 +59,7 @@ struct LiveBuffer {
 std::vector<LiveBuffer> live_buffers_at(const Graph& g, const MemoryPlanningInfo& info, const Order& order, std::int32_t step);
 
 // True when `order` is a permutation of all nodes that meets every unmet
-// dependency (weak ones included).
+// dependency (weak ones included) and every mutation chain it reads through.
 bool is_valid_order(const Graph& g, const MemoryPlanningInfo& info, const Order& order);
 
 }  // namespace schedlab

@@ -78,52 +78,40 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
     }
   }
 
-  // Buffer successors: unmet, non-fake dependencies.
-  for (NodeId v : order)
-    for (const Dep& d : g.nodes[v].reads)
-      if (is_unmet(g, v, d) && d.kind != DepKind::FakeWeak) buf_succ.emplace_back(d.buf, v);
-  // A mutation's readers keep the mutated storage alive: fold successors down
-  // the mutation chain (targets have smaller ids than their mutations).
-  {
-    Adjacency direct = unique_rows(nb, buf_succ);
-    std::vector<std::vector<std::int32_t>> extra(nb);
-    for (BufId b = nb - 1; b >= 0; --b) {
-      BufId t = g.buffers[b].mutation_of;
-      if (t == kNone || g.buffers[t].is_input) continue;
-      auto& dst = extra[t];
-      for (auto s : direct.row(b)) dst.push_back(s);
-      dst.insert(dst.end(), extra[b].begin(), extra[b].end());
-    }
-    for (BufId b = 0; b < nb; ++b)
-      for (auto s : extra[b]) buf_succ.emplace_back(b, s);
-  }
-  m.buffer_succ_nodes = unique_rows(nb, std::move(buf_succ));
-
-  // Per node: size, predecessor buffers, successor and predecessor nodes.
+  // Uses that keep buffers alive: unmet, non-fake dependencies. Reading a
+  // mutation also uses every buffer down its mutation chain (same storage),
+  // so the reader keeps the original alive and depends on its producer.
   m.node_size.assign(nn, 0);
-  Pairs pred_bufs, succ, pred, deps;
-  for (NodeId v = 0; v < nn; ++v) {
+  Pairs pred_bufs, pred, deps;
+  for (NodeId v : order) {
     const Node& node = g.nodes[v];
-    for (BufId b : node.outputs) {
-      m.node_size[v] = checked_add(m.node_size[v], m.size_alloc[b], node.name);
-      for (auto s : m.buffer_succ_nodes.row(b)) {
-        succ.emplace_back(v, s);
-        pred.emplace_back(s, v);
-      }
-    }
+    for (BufId b : node.outputs) m.node_size[v] = checked_add(m.node_size[v], m.size_alloc[b], node.name);
     for (const Dep& d : node.reads) {
       const Buffer& b = g.buffers[d.buf];
-      if (is_unmet(g, v, d)) {
-        deps.emplace_back(v, b.producer);
-        if (d.kind != DepKind::FakeWeak) pred_bufs.emplace_back(v, d.buf);
-      } else if (b.is_input && m.planned[d.buf]) {
-        pred_bufs.emplace_back(v, d.buf);
+      if (!is_unmet(g, v, d)) {
+        if (b.is_input && m.planned[d.buf]) pred_bufs.emplace_back(v, d.buf);
+        continue;
+      }
+      deps.emplace_back(v, b.producer);
+      // Every unmet dependency orders (fake weak ones too); only the others
+      // keep storage alive.
+      for (BufId u = d.buf; u != kNone && !g.buffers[u].is_input; u = g.buffers[u].mutation_of) {
+        pred.emplace_back(v, g.buffers[u].producer);
+        if (d.kind == DepKind::FakeWeak) continue;
+        buf_succ.emplace_back(u, v);
+        pred_bufs.emplace_back(v, u);
       }
     }
   }
+  m.buffer_succ_nodes = unique_rows(nb, std::move(buf_succ));
   m.pred_buffers = unique_rows(nn, std::move(pred_bufs));
-  m.succ_nodes = unique_rows(nn, std::move(succ));
+  Pairs succ;
+  succ.reserve(pred.size());
+  for (auto [v, p] : pred)
+    if (p != v) succ.emplace_back(p, v);
+  std::erase_if(pred, [](const auto& e) { return e.first == e.second; });
   m.pred_nodes = unique_rows(nn, std::move(pred));
+  m.succ_nodes = unique_rows(nn, std::move(succ));
   m.dep_nodes = unique_rows(nn, std::move(deps));
   return m;
 }

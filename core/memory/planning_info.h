@@ -34,10 +34,11 @@ struct MemoryPlanningInfo {
   // order the info was built from, used for tie-breaking).
   std::vector<std::int32_t> index;
   std::vector<std::int64_t> node_size;  // sum of size_alloc of its outputs
-  Adjacency pred_buffers;               // planned buffers it reads (deduplicated)
-  Adjacency pred_nodes;                 // nodes whose outputs it keeps alive
-  Adjacency succ_nodes;
-  // Producers of every unmet dependency, weak ones included: ordering edges.
+  Adjacency pred_buffers;  // planned buffers it keeps alive (mutation chains included)
+  Adjacency pred_nodes;    // producers of pred_buffers and of every unmet dependency
+  Adjacency succ_nodes;    // the reverse of pred_nodes
+  // Producers of the buffers it reads directly through unmet dependencies
+  // (weak and fake weak included): Inductor's `unmet_dependencies`, for DFS.
   Adjacency dep_nodes;
 };
 
