@@ -40,12 +40,12 @@ std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
 }
 
 BufId Graph::find_buffer(std::string_view n) const {
-  auto it = buffer_by_name.find(std::string(n));
+  auto it = buffer_by_name.find(n);
   return it == buffer_by_name.end() ? kNone : it->second;
 }
 
 NodeId Graph::find_node(std::string_view n) const {
-  auto it = node_by_name.find(std::string(n));
+  auto it = node_by_name.find(n);
   return it == node_by_name.end() ? kNone : it->second;
 }
 

@@ -89,6 +89,14 @@ struct Operation {
   std::vector<BufId> reads;
 };
 
+// Heterogeneous lookup: find by string_view without building a std::string.
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
+
 struct Graph {
   std::string name;
   std::string source;
@@ -99,8 +107,8 @@ struct Graph {
   std::vector<Node> nodes;      // baseline order
   std::vector<Operation> operations;
 
-  std::unordered_map<std::string, BufId> buffer_by_name;
-  std::unordered_map<std::string, NodeId> node_by_name;
+  NameMap<BufId> buffer_by_name;
+  NameMap<NodeId> node_by_name;
 
   std::int32_t num_nodes() const { return static_cast<std::int32_t>(nodes.size()); }
   std::int32_t num_buffers() const { return static_cast<std::int32_t>(buffers.size()); }

@@ -1,0 +1,85 @@
+// `schedlab bench GRAPH`: where the time goes (read, parse+validate,
+// planning info, each memory method, estimation). Best of --repeat runs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "cli/commands.h"
+#include "core/graph/loader.h"
+#include "core/memory/methods.h"
+#include "core/plan/plan.h"
+#include "core/util/error.h"
+
+namespace schedlab::cli {
+namespace {
+
+double best_ms(int repeat, const std::function<void()>& fn) {
+  double best = 1e300;
+  for (int i = 0; i < repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    auto t1 = std::chrono::steady_clock::now();
+    best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+int cmd_bench(const Args& args) {
+  ArgReader r(args);
+  std::string path;
+  int repeat = 3;
+  std::vector<std::string> methods = default_memory_methods();
+  while (!r.done()) {
+    std::string a = r.next();
+    if (a.rfind("--repeat", 0) == 0) {
+      std::string v = r.value(a);
+      repeat = std::atoi(v.c_str());
+      if (repeat < 1 || repeat > 1000) throw UsageError("--repeat: expected 1..1000, got \"" + v + "\"");
+    } else if (a.rfind("--memory-methods", 0) == 0) {
+      methods = split_list(r.value(a), "--memory-methods");
+    } else if (a.size() > 1 && a[0] == '-') {
+      throw UsageError("unknown option \"" + a + "\"");
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      throw UsageError("unexpected argument \"" + a + "\"");
+    }
+  }
+  if (path.empty()) throw UsageError("missing GRAPH.json");
+  for (const auto& m : methods)
+    if (!find_memory_method(m)) throw UsageError("--memory-methods: unknown method \"" + m + "\"");
+
+  std::string text;
+  double read_ms = best_ms(1, [&] { text = read_text_file(path); });
+  Graph g;
+  double load_ms = best_ms(repeat, [&] { g = load_graph(text); });
+  std::size_t edges = 0;
+  for (const auto& n : g.nodes) edges += n.reads.size();
+  std::printf("graph %s: %d nodes, %zu reads, %.1f MB of JSON\n", path.c_str(), g.num_nodes(), edges, text.size() / 1e6);
+  std::printf("  %-22s %10.1f ms\n", "read file", read_ms);
+  std::printf("  %-22s %10.1f ms\n", "parse + validate", load_ms);
+  const Order input = g.baseline_order();
+  MemoryPlanningInfo info;
+  double info_ms = best_ms(repeat, [&] { info = compute_planning_info(g, input); });
+  std::printf("  %-22s %10.1f ms\n", "planning info", info_ms);
+  double total = info_ms;
+  for (const auto& name : methods) {
+    const MemoryMethod* m = find_memory_method(name);
+    Order order;
+    double ms = best_ms(repeat, [&] { order = m->run(g, info, input); });
+    std::int64_t peak = 0;
+    double est_ms = best_ms(repeat, [&] { peak = estimate_peak_memory(g, info, order).peak; });
+    total += ms + est_ms;
+    std::printf("  %-22s %10.1f ms  (+%.1f ms estimate)  peak %s\n", ("method " + name).c_str(), ms, est_ms, human_bytes(peak).c_str());
+  }
+  std::printf("  %-22s %10.1f ms\n", "planning total", total);
+  double plan_ms = best_ms(repeat, [&] { (void)reorder_for_peak_memory(g, input, methods); });
+  std::printf("  %-22s %10.1f ms\n", "reorder_for_peak_memory", plan_ms);
+  return 0;
+}
+
+}  // namespace schedlab::cli

@@ -1,0 +1,350 @@
+#include "core/util/json_doc.h"
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "core/util/error.h"
+
+namespace schedlab {
+
+// ---- values -----------------------------------------------------------------
+
+JsonValue::Type JsonValue::type() const { return doc_->tape_[index_].type; }
+
+std::string_view JsonValue::type_name() const {
+  switch (type()) {
+    case Type::Null: return "null";
+    case Type::Bool: return "boolean";
+    case Type::Int:
+    case Type::BigInt: return "integer";
+    case Type::Double: return "number";
+    case Type::String: return "string";
+    case Type::Array: return "array";
+    case Type::Object: return "object";
+  }
+  return "value";
+}
+
+std::size_t JsonValue::size() const {
+  const auto& e = doc_->tape_[index_];
+  return (e.type == Type::Array || e.type == Type::Object) ? e.count : 0;
+}
+
+JsonValue JsonValue::operator[](std::size_t i) const {
+  const auto& e = doc_->tape_[index_];
+  return JsonValue(doc_, doc_->children_[e.first + i]);
+}
+
+std::string_view JsonValue::key_at(std::size_t i) const {
+  const auto& e = doc_->tape_[index_];
+  return JsonValue(doc_, doc_->keys_[e.first + i]).as_string();
+}
+
+JsonValue JsonValue::find(std::string_view key) const {
+  const auto& e = doc_->tape_[index_];
+  if (e.type != Type::Object) return {};
+  for (std::size_t i = e.count; i-- > 0;)
+    if (JsonValue(doc_, doc_->keys_[e.first + i]).as_string() == key) return JsonValue(doc_, doc_->children_[e.first + i]);
+  return {};
+}
+
+std::string_view JsonValue::as_string() const {
+  const auto& e = doc_->tape_[index_];
+  return {e.str, e.count};
+}
+bool JsonValue::as_bool() const { return doc_->tape_[index_].boolean; }
+std::int64_t JsonValue::as_int() const { return doc_->tape_[index_].i; }
+double JsonValue::as_double() const {
+  const auto& e = doc_->tape_[index_];
+  return e.type == Type::Int ? static_cast<double>(e.i) : e.d;
+}
+
+// ---- parser -----------------------------------------------------------------
+
+namespace {
+
+// Bytes that end the fast scan of a string: the quote, a backslash, and the
+// control characters JSON forbids inside strings.
+constexpr auto kStringStop = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = true;
+  t['"'] = true;
+  t['\\'] = true;
+  return t;
+}();
+
+}  // namespace
+
+class JsonParser {
+ public:
+  JsonParser(std::string_view text, int max_depth, JsonDoc& doc) : s_(text), max_depth_(max_depth), doc_(doc) {}
+
+  void run() {
+    // About one value per 8 bytes of graph JSON; growth is geometric beyond.
+    doc_.tape_.reserve(s_.size() / 8 + 16);
+    doc_.children_.reserve(s_.size() / 8 + 16);
+    doc_.keys_.reserve(s_.size() / 8 + 16);
+    skip_ws();
+    if (p_ == s_.size()) fail("empty input: expected a JSON value");
+    parse_value(0);
+    skip_ws();
+    if (p_ != s_.size()) fail("unexpected text after the JSON value");
+  }
+
+ private:
+  using Type = JsonValue::Type;
+  std::string_view s_;
+  std::size_t p_ = 0;
+  int max_depth_;
+  JsonDoc& doc_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch_;  // (key, value) of open containers
+
+  [[noreturn]] void fail(const std::string& what) const {
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i < p_ && i < s_.size(); ++i) {
+      if (s_[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw Error("not valid JSON: line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what);
+  }
+
+  void skip_ws() {
+    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\n' || s_[p_] == '\r' || s_[p_] == '\t')) ++p_;
+  }
+
+  std::uint32_t push(Type t) {
+    if (doc_.tape_.size() >= std::numeric_limits<std::uint32_t>::max()) fail("document too large");
+    JsonDoc::Entry e{};
+    e.type = t;
+    doc_.tape_.push_back(e);
+    return static_cast<std::uint32_t>(doc_.tape_.size() - 1);
+  }
+
+  std::uint32_t parse_value(int depth) {
+    if (p_ >= s_.size()) fail("unexpected end of input: expected a value");
+    char c = s_[p_];
+    switch (c) {
+      case '{': return parse_container(depth + 1, true);
+      case '[': return parse_container(depth + 1, false);
+      case '"': return parse_string();
+      case 't': return literal("true", Type::Bool, true);
+      case 'f': return literal("false", Type::Bool, false);
+      case 'n': return literal("null", Type::Null, false);
+      default:
+        if (c == '-' || (c >= '0' && c <= '9')) return parse_number();
+        fail(std::string("unexpected character '") + (static_cast<unsigned char>(c) < 0x20 ? '?' : c) + "'");
+    }
+  }
+
+  std::uint32_t literal(std::string_view word, Type t, bool value) {
+    if (s_.substr(p_, word.size()) != word) fail("invalid literal");
+    p_ += word.size();
+    std::uint32_t i = push(t);
+    doc_.tape_[i].boolean = value;
+    return i;
+  }
+
+  std::uint32_t parse_container(int depth, bool object) {
+    if (depth > max_depth_) fail("nested deeper than " + std::to_string(max_depth_) + " levels");
+    const char close = object ? '}' : ']';
+    ++p_;
+    std::uint32_t self = push(object ? Type::Object : Type::Array);
+    const std::size_t mark = scratch_.size();
+    skip_ws();
+    if (p_ < s_.size() && s_[p_] == close) {
+      ++p_;
+    } else {
+      while (true) {
+        skip_ws();
+        std::uint32_t key = 0;
+        if (object) {
+          if (p_ >= s_.size() || s_[p_] != '"') fail(p_ >= s_.size() ? "unexpected end of input: expected a key" : "expected a string key");
+          key = parse_string();
+          skip_ws();
+          if (p_ >= s_.size() || s_[p_] != ':') fail("expected ':' after a key");
+          ++p_;
+          skip_ws();
+        }
+        std::uint32_t value = parse_value(depth);
+        scratch_.emplace_back(key, value);
+        skip_ws();
+        if (p_ >= s_.size()) fail(std::string("unexpected end of input: expected ',' or '") + close + "'");
+        if (s_[p_] == ',') {
+          ++p_;
+          continue;
+        }
+        if (s_[p_] == close) {
+          ++p_;
+          break;
+        }
+        fail(std::string("expected ',' or '") + close + "'");
+      }
+    }
+    auto& e = doc_.tape_[self];
+    e.first = static_cast<std::uint32_t>(doc_.children_.size());
+    e.count = static_cast<std::uint32_t>(scratch_.size() - mark);
+    for (std::size_t i = mark; i < scratch_.size(); ++i) {
+      doc_.keys_.push_back(scratch_[i].first);
+      doc_.children_.push_back(scratch_[i].second);
+    }
+    scratch_.resize(mark);
+    return self;
+  }
+
+  static int hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  unsigned read_hex4() {
+    if (p_ + 4 > s_.size()) fail("truncated \\u escape");
+    unsigned v = 0;
+    for (int k = 0; k < 4; ++k) {
+      int h = hex(s_[p_ + k]);
+      if (h < 0) fail("invalid \\u escape");
+      v = v * 16 + static_cast<unsigned>(h);
+    }
+    p_ += 4;
+    return v;
+  }
+
+  static void append_utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  std::uint32_t parse_string() {
+    ++p_;  // opening quote
+    const std::size_t start = p_;
+    while (p_ < s_.size() && !kStringStop[static_cast<unsigned char>(s_[p_])]) ++p_;
+    if (p_ < s_.size() && static_cast<unsigned char>(s_[p_]) < 0x20) fail("control character in a string");
+    if (p_ >= s_.size()) fail("unexpected end of input inside a string");
+    std::uint32_t self = push(Type::String);
+    if (s_[p_] == '"') {  // no escapes: point into the source
+      doc_.tape_[self].str = s_.data() + start;
+      doc_.tape_[self].count = static_cast<std::uint32_t>(p_ - start);
+      ++p_;
+      return self;
+    }
+    std::string out(s_.substr(start, p_ - start));
+    while (true) {
+      if (p_ >= s_.size()) fail("unexpected end of input inside a string");
+      char c = s_[p_];
+      if (c == '"') {
+        ++p_;
+        break;
+      }
+      if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
+      if (c != '\\') {
+        out += c;
+        ++p_;
+        continue;
+      }
+      if (++p_ >= s_.size()) fail("unexpected end of input inside a string");
+      char e = s_[p_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned cp = read_hex4();
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (p_ + 2 > s_.size() || s_[p_] != '\\' || s_[p_ + 1] != 'u') fail("unpaired surrogate in \\u escape");
+            p_ += 2;
+            unsigned lo = read_hex4();
+            if (lo < 0xDC00 || lo > 0xDFFF) fail("invalid surrogate pair in \\u escape");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            fail("unpaired surrogate in \\u escape");
+          }
+          append_utf8(out, cp);
+          break;
+        }
+        default: fail("invalid escape in a string");
+      }
+    }
+    if (out.size() > std::numeric_limits<std::uint32_t>::max()) fail("string too long");
+    doc_.decoded_.push_back(std::move(out));
+    doc_.tape_[self].str = doc_.decoded_.back().data();
+    doc_.tape_[self].count = static_cast<std::uint32_t>(doc_.decoded_.back().size());
+    return self;
+  }
+
+  std::uint32_t parse_number() {
+    const std::size_t start = p_;
+    bool negative = false;
+    if (s_[p_] == '-') {
+      negative = true;
+      ++p_;
+    }
+    if (p_ >= s_.size() || !(s_[p_] >= '0' && s_[p_] <= '9')) fail("invalid number");
+    if (s_[p_] == '0' && p_ + 1 < s_.size() && s_[p_ + 1] >= '0' && s_[p_ + 1] <= '9') fail("invalid number: leading zero");
+    // Integer part, with overflow detection.
+    std::uint64_t mag = 0;
+    bool overflow = false;
+    while (p_ < s_.size() && s_[p_] >= '0' && s_[p_] <= '9') {
+      unsigned d = static_cast<unsigned>(s_[p_] - '0');
+      if (mag > (std::numeric_limits<std::uint64_t>::max() - d) / 10) overflow = true;
+      else mag = mag * 10 + d;
+      ++p_;
+    }
+    bool is_float = false;
+    if (p_ < s_.size() && s_[p_] == '.') {
+      is_float = true;
+      ++p_;
+      if (p_ >= s_.size() || !(s_[p_] >= '0' && s_[p_] <= '9')) fail("invalid number: digits expected after '.'");
+      while (p_ < s_.size() && s_[p_] >= '0' && s_[p_] <= '9') ++p_;
+    }
+    if (p_ < s_.size() && (s_[p_] == 'e' || s_[p_] == 'E')) {
+      is_float = true;
+      ++p_;
+      if (p_ < s_.size() && (s_[p_] == '+' || s_[p_] == '-')) ++p_;
+      if (p_ >= s_.size() || !(s_[p_] >= '0' && s_[p_] <= '9')) fail("invalid number: digits expected in exponent");
+      while (p_ < s_.size() && s_[p_] >= '0' && s_[p_] <= '9') ++p_;
+    }
+    const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (!is_float && !overflow && mag <= limit) {
+      std::uint32_t self = push(Type::Int);
+      doc_.tape_[self].i = negative ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
+      return self;
+    }
+    std::string text(s_.substr(start, p_ - start));
+    std::uint32_t self = push(is_float ? Type::Double : Type::BigInt);
+    doc_.tape_[self].d = std::strtod(text.c_str(), nullptr);
+    return self;
+  }
+};
+
+JsonDoc JsonDoc::parse(std::string_view text, int max_depth) {
+  JsonDoc doc;
+  JsonParser(text, max_depth, doc).run();
+  return doc;
+}
+
+}  // namespace schedlab
