@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what schedlab needs on a fresh Debian 12 machine, from Debian's
+# packages and npm only. Idempotent: skips what is already there.
+#   scripts/install-deps.sh          native build and tests
+#   scripts/install-deps.sh --web    also Emscripten, Node, Chromium and playwright-core
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+web=0
+[[ "${1:-}" == "--web" ]] && web=1
+
+pkgs=(cmake g++ make catch2 nlohmann-json3-dev)
+((web)) && pkgs+=(emscripten nodejs npm chromium)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# The image may carry its own node/npm outside dpkg: accept those.
+if ((web)); then
+  filtered=()
+  for p in "${missing[@]}"; do
+    if [[ "$p" == nodejs ]] && command -v node >/dev/null; then continue; fi
+    if [[ "$p" == npm ]] && command -v npm >/dev/null; then continue; fi
+    filtered+=("$p")
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ((web)) && [[ ! -d node_modules/playwright-core ]]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
