@@ -1,77 +1,194 @@
 #include "core/graph/writer.h"
 
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
 namespace schedlab {
 namespace {
 
-using nlohmann::json;
+class JsonOut {
+ public:
+  std::string text;
 
-json dep_to_json(const Graph& g, const Dep& d) {
-  json j = {{"name", g.buffers[d.buf].name}, {"dep", to_string(d.kind)}};
-  if (!d.index.empty()) j["index"] = d.index;
-  if (!d.size.empty()) j["size"] = d.size;
-  j["bytes"] = d.bytes;
-  return j;
+  void raw(std::string_view s) { text += s; }
+  void str(std::string_view s) {
+    text += '"';
+    for (char c : s) {
+      switch (c) {
+        case '"': text += "\\\""; break;
+        case '\\': text += "\\\\"; break;
+        case '\n': text += "\\n"; break;
+        case '\t': text += "\\t"; break;
+        case '\r': text += "\\r"; break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            text += "\\u00";
+            text += kHex[(c >> 4) & 0xF];
+            text += kHex[c & 0xF];
+          } else {
+            text += c;
+          }
+      }
+    }
+    text += '"';
+  }
+  void num(std::int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    text.append(buf, r.ptr);
+  }
+  // Shortest text that reads back as the same double (nlohmann's Grisu2).
+  void num(double v) { text += nlohmann::json(v).dump(); }
+  void key(std::string_view k) {
+    str(k);
+    text += ':';
+  }
+  template <typename T, typename F>
+  void list(const std::vector<T>& items, F&& each) {
+    text += '[';
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i) text += ',';
+      each(items[i]);
+    }
+    text += ']';
+  }
+};
+
+void write_dep(JsonOut& o, const Graph& g, const Dep& d) {
+  o.raw("{\"name\":");
+  o.str(g.buffers[d.buf].name);
+  o.raw(",\"dep\":");
+  o.str(to_string(d.kind));
+  if (!d.index.empty()) {
+    o.raw(",\"index\":");
+    o.str(d.index);
+  }
+  if (!d.size.empty()) {
+    o.raw(",\"size\":");
+    o.list(d.size, [&](std::int64_t v) { o.num(v); });
+  }
+  o.raw(",\"bytes\":");
+  o.num(d.bytes);
+  o.raw("}");
 }
 
-json buffer_to_json(const Graph& g, const Buffer& b) {
-  json j = {{"name", b.name}, {"bytes", b.bytes}};
-  if (b.layout != Layout::Fixed) j["layout"] = to_string(b.layout);
-  if (!b.dtype.empty()) j["dtype"] = b.dtype;
-  if (!b.shape.empty()) j["shape"] = b.shape;
-  if (b.mutation_of != kNone) j["mutation_of"] = g.buffers[b.mutation_of].name;
-  if (!b.aliases.empty()) j["aliases"] = b.aliases;
-  return j;
+void write_buffer(JsonOut& o, const Graph& g, const Buffer& b) {
+  o.raw("{\"name\":");
+  o.str(b.name);
+  o.raw(",\"layout\":");
+  o.str(to_string(b.layout));
+  if (!b.dtype.empty()) {
+    o.raw(",\"dtype\":");
+    o.str(b.dtype);
+  }
+  if (!b.shape.empty()) {
+    o.raw(",\"shape\":");
+    o.list(b.shape, [&](std::int64_t v) { o.num(v); });
+  }
+  o.raw(",\"bytes\":");
+  o.num(b.bytes);
+  if (b.mutation_of != kNone) {
+    o.raw(",\"mutation_of\":");
+    o.str(g.buffers[b.mutation_of].name);
+  }
+  if (!b.aliases.empty()) {
+    o.raw(",\"aliases\":");
+    o.list(b.aliases, [&](const std::string& a) { o.str(a); });
+  }
+  o.raw("}");
 }
 
-json node_to_json(const Graph& g, const Node& n) {
-  json j = {{"name", n.name}, {"kind", to_string(n.kind)}};
-  if (!n.members.empty()) j["members"] = n.members;
-  if (!n.kernel.empty()) j["kernel"] = n.kernel;
-  if (n.has_group) j["group"] = {n.numel, n.rnumel};
-  if (n.flops) j["flops"] = *n.flops;
-  if (n.runtime_us) j["runtime_us"] = *n.runtime_us;
-  json outs = json::array(), reads = json::array(), writes = json::array();
-  for (BufId b : n.outputs) outs.push_back(buffer_to_json(g, g.buffers[b]));
-  for (const Dep& d : n.reads) reads.push_back(dep_to_json(g, d));
-  for (const Dep& d : n.writes) writes.push_back(dep_to_json(g, d));
-  j["outputs"] = std::move(outs);
-  j["reads"] = std::move(reads);
-  j["writes"] = std::move(writes);
-  if (n.collective)
-    j["collective"] = {{"op", n.collective->op}, {"group_size", n.collective->group_size}, {"bytes", n.collective->bytes}};
-  return j;
+void write_node(JsonOut& o, const Graph& g, const Node& n) {
+  o.raw("{\"name\":");
+  o.str(n.name);
+  o.raw(",\"kind\":");
+  o.str(to_string(n.kind));
+  if (!n.members.empty()) {
+    o.raw(",\"members\":");
+    o.list(n.members, [&](const std::string& m) { o.str(m); });
+  }
+  if (!n.kernel.empty()) {
+    o.raw(",\"kernel\":");
+    o.str(n.kernel);
+  }
+  if (n.has_group) {
+    o.raw(",\"group\":[");
+    o.num(n.numel);
+    o.raw(",");
+    o.num(n.rnumel);
+    o.raw("]");
+  }
+  if (n.flops) {
+    o.raw(",\"flops\":");
+    o.num(*n.flops);
+  }
+  if (n.runtime_us) {
+    o.raw(",\"runtime_us\":");
+    o.num(*n.runtime_us);
+  }
+  o.raw(",\"outputs\":");
+  o.list(n.outputs, [&](BufId b) { write_buffer(o, g, g.buffers[b]); });
+  o.raw(",\"reads\":");
+  o.list(n.reads, [&](const Dep& d) { write_dep(o, g, d); });
+  o.raw(",\"writes\":");
+  o.list(n.writes, [&](const Dep& d) { write_dep(o, g, d); });
+  if (n.collective) {
+    o.raw(",\"collective\":{\"op\":");
+    o.str(n.collective->op);
+    o.raw(",\"group_size\":");
+    o.num(n.collective->group_size);
+    o.raw(",\"bytes\":");
+    o.num(n.collective->bytes);
+    o.raw("}");
+  }
+  o.raw("}");
 }
 
 }  // namespace
 
-json graph_to_json(const Graph& g) {
-  json j = {{"format", "schedgraph/1"}};
-  if (!g.name.empty()) j["name"] = g.name;
-  if (!g.source.empty()) j["source"] = g.source;
-  j["world_size"] = g.world_size;
-  json inputs = json::array();
-  for (BufId b = 0; b < g.num_inputs; ++b)
-    inputs.push_back({{"name", g.buffers[b].name}, {"bytes", g.buffers[b].bytes}, {"freeable", g.buffers[b].freeable}});
-  j["inputs"] = std::move(inputs);
-  json outputs = json::array();
-  for (BufId b : g.outputs) outputs.push_back(g.buffers[b].name);
-  j["outputs"] = std::move(outputs);
-  json nodes = json::array();
-  for (const Node& n : g.nodes) nodes.push_back(node_to_json(g, n));
-  j["nodes"] = std::move(nodes);
-  if (!g.operations.empty()) {
-    json ops = json::array();
-    for (const Operation& op : g.operations) {
-      json o = {{"name", op.name}, {"outputs", json::array()}, {"reads", json::array()}};
-      for (BufId b : op.outputs) o["outputs"].push_back(g.buffers[b].name);
-      for (BufId b : op.reads) o["reads"].push_back(g.buffers[b].name);
-      ops.push_back(std::move(o));
-    }
-    j["operations"] = std::move(ops);
+std::string write_graph_json(const Graph& g) {
+  JsonOut o;
+  o.text.reserve(256 + g.nodes.size() * 400);
+  o.raw("{\"format\":\"schedgraph/1\"");
+  if (!g.name.empty()) {
+    o.raw(",\"name\":");
+    o.str(g.name);
   }
-  return j;
+  if (!g.source.empty()) {
+    o.raw(",\"source\":");
+    o.str(g.source);
+  }
+  o.raw(",\"world_size\":");
+  o.num(g.world_size);
+  o.raw(",\"inputs\":[");
+  for (BufId b = 0; b < g.num_inputs; ++b) {
+    if (b) o.raw(",");
+    o.raw("{\"name\":");
+    o.str(g.buffers[b].name);
+    o.raw(",\"bytes\":");
+    o.num(g.buffers[b].bytes);
+    o.raw(g.buffers[b].freeable ? ",\"freeable\":true}" : ",\"freeable\":false}");
+  }
+  o.raw("],\"outputs\":");
+  o.list(g.outputs, [&](BufId b) { o.str(g.buffers[b].name); });
+  o.raw(",\"nodes\":");
+  o.list(g.nodes, [&](const Node& n) { write_node(o, g, n); });
+  if (!g.operations.empty()) {
+    o.raw(",\"operations\":");
+    o.list(g.operations, [&](const Operation& op) {
+      o.raw("{\"name\":");
+      o.str(op.name);
+      o.raw(",\"outputs\":");
+      o.list(op.outputs, [&](BufId b) { o.str(g.buffers[b].name); });
+      o.raw(",\"reads\":");
+      o.list(op.reads, [&](BufId b) { o.str(g.buffers[b].name); });
+      o.raw("}");
+    });
+  }
+  o.raw("}\n");
+  return std::move(o.text);
 }
-
-std::string write_graph_json(const Graph& g) { return graph_to_json(g).dump(1) + "\n"; }
 
 }  // namespace schedlab

@@ -1,0 +1,56 @@
+"""python -m schedlab_export --script FILE --out DIR [--prefix NAME] [--strict] [-- ARGS...]
+
+Runs FILE as __main__ (with ARGS as its sys.argv[1:]) inside capture(DIR) and
+exits non-zero if any graph failed to export. `--check` only reports whether
+this PyTorch has the Inductor internals the exporter needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from pathlib import Path
+
+from . import capture
+from .compat import UnsupportedTorch, check_torch
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m schedlab_export", description=__doc__.splitlines()[0])
+    parser.add_argument("--script", help="Python file that compiles and runs the model")
+    parser.add_argument("--out", help="directory for <prefix>_<k>_<fwd|bwd|inf>.{pre,post,expected}.json")
+    parser.add_argument("--prefix", help="case name prefix (default: the script's file name)")
+    parser.add_argument("--strict", action="store_true", help="stop at the first export failure")
+    parser.add_argument("--check", action="store_true", help="only check this PyTorch and exit")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script (after --)")
+    args = parser.parse_args(argv)
+
+    try:
+        version = check_torch()
+    except UnsupportedTorch as e:
+        print(f"schedlab_export: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        print(f"schedlab_export: PyTorch {version}: every Inductor internal the exporter uses is present")
+        return 0
+    if not args.script or not args.out:
+        parser.error("--script and --out are required (or --check)")
+    script = Path(args.script)
+    if not script.is_file():
+        parser.error(f"--script {script}: no such file")
+    script_args = args.script_args[1:] if args.script_args[:1] == ["--"] else args.script_args
+
+    sys.argv = [str(script), *script_args]
+    sys.path.insert(0, str(script.resolve().parent))
+    with capture(args.out, prefix=args.prefix or script.stem, strict=args.strict) as session:
+        runpy.run_path(str(script), run_name="__main__")
+    exported = sum(1 for g in session.graphs if g.has_post)
+    if session.errors or exported == 0:
+        print(f"schedlab_export: {len(session.errors)} error(s), {exported} complete graph(s)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
