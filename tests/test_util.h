@@ -1,6 +1,8 @@
 // Shared helpers for the suite: fixture paths and small graph builders.
 #pragma once
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,24 @@ inline std::string data_path(const std::string& rel) { return std::string(SCHEDL
 inline std::vector<std::string> names(const Graph& g, const Order& order) {
   std::vector<std::string> out;
   for (NodeId v : order) out.push_back(g.nodes[v].name);
+  return out;
+}
+
+// Every case with Inductor's decisions: "inductor/<case>" and
+// "exported/<case>" for each <case>.expected.json under tests/data.
+inline std::vector<std::string> fixture_cases() {
+  std::vector<std::string> out;
+  const std::string suffix = ".expected.json";
+  for (const char* dir : {"inductor", "exported"}) {
+    std::filesystem::path root = data_path(dir);
+    if (!std::filesystem::exists(root)) continue;
+    for (const auto& e : std::filesystem::directory_iterator(root)) {
+      std::string f = e.path().filename().string();
+      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+        out.push_back(std::string(dir) + "/" + f.substr(0, f.size() - suffix.size()));
+    }
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -82,7 +82,8 @@ Graph generate_layered(const LayeredSpec& spec) {
       BufId b = prev_layers[idx];
       if (std::find(picks.begin(), picks.end(), b) == picks.end()) picks.push_back(b);
     }
-    for (BufId b : picks) {
+    // Externs read and write whole buffers; kernels access them elementwise.
+    auto whole_access = [&](BufId b) {
       Dep d;
       d.buf = b;
       d.kind = n.kind == NodeKind::Extern ? DepKind::Star : DepKind::Memory;
@@ -91,20 +92,13 @@ Graph generate_layered(const LayeredSpec& spec) {
         d.index = "c0";
         d.size = {g.buffers[b].bytes / 4};
       }
-      n.reads.push_back(std::move(d));
-    }
+      return d;
+    };
+    for (BufId b : picks) n.reads.push_back(whole_access(b));
     BufId ob = static_cast<BufId>(g.buffers.size());
     g.buffers.push_back(std::move(out));
     n.outputs.push_back(ob);
-    Dep w;
-    w.buf = ob;
-    w.kind = n.kind == NodeKind::Extern ? DepKind::Star : DepKind::Memory;
-    w.bytes = g.buffers[ob].bytes;
-    if (w.kind == DepKind::Memory) {
-      w.index = "c0";
-      w.size = {g.buffers[ob].bytes / 4};
-    }
-    n.writes.push_back(std::move(w));
+    n.writes.push_back(whole_access(ob));
     g.nodes.push_back(std::move(n));
     prev_layers.push_back(ob);
     all_outputs.push_back(ob);
@@ -174,9 +168,8 @@ Graph replicate_graph(const Graph& base, std::int32_t copies, bool chained) {
       g.operations.push_back(std::move(o));
     }
   }
-  // A chain link to an input-output of the previous copy would read a later
-  // node's buffer only if outputs were produced late; producers precede
-  // copy k's nodes, so the baseline stays topological.
+  // A chain link reads a buffer of copy k-1, all of whose nodes come first:
+  // the baseline stays topological.
   index_graph(g);
   return g;
 }

@@ -2,8 +2,6 @@
 // fixture (tests/data/inductor) and every exported graph (tests/data/exported).
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "core/memory/methods.h"
@@ -12,29 +10,9 @@
 using namespace schedlab;
 using nlohmann::json;
 
-namespace {
-
-std::vector<std::string> expected_cases() {
-  std::vector<std::string> out;
-  for (const char* dir : {"inductor", "exported"}) {
-    std::filesystem::path root = test::data_path(dir);
-    if (!std::filesystem::exists(root)) continue;
-    for (const auto& e : std::filesystem::directory_iterator(root)) {
-      std::string f = e.path().filename().string();
-      const std::string suffix = ".expected.json";
-      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
-        out.push_back(std::string(dir) + "/" + f.substr(0, f.size() - suffix.size()));
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("memory methods reproduce Inductor on every fixture", "[memory][fixtures]") {
-  auto cases = expected_cases();
-  REQUIRE(cases.size() >= 6);
+  auto cases = test::fixture_cases();
+  REQUIRE(cases.size() >= 23);  // 6 fixtures + 17 exports
   for (const auto& c : cases) {
     SECTION(c) {
       json expected = json::parse(read_text_file(test::data_path(c + ".expected.json")));
