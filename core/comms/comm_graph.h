@@ -1,0 +1,80 @@
+// core/comms — communication/computation overlap: Inductor's comm passes
+// (comms.py, PyTorch 2.11), an overlap scheduler of our own, and a generator
+// of distributed test graphs.
+//
+// Contract: every pass is a pure function (CommGraph, order, knobs) ->
+// (new order, per-collective report); none mutates the Graph. A CommGraph is
+// the dependency view the passes share, built once per graph: node roles
+// (collective / wait / gemm-like), the buffers each node waits on (Inductor's
+// `unmet_dependencies`, including fake weak deps, which order but carry no
+// data), the runtimes, and the fake deps earlier passes added
+// (decide_global_ordering_of_comms). One rank and one process group are
+// modelled: collectives of different process groups are not told apart.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "core/util/adjacency.h"
+
+namespace schedlab {
+
+// A fake weak dependency a pass adds: `node` must run after `buf`'s producer,
+// without keeping `buf` alive (Inductor's WeakDep(is_fake=True)).
+struct FakeDep {
+  NodeId node = kNone;
+  BufId buf = kNone;
+};
+
+enum NodeRole : std::uint8_t {
+  kRoleCollective = 1,       // contains_collective
+  kRoleAsyncCollective = 2,  // a collective that is not synchronous (not shard_dim_alltoall)
+  kRoleWait = 4,             // contains_wait
+  kRoleGemmLike = 8,         // extern_kernels.* or flash attention (contains_gemm_like)
+  kRoleReadsCollective = 16, // has a data dependency on some collective's output
+};
+
+struct CommGraph {
+  const Graph* graph = nullptr;
+  std::vector<std::uint8_t> role;   // per node, NodeRole bits
+  std::vector<double> runtime_us;   // per node, as given (no multipliers)
+  // Per node: distinct buffers produced by *other* nodes that it depends on
+  // through any dependency (fake ones and pass-added ones included), in
+  // first-dependency order. These decide readiness.
+  Adjacency unmet_bufs;
+  // Per node: the non-fake subset (Inductor's node_dep_sets: data deps).
+  Adjacency data_bufs;
+  // Per buffer: nodes with an unmet dependency on it (any kind).
+  Adjacency buffer_users;
+  std::vector<FakeDep> added_fake_deps;
+
+  std::int32_t num_nodes() const { return static_cast<std::int32_t>(role.size()); }
+  bool is_collective(NodeId v) const { return role[v] & kRoleCollective; }
+  bool is_async_collective(NodeId v) const { return role[v] & kRoleAsyncCollective; }
+  bool is_wait(NodeId v) const { return role[v] & kRoleWait; }
+  bool is_gemm_like(NodeId v) const { return role[v] & kRoleGemmLike; }
+  NodeId producer(BufId b) const { return graph->buffers[b].producer; }
+  // True when `v` has a data (non-fake) dependency on an output of `producer_node`.
+  bool reads_output_of(NodeId v, NodeId producer_node) const;
+};
+
+// `runtime_us` is indexed by NodeId (the plan fills it from the nodes'
+// `runtime_us` or the cost model). `extra_fake_deps` are deps added by
+// earlier passes. Throws Error on a size mismatch or a dep naming a buffer
+// no node produces.
+CommGraph build_comm_graph(const Graph& g, std::vector<double> runtime_us, std::vector<FakeDep> extra_fake_deps = {});
+
+// Per node, the lowest index (among collectives, counted in `order`) of a
+// collective it is an ancestor of; a collective gets its own index; nodes
+// that block no collective get INT32_MAX. Ancestry is Inductor's: from the
+// graph's `operations` when present (a fused node's ancestors are the union
+// of its members' ancestors minus its members), else from the node graph.
+// Throws Error when a member names no operation or the operations form a cycle.
+std::vector<std::int32_t> lowest_blocked_collective(const CommGraph& cg, const Order& order);
+
+// Runtimes the iterative passes use: runtime times the comm or non-comm multiplier.
+std::vector<double> scaled_runtimes(const CommGraph& cg, double comm_mult, double non_comm_mult);
+
+}  // namespace schedlab

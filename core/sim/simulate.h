@@ -1,0 +1,57 @@
+// core/sim — a two-stream timing model of one rank, and its Chrome trace.
+//
+// Contract: pure functions of (Graph, order, per-node runtimes in us).
+// Compute nodes run one after another on the compute stream in the order
+// given. A collective is issued in order at the compute stream's current
+// time (issuing costs nothing) and runs on the communication stream, one at
+// a time, once issued. A node that reads a collective's output (its wait,
+// or any reader when there is none) blocks the compute stream until that
+// collective ends: that stall is the collective's exposed time. Collectives
+// still running when compute ends expose the remainder. One process group
+// (one comm stream) is modelled.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/graph/graph.h"
+
+namespace schedlab {
+
+struct StreamSpan {
+  NodeId node = kNone;
+  double start_us = 0, end_us = 0;
+  bool on_comm_stream = false;
+};
+
+struct CollectiveTiming {
+  NodeId collective = kNone;
+  NodeId blocked = kNone;  // the node that waited on it (kNone: nobody, it ran into the step's end)
+  double issue_us = 0, start_us = 0, end_us = 0;
+  double exposed_us = 0;   // compute-stream stall it caused
+};
+
+struct Simulation {
+  double step_time_us = 0;       // when both streams are done
+  double compute_busy_us = 0;    // sum of compute runtimes
+  double compute_idle_us = 0;    // step time minus compute busy time
+  double comm_busy_us = 0;       // sum of collective runtimes
+  double exposed_comm_us = 0;    // sum of the collectives' exposed times
+  std::vector<StreamSpan> spans;              // in issue order
+  std::vector<CollectiveTiming> collectives;  // in issue order
+};
+
+// Throws Error when `order` is not a permutation of the nodes or the
+// runtimes do not match the graph.
+Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us);
+
+// The simulation as Chrome trace events (Perfetto, chrome://tracing): one
+// process, lanes "compute" and "comm", one complete event per node, one
+// "exposed" event per stall; args carry kinds, kernels and buffer sizes.
+nlohmann::json chrome_trace(const Graph& g, const Simulation& sim);
+
+// Summary for plans and reports: totals plus per-collective timings by name.
+nlohmann::json simulation_to_json(const Graph& g, const Simulation& sim);
+
+}  // namespace schedlab
