@@ -8,9 +8,22 @@
 
 namespace schedlab::cli {
 
+// --hardware: a built-in profile name, else a profile JSON file.
+static HardwareProfile hardware_profile_arg(const std::string& v) {
+  for (const auto& name : builtin_profile_names())
+    if (name == v) return builtin_profile(v);
+  if (v.find('/') == std::string::npos && v.find(".json") == std::string::npos) return builtin_profile(v);  // lists the names
+  try {
+    return parse_hardware_profile(read_text_file(v));
+  } catch (const Error& e) {
+    throw UsageError("--hardware " + v + ": " + e.what());
+  }
+}
+
 int cmd_plan(const Args& args) {
   ArgReader r(args);
-  std::string graph_path, out_path, format;
+  std::string graph_path, out_path, format, trace_path;
+  nlohmann::json comm_knobs = nlohmann::json::object();
   PlanOptions opts;
   while (!r.done()) {
     std::string a = r.next();
@@ -19,6 +32,25 @@ int cmd_plan(const Args& args) {
     else if (a.rfind("--comm-passes", 0) == 0) {
       std::string v = r.value(a);
       opts.comm_passes = v.empty() ? std::vector<std::string>{} : split_list(v, "--comm-passes");
+    } else if (a.rfind("--comm-knob", 0) == 0) {
+      // --comm-knob name=value, value as JSON (0.1, true, null); repeatable.
+      std::string kv = r.value(a);
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--comm-knob: expected NAME=VALUE, got \"" + kv + "\"");
+      try {
+        comm_knobs[kv.substr(0, eq)] = nlohmann::json::parse(kv.substr(eq + 1));
+      } catch (const nlohmann::json::parse_error&) {
+        throw UsageError("--comm-knob " + kv.substr(0, eq) + ": value is not a number, true, false or null");
+      }
+      opts.comm = parse_comm_knobs(comm_knobs, "--comm-knob");
+    } else if (a == "--no-fuse") {
+      opts.fuse = false;
+    } else if (a == "--fuse") {
+      opts.fuse = true;
+    } else if (a.rfind("--hardware", 0) == 0) {
+      opts.hardware = hardware_profile_arg(r.value(a));
+    } else if (a.rfind("--trace", 0) == 0) {
+      trace_path = r.value(a);
     } else if (a.rfind("--format", 0) == 0) {
       format = r.value(a);
       if (format != "json" && format != "text") throw UsageError("--format: expected json or text, got \"" + format + "\"");
@@ -33,6 +65,7 @@ int cmd_plan(const Args& args) {
   PlanResult result = run_plan(g, opts);
   std::string text = format == "json" ? plan_to_json(g, opts, result).dump(1) + "\n" : plan_to_text(g, result);
   write_output(out_path.empty() ? "-" : out_path, text);
+  if (!trace_path.empty()) write_output(trace_path, chrome_trace(result.planned(g), result.simulation).dump() + "\n");
   if (!out_path.empty() && format == "json") std::fputs(plan_to_text(g, result).c_str(), stdout);
   return 0;
 }

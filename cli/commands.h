@@ -22,6 +22,9 @@ int cmd_plan(const Args& args);
 int cmd_validate(const Args& args);
 int cmd_gen(const Args& args);
 int cmd_bench(const Args& args);
+int cmd_simulate(const Args& args);
+int cmd_gen_dist(const Args& args);
+int cmd_fuse(const Args& args);
 
 // Writes `text` to `path` atomically (temp file + rename), or to stdout for "-".
 void write_output(const std::string& path, const std::string& text);

@@ -11,11 +11,17 @@ namespace schedlab::cli {
 namespace {
 
 constexpr std::array kCommands{
-    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--format json|text]",
+    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--hardware NAME|FILE] [--format json|text]",
             "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
     Command{"validate", "GRAPH.json", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
     Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
     Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
+    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--hardware h200]",
+            "two-stream timing of one rank: step time, exposed communication, compute idle", cmd_simulate},
+    Command{"gen-dist", "fsdp|tp -o OUT.json [--layers N] [--hidden H] [--tokens T] [--world-size W] [--microbatches M] [--no-backward]",
+            "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},
+    Command{"fuse", "PRE.json [-o POST.json] [--groups] | PRE.json --explain A B",
+            "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", cmd_fuse},
 };
 
 void print_usage(std::FILE* to) {

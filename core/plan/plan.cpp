@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/comms/report.h"
+#include "core/cost/cost_model.h"
 #include "core/graph/loader.h"
 #include "core/util/error.h"
 
@@ -55,17 +57,39 @@ PlanOptions parse_plan_options(std::string_view text) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() == "memory_methods") opts.memory_methods = list_option(it.value(), it.key());
     else if (it.key() == "comm_passes") opts.comm_passes = list_option(it.value(), it.key());
+    else if (it.key() == "comm") opts.comm = parse_comm_knobs(it.value(), "options.comm");
+    else if (it.key() == "fuse") {
+      if (!it.value().is_boolean()) throw UsageError("options.fuse: expected true or false");
+      opts.fuse = it.value().get<bool>();
+    } else if (it.key() == "hardware") {
+      if (it.value().is_string()) opts.hardware = builtin_profile(it.value().get<std::string>());
+      else opts.hardware = hardware_profile_from_json(it.value());
+    }
     else throw UsageError("options: unknown option \"" + it.key() + "\"");
   }
   return opts;
 }
 
-PlanResult run_plan(const Graph& g, const PlanOptions& opts) {
-  if (!opts.comm_passes.empty())
-    throw UsageError("comm passes: unknown pass \"" + opts.comm_passes.front() + "\" (none are available in this build)");
+PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
+  check_comm_pass_names(opts.comm_passes);
   PlanResult r;
+  // Front end (dependencies -> dead code -> fusion) for a pre-fusion graph;
+  // every later stage plans the fused graph.
+  if (opts.fuse && needs_fusion(input)) {
+    r.front_end = run_front_end(input, true, FusionOptions{});
+    r.fused_graph = std::make_shared<const Graph>(build_fused_graph(input, r.front_end->deps, r.front_end->fusion.groups));
+  }
+  const Graph& g = r.planned(input);
   r.memory = reorder_for_peak_memory(g, g.baseline_order(), opts.memory_methods);
   r.order = r.memory.order();
+  // Comm stage (as in Inductor, after memory reordering) and the two-stream simulation.
+  r.runtimes_us = estimate_runtimes_us(g, opts.hardware);
+  r.simulation_before_comm = simulate_two_streams(g, r.order, r.runtimes_us);
+  if (!opts.comm_passes.empty()) {
+    r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
+    r.order = r.comm->order;
+  }
+  r.simulation = opts.comm_passes.empty() ? r.simulation_before_comm : simulate_two_streams(g, r.order, r.runtimes_us);
   return r;
 }
 
@@ -79,7 +103,8 @@ json names_of(const Graph& g, const Order& order) {
 
 }  // namespace
 
-json plan_to_json(const Graph& g, const PlanOptions& opts, const PlanResult& r) {
+json plan_to_json(const Graph& input, const PlanOptions& opts, const PlanResult& r) {
+  const Graph& g = r.planned(input);
   json methods = json::object();
   json tried = json::array();
   for (const auto& m : r.memory.methods) {
@@ -105,10 +130,16 @@ json plan_to_json(const Graph& g, const PlanOptions& opts, const PlanResult& r) 
       {"format", "schedplan/1"},
       {"graph", g.name},
       {"nodes", g.nodes.size()},
-      {"options", {{"memory_methods", opts.memory_methods}, {"comm_passes", opts.comm_passes}}},
+      {"options", {{"memory_methods", opts.memory_methods}, {"comm_passes", opts.comm_passes}, {"comm", comm_knobs_to_json(opts.comm)}}},
       {"memory", memory},
       {"order", names_of(g, r.order)},
   };
+  if (r.comm) out["comm"] = comm_pipeline_to_json(g, *r.comm, r.simulation_before_comm, r.simulation);
+  out["simulation"] = simulation_to_json(g, r.simulation);
+  out["options"]["fuse"] = opts.fuse;
+  out["options"]["hardware"] = opts.hardware.name;
+  if (r.front_end) out["front_end"] = front_end_to_json(input, *r.front_end);
+  out["runtime"] = runtime_report_json(g, opts.hardware);
   return out;
 }
 
@@ -126,12 +157,20 @@ std::string human_bytes(std::int64_t bytes) {
   return buf;
 }
 
-std::string plan_to_text(const Graph& g, const PlanResult& r) {
+std::string plan_to_text(const Graph& input, const PlanResult& r) {
+  const Graph& g = r.planned(input);
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line, "graph %s: %d nodes, %d buffers (%d inputs)\n", g.name.empty() ? "(unnamed)" : g.name.c_str(),
                 g.num_nodes(), g.num_buffers() - g.num_inputs, g.num_inputs);
   out += line;
+  if (r.front_end) {
+    std::size_t fused = 0;
+    for (const auto& grp : r.front_end->fusion.groups) fused += grp.size() > 1;
+    std::snprintf(line, sizeof line, "front end: %d pre-fusion nodes, %zu dead removed, fused into %zu nodes (%zu groups) in %d rounds\n",
+                  input.num_nodes(), r.front_end->eliminated.size(), r.front_end->fusion.groups.size(), fused, r.front_end->fusion.rounds);
+    out += line;
+  }
   out += "memory methods (peak):\n";
   const auto& chosen = r.memory.methods[r.memory.chosen];
   for (const auto& m : r.memory.methods) {
@@ -165,6 +204,17 @@ std::string plan_to_text(const Graph& g, const PlanResult& r) {
   if (r.memory.peak_live.size() > shown) {
     std::snprintf(line, sizeof line, "  ... %zu more, %s\n", r.memory.peak_live.size() - shown, human_bytes(rest).c_str());
     out += line;
+  }
+  if (!r.simulation.collectives.empty()) {
+    std::snprintf(line, sizeof line, "two-stream simulation: step %.1f us, exposed comm %.1f us (%zu collectives)", r.simulation.step_time_us,
+                  r.simulation.exposed_comm_us, r.simulation.collectives.size());
+    out += line;
+    if (r.comm) {
+      std::snprintf(line, sizeof line, "; before comm passes: step %.1f us, exposed %.1f us", r.simulation_before_comm.step_time_us,
+                    r.simulation_before_comm.exposed_comm_us);
+      out += line;
+    }
+    out += "\n";
   }
   return out;
 }

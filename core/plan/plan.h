@@ -4,6 +4,8 @@
 // plan_json(), so their outputs are byte for byte the same.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,13 +13,20 @@
 #include <nlohmann/json.hpp>
 
 #include "core/graph/graph.h"
+#include "core/comms/passes.h"
+#include "core/cost/cost_model.h"
+#include "core/fusion/fusion.h"
 #include "core/memory/methods.h"
+#include "core/sim/simulate.h"
 
 namespace schedlab {
 
 struct PlanOptions {
   std::vector<std::string> memory_methods = default_memory_methods();
   std::vector<std::string> comm_passes;  // applied in order after memory reordering
+  CommKnobs comm;                        // the comm passes' knobs ("comm": {...}), Inductor's defaults
+  bool fuse = true;  // a pre-fusion graph first goes through dependencies -> dead code -> fusion
+  HardwareProfile hardware = builtin_profile(kDefaultHardwareProfile);  // "hardware": name or profile object
 };
 
 // Reads {"memory_methods": [...] or "a,b", "comm_passes": ...}; unknown keys
@@ -27,10 +36,22 @@ PlanOptions parse_plan_options(std::string_view options_json);
 struct PlanResult {
   MemoryPlan memory;
   Order order;  // the final order
+  // Per-node runtimes (a node's runtime_us, else the cost model under
+  // opts.hardware) the comm passes and the simulation use.
+  std::vector<double> runtimes_us;
+  std::optional<CommPipelineResult> comm;  // when comm passes ran
+  Simulation simulation_before_comm;       // of the memory-reordered order
+  Simulation simulation;                   // of the final order
+  // For a pre-fusion graph: the front end's result and the fused graph that
+  // every later stage (and every name in the report) refers to.
+  std::optional<FrontEndResult> front_end;
+  std::shared_ptr<const Graph> fused_graph;
+  const Graph& planned(const Graph& input) const { return fused_graph ? *fused_graph : input; }
 };
 
 PlanResult run_plan(const Graph& g, const PlanOptions& opts);
 
+// `g` is the graph given to run_plan; names come from r.planned(g).
 nlohmann::json plan_to_json(const Graph& g, const PlanOptions& opts, const PlanResult& r);
 std::string plan_to_text(const Graph& g, const PlanResult& r);
 

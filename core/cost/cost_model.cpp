@@ -1,0 +1,293 @@
+// Roofline and NCCL-style collective estimates; built-in datasheet profiles.
+// The formulas and the datasheet sources are in docs/cost-model.md.
+#include "core/cost/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+
+// NCCL's per-step hardware latencies as Inductor's comm_analysis.py models
+// them (low-latency protocol): NVLink 0.6 us, network 5 us.
+constexpr double kNvlinkStepUs = 0.6;
+constexpr double kNetworkStepUs = 5.0;
+
+HardwareProfile make_hopper(std::string name, double dram_bytes_per_s) {
+  // H100 SXM5 and H200 SXM share the GH100 compute figures (dense, no sparsity).
+  HardwareProfile p;
+  p.name = std::move(name);
+  p.dram_bytes_per_s = dram_bytes_per_s;
+  p.flops_per_s = {{"f64", 34 * kTera},   {"f32", 67 * kTera},    {"tf32", 494.7 * kTera},
+                   {"bf16", 989.4 * kTera}, {"f16", 989.4 * kTera}, {"f8", 1978.9 * kTera}};
+  p.nvlink_bytes_per_s = 450 * kGiga;  // NVLink 4: 900 GB/s bidirectional per GPU
+  p.network_bytes_per_s = 50 * kGiga;  // one ConnectX-7 400 Gb/s NIC per GPU
+  p.nvlink_latency_us = kNvlinkStepUs;
+  p.network_latency_us = kNetworkStepUs;
+  return p;
+}
+
+std::vector<HardwareProfile> make_builtins() {
+  std::vector<HardwareProfile> out;
+  out.push_back(make_hopper("h100-sxm", 3.35 * kTera));
+  out.push_back(make_hopper("h200", 4.8 * kTera));
+
+  HardwareProfile a100;
+  a100.name = "a100-80gb";
+  a100.dram_bytes_per_s = 2.039 * kTera;
+  a100.flops_per_s = {{"f64", 9.7 * kTera}, {"f32", 19.5 * kTera}, {"tf32", 156 * kTera},
+                      {"bf16", 312 * kTera}, {"f16", 312 * kTera}};
+  a100.nvlink_bytes_per_s = 300 * kGiga;  // NVLink 3: 600 GB/s bidirectional
+  a100.network_bytes_per_s = 25 * kGiga;  // HDR InfiniBand 200 Gb/s per GPU
+  a100.nvlink_latency_us = kNvlinkStepUs;
+  a100.network_latency_us = kNetworkStepUs;
+  out.push_back(a100);
+
+  HardwareProfile b200;
+  b200.name = "b200";
+  b200.dram_bytes_per_s = 8 * kTera;
+  b200.flops_per_s = {{"f64", 37 * kTera},    {"f32", 80 * kTera},   {"tf32", 1125 * kTera}, {"bf16", 2250 * kTera},
+                      {"f16", 2250 * kTera}, {"f8", 4500 * kTera}, {"f4", 9000 * kTera}};
+  b200.nvlink_bytes_per_s = 900 * kGiga;  // NVLink 5: 1.8 TB/s bidirectional
+  b200.network_bytes_per_s = 50 * kGiga;  // ConnectX-7 400 Gb/s per GPU (DGX B200)
+  b200.nvlink_latency_us = kNvlinkStepUs;
+  b200.network_latency_us = kNetworkStepUs;
+  out.push_back(b200);
+  return out;
+}
+
+const std::vector<HardwareProfile>& builtins() {
+  static const std::vector<HardwareProfile> all = make_builtins();
+  return all;
+}
+
+std::string known_names() {
+  std::string out;
+  for (const auto& p : builtins()) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
+double positive_number(const json& v, const std::string& where, bool allow_zero) {
+  if (!v.is_number()) throw Error("hardware profile: " + where + ": expected a number");
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
+    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number >= 0" : ": expected a finite number > 0"));
+  return d;
+}
+
+void check_complete(const HardwareProfile& p) {
+  auto need = [&](double v, const char* field) {
+    if (!(v > 0)) throw Error(std::string("hardware profile: missing or zero field \"") + field + "\"");
+  };
+  need(p.dram_bytes_per_s, "dram_bytes_per_s");
+  need(p.nvlink_bytes_per_s, "nvlink_bytes_per_s");
+  need(p.network_bytes_per_s, "network_bytes_per_s");
+  auto f32 = p.flops_per_s.find("f32");
+  if (f32 == p.flops_per_s.end() || !(f32->second > 0))
+    throw Error("hardware profile: flops_per_s needs an \"f32\" entry (the fallback for other dtypes)");
+  if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
+}
+
+// Base-2 ceiling logarithm for the tree depth; n >= 2.
+double ceil_log2(std::int64_t n) {
+  double d = 0;
+  for (std::int64_t span = 1; span < n; span *= 2) d += 1;
+  return d;
+}
+
+}  // namespace
+
+const HardwareProfile& builtin_profile(std::string_view name) {
+  for (const auto& p : builtins())
+    if (p.name == name) return p;
+  throw UsageError("unknown hardware profile \"" + std::string(name) + "\" (built-in: " + known_names() + "; or a profile JSON file)");
+}
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> out;
+  for (const auto& p : builtins()) out.push_back(p.name);
+  return out;
+}
+
+HardwareProfile hardware_profile_from_json(const json& j) {
+  if (!j.is_object()) throw Error("hardware profile: expected a JSON object");
+  HardwareProfile p;
+  if (auto it = j.find("base"); it != j.end()) {
+    if (!it->is_string()) throw Error("hardware profile: base: expected the name of a built-in profile");
+    try {
+      p = builtin_profile(it->get<std::string>());
+    } catch (const UsageError& e) {
+      throw Error(std::string("hardware profile: base: ") + e.what());
+    }
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    const json& v = it.value();
+    if (key == "base") continue;
+    if (key == "name") {
+      if (!v.is_string() || v.get<std::string>().empty()) throw Error("hardware profile: name: expected a non-empty string");
+      p.name = v.get<std::string>();
+    } else if (key == "dram_bytes_per_s") p.dram_bytes_per_s = positive_number(v, key, false);
+    else if (key == "nvlink_bytes_per_s") p.nvlink_bytes_per_s = positive_number(v, key, false);
+    else if (key == "network_bytes_per_s") p.network_bytes_per_s = positive_number(v, key, false);
+    else if (key == "nvlink_latency_us") p.nvlink_latency_us = positive_number(v, key, true);
+    else if (key == "network_latency_us") p.network_latency_us = positive_number(v, key, true);
+    else if (key == "kernel_launch_us") p.kernel_launch_us = positive_number(v, key, true);
+    else if (key == "ranks_per_node") {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > 1'000'000)
+        throw Error("hardware profile: ranks_per_node: expected an integer >= 1");
+      p.ranks_per_node = static_cast<int>(v.get<std::int64_t>());
+    } else if (key == "flops_per_s") {
+      if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
+      for (auto f = v.begin(); f != v.end(); ++f) p.flops_per_s[f.key()] = positive_number(f.value(), "flops_per_s." + f.key(), false);
+    } else {
+      throw Error("hardware profile: unknown field \"" + key + "\"");
+    }
+  }
+  check_complete(p);
+  return p;
+}
+
+HardwareProfile parse_hardware_profile(std::string_view text) {
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw Error(std::string("hardware profile: not valid JSON: ") + e.what());
+  }
+  return hardware_profile_from_json(j);
+}
+
+json hardware_profile_to_json(const HardwareProfile& hw) {
+  return {{"name", hw.name},
+          {"dram_bytes_per_s", hw.dram_bytes_per_s},
+          {"flops_per_s", hw.flops_per_s},
+          {"nvlink_bytes_per_s", hw.nvlink_bytes_per_s},
+          {"network_bytes_per_s", hw.network_bytes_per_s},
+          {"nvlink_latency_us", hw.nvlink_latency_us},
+          {"network_latency_us", hw.network_latency_us},
+          {"ranks_per_node", hw.ranks_per_node},
+          {"kernel_launch_us", hw.kernel_launch_us}};
+}
+
+double peak_flops_for_dtype(const HardwareProfile& hw, std::string_view dtype) {
+  auto it = hw.flops_per_s.find(std::string(dtype));
+  if (it != hw.flops_per_s.end()) return it->second;
+  it = hw.flops_per_s.find("f32");
+  if (it == hw.flops_per_s.end()) throw Error("hardware profile \"" + hw.name + "\": no \"f32\" peak");
+  return it->second;
+}
+
+std::int64_t node_dram_bytes(const Node& n) {
+  std::int64_t total = 0;
+  for (const auto* deps : {&n.reads, &n.writes})
+    for (const Dep& d : *deps)
+      if (!d.is_weak()) total = checked_add(total, d.bytes, "node \"" + n.name + "\" bytes");
+  return total;
+}
+
+std::string_view node_dtype(const Graph& g, const Node& n) {
+  for (BufId b : n.outputs)
+    if (!g.buffers[b].dtype.empty()) return g.buffers[b].dtype;
+  return "f32";
+}
+
+double roofline_us(std::int64_t flops, std::int64_t bytes, std::string_view dtype, const HardwareProfile& hw) {
+  double transfer_s = static_cast<double>(bytes) / hw.dram_bytes_per_s;
+  double compute_s = flops > 0 ? static_cast<double>(flops) / peak_flops_for_dtype(hw, dtype) : 0.0;
+  return std::max(compute_s, transfer_s) * 1e6 + hw.kernel_launch_us;
+}
+
+CollectiveEstimate estimate_collective_algorithms(CollectiveOp op, std::int64_t bytes, std::int64_t group_size,
+                                                  std::int64_t world_size, const HardwareProfile& hw) {
+  CollectiveEstimate out;
+  const double inf = std::numeric_limits<double>::infinity();
+  if (group_size <= 1) return out;  // nothing moves
+  const double n = static_cast<double>(group_size);
+  // A group larger than one node's ranks must use the network; a job that
+  // fits in one node never does.
+  out.crosses_nodes = group_size > hw.ranks_per_node && world_size > hw.ranks_per_node;
+  const double bus = out.crosses_nodes ? hw.network_bytes_per_s : hw.nvlink_bytes_per_s;
+  const double step_us = out.crosses_nodes ? hw.network_latency_us : hw.nvlink_latency_us;
+
+  // S: the buffer the algorithm factor applies to (NCCL's bus-bandwidth
+  // convention: the full, un-sharded tensor). The payload is output bytes, so
+  // reduce-scatter's full tensor is n times its output.
+  double full = static_cast<double>(bytes);
+  if (op == CollectiveOp::ReduceScatter) full *= n;
+  auto time_us = [&](double steps, double factor) { return steps * step_us + full * factor / bus * 1e6; };
+
+  switch (op) {
+    case CollectiveOp::AllReduce:
+      out.ring_us = time_us(2 * (n - 1), 2 * (n - 1) / n);
+      // Tree: reduce up, broadcast down, pipelined: 2 log2(n) steps, every byte crosses a link twice.
+      out.tree_us = time_us(2 * ceil_log2(group_size), 2.0);
+      break;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllToAll:
+      out.ring_us = time_us(n - 1, (n - 1) / n);
+      out.tree_us = inf;
+      break;
+    case CollectiveOp::Broadcast:
+      // Pipelined chain: n-1 hops, every byte reaches every rank once.
+      out.ring_us = time_us(n - 1, 1.0);
+      out.tree_us = inf;
+      break;
+  }
+  return out;
+}
+
+double estimate_collective_us(CollectiveOp op, std::int64_t bytes, std::int64_t group_size, std::int64_t world_size,
+                              const HardwareProfile& hw) {
+  CollectiveEstimate e = estimate_collective_algorithms(op, bytes, group_size, world_size, hw);
+  return std::min(e.ring_us, e.tree_us);
+}
+
+RuntimeEstimate estimate_node_runtime(const Graph& g, NodeId v, const HardwareProfile& hw, bool trust_graph_runtime) {
+  const Node& n = g.nodes[v];
+  if (trust_graph_runtime && n.runtime_us) return {*n.runtime_us, "runtime_us"};
+  switch (n.kind) {
+    case NodeKind::Wait:
+    case NodeKind::Nop:
+      // A wait's time is the collective's, already counted there (Inductor: 0).
+      return {0.0, "none"};
+    case NodeKind::Collective: {
+      const Collective& c = *n.collective;
+      return {estimate_collective_us(c.kind, c.bytes, c.group_size, g.world_size, hw), "collective"};
+    }
+    default:
+      return {roofline_us(n.flops.value_or(0), node_dram_bytes(n), node_dtype(g, n), hw), "roofline"};
+  }
+}
+
+std::vector<double> estimate_runtimes_us(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime) {
+  std::vector<double> out(g.nodes.size());
+  for (NodeId v = 0; v < g.num_nodes(); ++v) out[v] = estimate_node_runtime(g, v, hw, trust_graph_runtime).us;
+  return out;
+}
+
+}  // namespace schedlab
+
+namespace schedlab {
+
+nlohmann::json runtime_report_json(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime) {
+  nlohmann::json nodes = nlohmann::json::array();
+  double total = 0;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    RuntimeEstimate e = estimate_node_runtime(g, v, hw, trust_graph_runtime);
+    total += e.us;
+    nodes.push_back({{"node", g.nodes[v].name}, {"us", e.us}, {"source", e.source}});
+  }
+  return {{"hardware", hw.name}, {"total_us", total}, {"nodes", std::move(nodes)}};
+}
+
+}  // namespace schedlab

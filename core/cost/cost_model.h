@@ -1,0 +1,97 @@
+// core/cost — how long a node takes on a given GPU (docs/cost-model.md).
+//
+// Contract: pure functions of (Graph, NodeId, HardwareProfile). A node's own
+// `runtime_us` always wins (measurements and exporters know best); otherwise
+// compute nodes get a roofline estimate, max(flops / peak FLOP/s of the
+// node's dtype, bytes read + written / DRAM bandwidth), collectives get an
+// NCCL-style ring/tree model, and waits and nops cost nothing. All times are
+// microseconds. Hardware comes from a built-in datasheet profile or a user
+// JSON profile; a malformed profile is a schedlab::Error naming the field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/graph/graph.h"
+
+namespace schedlab {
+
+struct HardwareProfile {
+  std::string name;                           // "h100-sxm", "h200", "a100-80gb", "b200", or a user file's name
+  double dram_bytes_per_s = 0;                // HBM bandwidth
+  std::map<std::string, double> flops_per_s;  // by dtype: "f32","tf32","bf16","f16","f8"... dense peak
+  double nvlink_bytes_per_s = 0;              // per-GPU uni-directional bus bandwidth inside a node
+  double network_bytes_per_s = 0;             // per-GPU bandwidth across nodes
+  double nvlink_latency_us = 0, network_latency_us = 0;  // per algorithm step
+  int ranks_per_node = 8;
+  double kernel_launch_us = 0;  // fixed overhead per compute kernel (0 in the built-ins, as in Inductor)
+};
+
+inline constexpr std::string_view kDefaultHardwareProfile = "h200";  // the fixtures come from an H200
+
+// Throws UsageError listing the known names.
+const HardwareProfile& builtin_profile(std::string_view name);
+std::vector<std::string> builtin_profile_names();
+
+// A user profile (docs/cost-model.md): either complete, or `"base": "<builtin>"`
+// plus the fields that differ. Throws Error naming the field.
+HardwareProfile parse_hardware_profile(std::string_view json_text);
+HardwareProfile hardware_profile_from_json(const nlohmann::json& j);
+nlohmann::json hardware_profile_to_json(const HardwareProfile& hw);
+
+// The peak FLOP/s the roofline uses for `dtype` (a buffer's dtype string):
+// the profile's entry for it, else its "f32" entry (integer and unknown
+// dtypes run on the FP32 pipes).
+double peak_flops_for_dtype(const HardwareProfile& hw, std::string_view dtype);
+
+struct RuntimeEstimate {
+  double us = 0;
+  std::string_view source;  // "runtime_us" | "roofline" | "collective" | "none"
+};
+
+// `trust_graph_runtime`: false ignores the nodes' `runtime_us` (e.g. the
+// fixtures' Inductor estimates, which are far off for matmuls) and models
+// every node.
+RuntimeEstimate estimate_node_runtime(const Graph& g, NodeId v, const HardwareProfile& hw, bool trust_graph_runtime = true);
+std::vector<double> estimate_runtimes_us(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime = true);
+
+// The roofline alone (no runtime_us, no collective logic): exposed for tests
+// and for fused nodes synthesized from members.
+double roofline_us(std::int64_t flops, std::int64_t bytes, std::string_view dtype, const HardwareProfile& hw);
+
+// `bytes` is the collective's payload as the format defines it (output
+// bytes). Ring and tree are both modelled; the faster one is returned, as
+// NCCL's tuner picks.
+double estimate_collective_us(CollectiveOp op, std::int64_t bytes, std::int64_t group_size, std::int64_t world_size,
+                              const HardwareProfile& hw);
+
+// The two algorithms separately, for reports and tests. A collective an
+// algorithm does not implement (tree: anything but all-reduce) is +infinity.
+struct CollectiveEstimate {
+  double ring_us = 0, tree_us = 0;
+  bool crosses_nodes = false;
+};
+CollectiveEstimate estimate_collective_algorithms(CollectiveOp op, std::int64_t bytes, std::int64_t group_size,
+                                                  std::int64_t world_size, const HardwareProfile& hw);
+
+// Bytes a node moves through DRAM: the sum of its memory/star read and write
+// deps (weak deps only order and move nothing).
+std::int64_t node_dram_bytes(const Node& n);
+
+// The dtype that decides a node's peak: its first output buffer that names one.
+std::string_view node_dtype(const Graph& g, const Node& n);
+
+}  // namespace schedlab
+
+namespace schedlab {
+
+// Per-node estimates and their total, for reports:
+// {"hardware": name, "total_us": t, "nodes": [{"node", "us", "source"}...]}.
+nlohmann::json runtime_report_json(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime = true);
+
+}  // namespace schedlab

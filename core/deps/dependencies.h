@@ -1,0 +1,89 @@
+// core/deps — dependency analysis of a pre-fusion graph, as Inductor's
+// Scheduler does it before fusion (compute_dependencies,
+// dead_node_elimination, topological_sort_schedule, compute_ancestors).
+//
+// Contract: pure functions of a Graph. Results are indexed by NodeId/BufId of
+// that graph. Reads are "effective": a read of a buffer that has since been
+// mutated is redirected to its latest version (Inductor's mutation_renames),
+// and a node that mutates a buffer gains the ordering deps Inductor adds (a
+// star dep on the previous version, weak deps on its earlier readers) unless
+// the file already lists them, which exporters from Inductor do. Ancestry is
+// answered by bounded searches (no N x N sets), so 100k-node graphs stay fast.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace schedlab {
+
+struct BufferUser {
+  NodeId node = kNone;  // kNone: the graph's output (or a mutated input) keeps the buffer
+  bool weak = false;    // ordering only
+};
+
+struct DependencyInfo {
+  // Per node: the deps it reads after renaming, the file's first, then the
+  // implied mutation-ordering deps.
+  std::vector<std::vector<Dep>> reads;
+  // Per node: indices into reads[v] of deps on buffers produced by another
+  // node (Inductor's unmet_dependencies).
+  std::vector<std::vector<std::int32_t>> unmet;
+  // Per buffer: its storage's final version (mutation_renames applied to the
+  // end) and the buffer it is a version of (mutation_real_name; itself if none).
+  std::vector<BufId> latest_version;
+  std::vector<BufId> storage_root;
+  // Per buffer: who keeps it alive (aliases share one list, as in Inductor).
+  std::vector<std::vector<BufferUser>> users;
+  std::vector<bool> side_effects;  // collectives and waits
+};
+
+DependencyInfo analyze_dependencies(const Graph& g);
+
+// Distinct producers of v's unmet deps, in the order the deps appear.
+std::vector<NodeId> producer_nodes(const Graph& g, const DependencyInfo& deps, NodeId v);
+
+// Dead-node elimination (Inductor 2.x): walking the order backwards, a node
+// without side effects whose every output has only weak users (or users
+// already removed) is removed, and its reads stop counting as users.
+struct DeadCodeResult {
+  Order kept;                   // `order` minus the removed nodes
+  std::vector<NodeId> removed;  // in the order they were removed (reverse topological)
+};
+DeadCodeResult eliminate_dead_nodes(const Graph& g, const DependencyInfo& deps, const Order& order);
+
+// Inductor's stable DFS topological sort: visit nodes in `order`; before a
+// node, visit the producers of its unmet deps sorted by buffer name (weak deps
+// on removed nodes are skipped). Only nodes in `order` take part.
+Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, const Order& order);
+
+// Op-level ancestry over the kept nodes of a schedule. Queries search
+// backwards from the descendant and prune by position in the schedule and by
+// depth (longest path from a source), so a query costs the part of the graph
+// between the two nodes, not the whole graph.
+class Reachability {
+ public:
+  Reachability(const Graph& g, const DependencyInfo& deps, const Order& schedule);
+
+  // Is `a` a (transitive) ancestor of `b`?
+  bool is_ancestor(NodeId a, NodeId b) const;
+  // Is any node of `as` an ancestor of any node of `bs`?
+  bool any_ancestor(const std::vector<NodeId>& as, const std::vector<NodeId>& bs) const;
+  // The full ancestor set of v, ascending by schedule position (reports and tests).
+  std::vector<NodeId> ancestors(NodeId v) const;
+
+  std::int32_t position(NodeId v) const { return pos_[v]; }
+  std::int32_t depth(NodeId v) const { return depth_[v]; }
+  const std::vector<NodeId>& preds(NodeId v) const { return preds_[v]; }
+  const std::vector<NodeId>& succs(NodeId v) const { return succs_[v]; }
+
+ private:
+  std::vector<std::int32_t> pos_, depth_;
+  std::vector<std::vector<NodeId>> preds_, succs_;
+  mutable std::vector<std::uint32_t> stamp_;
+  mutable std::uint32_t epoch_ = 0;
+  mutable std::vector<NodeId> stack_;
+};
+
+}  // namespace schedlab

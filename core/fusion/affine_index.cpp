@@ -1,0 +1,150 @@
+#include "core/fusion/affine_index.h"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <set>
+
+namespace schedlab::fusion_detail {
+namespace {
+
+bool parse_int(const std::string& s, std::int64_t& out) {
+  if (s.empty() || s.size() > 18) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  out = std::stoll(s);
+  return true;
+}
+
+// "dK" -> K
+bool parse_var(const std::string& s, std::size_t num_vars, std::size_t& var) {
+  if (s.size() < 2 || s[0] != 'd') return false;
+  std::int64_t k = 0;
+  if (!parse_int(s.substr(1), k) || static_cast<std::size_t>(k) >= num_vars) return false;
+  var = static_cast<std::size_t>(k);
+  return true;
+}
+
+// Drops size-1 loops and loops the index does not use, and merges a loop
+// into the next when they are contiguous (sizevars._simplify_loops).
+std::vector<std::pair<std::int64_t, std::int64_t>> simplify(std::vector<std::pair<std::int64_t, std::int64_t>> loops) {
+  loops.erase(std::remove_if(loops.begin(), loops.end(), [](const auto& l) { return l.second == 1 || l.first == 0; }), loops.end());
+  for (std::size_t i = 0; i + 1 < loops.size();) {
+    if (loops[i].first == loops[i + 1].first * loops[i + 1].second) {
+      loops[i + 1].second *= loops[i].second;
+      loops.erase(loops.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  return loops;
+}
+
+}  // namespace
+
+std::optional<AffineIndex> parse_affine_index(const std::string& text, std::size_t num_vars) {
+  AffineIndex out;
+  out.strides.assign(num_vars, 0);
+  std::size_t pos = 0;
+  int sign = 1;
+  bool expect_term = true;
+  while (pos < text.size()) {
+    if (text[pos] == ' ') {
+      ++pos;
+      continue;
+    }
+    if (!expect_term) {
+      if (text[pos] != '+' && text[pos] != '-') return std::nullopt;
+      sign = text[pos] == '-' ? -1 : 1;
+      ++pos;
+      expect_term = true;
+      continue;
+    }
+    if (text[pos] == '-') {  // leading minus
+      sign = -sign;
+      ++pos;
+      continue;
+    }
+    std::size_t end = text.find(' ', pos);
+    std::string term = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    pos = end == std::string::npos ? text.size() : end;
+    std::int64_t coef = 1;
+    std::size_t var = 0;
+    auto star = term.find('*');
+    if (star != std::string::npos) {
+      if (!parse_int(term.substr(0, star), coef) || !parse_var(term.substr(star + 1), num_vars, var)) return std::nullopt;
+      out.strides[var] += sign * coef;
+    } else if (parse_var(term, num_vars, var)) {
+      out.strides[var] += sign;
+    } else if (parse_int(term, coef)) {
+      out.offset += sign * coef;
+    } else {
+      return std::nullopt;
+    }
+    sign = 1;
+    expect_term = false;
+  }
+  if (expect_term) return std::nullopt;
+  return out;
+}
+
+std::string format_affine_index(const AffineIndex& index) {
+  std::string out;
+  auto term = [&](std::int64_t value, const std::string& var) {
+    if (value == 0) return;
+    std::int64_t mag = value < 0 ? -value : value;
+    if (out.empty()) out += value < 0 ? "-" : "";
+    else out += value < 0 ? " - " : " + ";
+    if (var.empty()) out += std::to_string(mag);
+    else out += (mag == 1 ? "" : std::to_string(mag) + "*") + var;
+  };
+  for (std::size_t i = 0; i < index.strides.size(); ++i) term(index.strides[i], "d" + std::to_string(i));
+  term(index.offset, "");
+  return out.empty() ? "0" : out;
+}
+
+StrideOrderForm normalize_with_stride_order(const AffineIndex& index, const std::vector<std::int64_t>& sizes) {
+  std::vector<std::size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  // sorted(range(n), key=stride, reverse=True): stable, largest first.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return index.strides[a] > index.strides[b]; });
+  std::vector<std::pair<std::int64_t, std::int64_t>> loops;
+  for (std::size_t i : order) loops.emplace_back(index.strides[i], sizes[i]);
+  return {simplify(std::move(loops)), index.offset};
+}
+
+std::optional<std::vector<int>> decide_loop_order_to_match(const AffineIndex& self, const std::vector<std::int64_t>& self_sizes,
+                                                           const AffineIndex& other, const std::vector<std::int64_t>& other_sizes) {
+  const std::size_t n = self_sizes.size();
+  if (other_sizes.size() != n) return std::nullopt;
+  // Every loop variable must appear (broadcasts give 0 strides).
+  for (const auto* idx : {&self, &other})
+    for (auto s : idx->strides)
+      if (s == 0) return std::nullopt;
+  for (const auto* sizes : {&self_sizes, &other_sizes})
+    for (auto s : *sizes)
+      if (s == 0 || s == 1) return std::nullopt;
+  std::set<std::int64_t> a(self.strides.begin(), self.strides.end()), b(other.strides.begin(), other.strides.end());
+  if (a.size() != n || b.size() != n || a != b) return std::nullopt;
+  std::vector<int> order;
+  for (auto s : other.strides)
+    order.push_back(static_cast<int>(std::find(self.strides.begin(), self.strides.end(), s) - self.strides.begin()));
+  return order;
+}
+
+NormalForm normalize_loops(const AffineIndex& index, const std::vector<std::int64_t>& sizes) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> loops;
+  for (std::size_t i = 0; i < sizes.size(); ++i) loops.emplace_back(index.strides[i], sizes[i]);
+  loops = simplify(std::move(loops));
+  NormalForm out;
+  AffineIndex merged;
+  merged.offset = index.offset;
+  for (const auto& [stride, size] : loops) {
+    merged.strides.push_back(stride);
+    out.sizes.push_back(size);
+  }
+  out.index = format_affine_index(merged);
+  return out;
+}
+
+}  // namespace schedlab::fusion_detail

@@ -1,0 +1,450 @@
+// Inductor's fusion rounds: Scheduler.fuse_nodes, fuse_nodes_once,
+// get_possible_fusions, prune_redundant_deps, score_fusion (InductorChoices,
+// FusionScore), FusedSchedulerNode construction, topological_sort_schedule.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/fusion/fusion_engine.h"
+#include "core/fusion/python_sort.h"
+#include "core/util/error.h"
+
+namespace schedlab::fusion_detail {
+namespace {
+
+// Insertion-ordered set union (vectors are small; fused nodes cap at 64 members).
+void append_unique(std::vector<DepId>& into, const std::vector<DepId>& from) {
+  for (DepId d : from)
+    if (std::find(into.begin(), into.end(), d) == into.end()) into.push_back(d);
+}
+
+bool contains(const std::vector<DepId>& v, DepId d) { return std::find(v.begin(), v.end(), d) != v.end(); }
+
+// InductorChoices.score_fusion's FusionScore and its (non-transitive) order.
+struct FusionScore {
+  int template_score = 0;
+  bool type_score = false;
+  std::int64_t memory_score = 0;
+  std::int64_t proximity_score = 0;
+};
+
+bool score_less(const FusionScore& a, const FusionScore& b) {
+  if (a.template_score != b.template_score) return a.template_score < b.template_score;
+  // Memory dominates when the two differ more than 16x.
+  if (std::max(a.memory_score, b.memory_score) > std::min(a.memory_score, b.memory_score) * 16)
+    return a.memory_score < b.memory_score;
+  return std::tie(a.type_score, a.memory_score, a.proximity_score) < std::tie(b.type_score, b.memory_score, b.proximity_score);
+}
+
+}  // namespace
+
+FusionEngine::FusionEngine(const Graph& g, const DependencyInfo& deps, const Order& schedule, const FusionOptions& opts)
+    : g_(g), deps_(deps), opts_(opts), reach_(g, deps, schedule), owner_(g.nodes.size(), kNone) {
+  intern_deps(schedule);
+  group_mark_.assign(groups_.size() * 2 + 1, 0);
+  rank_.assign(groups_.size(), 0);
+  for (std::size_t i = 0; i < order_.size(); ++i) rank_[order_[i]] = static_cast<std::int64_t>(i);
+}
+
+// Creates one scheduler node per scheduled node, with its deps interned.
+std::size_t DepValueHash::operator()(const Dep* d) const noexcept {
+  std::size_t h = std::hash<std::int64_t>{}((static_cast<std::int64_t>(d->buf) << 3) | static_cast<int>(d->kind));
+  if (d->kind != DepKind::Memory) return h;
+  h ^= std::hash<std::string>{}(d->index) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  for (auto s : d->size) h ^= std::hash<std::int64_t>{}(s) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+bool DepValueEq::operator()(const Dep* a, const Dep* b) const noexcept {
+  return a->buf == b->buf && a->kind == b->kind && (a->kind != DepKind::Memory || (a->index == b->index && a->size == b->size));
+}
+
+DepId FusionEngine::intern(const Dep& d) {
+  auto [it, inserted] = dep_ids_.emplace(&d, static_cast<DepId>(dep_table_.size()));
+  if (inserted) {
+    DepEntry e;
+    e.buf = d.buf;
+    e.kind = d.kind;
+    e.size_hint = d.is_weak() ? 1 : d.bytes;
+    e.index = &d.index;
+    e.size = &d.size;
+    e.indirect = d.index.find("tmp") != std::string::npos;
+    dep_table_.push_back(e);
+    dep_mark_.push_back(0);
+  }
+  return it->second;
+}
+
+void FusionEngine::intern_deps(const Order& schedule) {
+  dep_ids_.reserve(schedule.size() * 4);
+  std::vector<std::int32_t> pos(g_.nodes.size(), -1);
+  for (std::size_t i = 0; i < schedule.size(); ++i) pos[schedule[i]] = static_cast<std::int32_t>(i);
+
+  groups_.reserve(schedule.size() * 2);
+  for (NodeId v : schedule) {
+    const Node& n = g_.nodes[v];
+    Group grp;
+    grp.members = {v};
+    const auto& reads = deps_.reads[v];
+    std::vector<bool> is_unmet(reads.size(), false);
+    for (std::int32_t i : deps_.unmet[v]) is_unmet[i] = true;
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+      NodeId p = g_.buffers[reads[i].buf].producer;
+      if (p != kNone && pos[p] < 0) continue;  // a weak dep on a removed node is pruned
+      DepId d = intern(reads[i]);
+      if (!contains(grp.reads, d)) grp.reads.push_back(d);
+      if (is_unmet[i] && !contains(grp.unmet, d)) grp.unmet.push_back(d);
+    }
+    for (const Dep& w : n.writes) {
+      DepId d = intern(w);
+      if (!contains(grp.writes, d)) grp.writes.push_back(d);
+    }
+    grp.buffers = n.outputs;
+    grp.reduction = n.kind == NodeKind::Reduction;
+    grp.is_template = n.kind == NodeKind::Template;
+    grp.unfusable = n.kind == NodeKind::Extern || n.kind == NodeKind::Nop || n.kind == NodeKind::Collective || n.kind == NodeKind::Wait;
+    for (BufId b : n.outputs)
+      if (g_.buffers[b].mutation_of != kNone || !g_.buffers[b].aliases.empty()) grp.aliasing_or_mutation = true;
+    grp.numel = n.numel;
+    grp.rnumel = n.rnumel;
+    grp.min_order = grp.max_order = pos[v];
+    owner_[v] = static_cast<GroupId>(groups_.size());
+    order_.push_back(owner_[v]);
+    groups_.push_back(std::move(grp));
+  }
+}
+
+std::string FusionEngine::group_name(GroupId gid) const {
+  std::string out;
+  for (NodeId m : groups_[gid].members) out += (out.empty() ? "" : "_") + g_.nodes[m].name;
+  return out;
+}
+
+// FusedSchedulerNode(node1.get_nodes() + node2.get_nodes()).
+GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
+  Group fused;
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  fused.members = a.members;
+  fused.members.insert(fused.members.end(), b.members.begin(), b.members.end());
+  fused.writes = a.writes;
+  append_unique(fused.writes, b.writes);
+  for (const auto* src : {&a.reads, &b.reads})
+    for (DepId d : *src)
+      if (!contains(fused.writes, d) && !contains(fused.reads, d)) fused.reads.push_back(d);
+  fused.buffers = a.buffers;
+  fused.buffers.insert(fused.buffers.end(), b.buffers.begin(), b.buffers.end());
+  for (const auto* src : {&a.unmet, &b.unmet})
+    for (DepId d : *src) {
+      BufId buf = dep_table_[d].buf;
+      if (std::find(fused.buffers.begin(), fused.buffers.end(), buf) != fused.buffers.end()) continue;
+      if (!contains(fused.writes, d) && !contains(fused.unmet, d)) fused.unmet.push_back(d);
+    }
+  fused.reduction = a.reduction || b.reduction;
+  fused.is_template = a.is_template || b.is_template;
+  fused.aliasing_or_mutation = a.aliasing_or_mutation || b.aliasing_or_mutation;
+  // The Triton group is the first reduction member's, else the first member's.
+  const Node* lead = &g_.nodes[fused.members[0]];
+  for (NodeId m : fused.members)
+    if (g_.nodes[m].kind == NodeKind::Reduction) {
+      lead = &g_.nodes[m];
+      break;
+    }
+  fused.numel = lead->numel;
+  fused.rnumel = lead->rnumel;
+  fused.min_order = std::min(a.min_order, b.min_order);
+  fused.max_order = std::max(a.max_order, b.max_order);
+
+  const GroupId id = static_cast<GroupId>(groups_.size());
+  // Keep rank_ topological: between the two, the later one's ancestors move
+  // before the fused node and the earlier one's descendants after it.
+  GroupId lower = rank_[n1] < rank_[n2] ? n1 : n2, higher = lower == n1 ? n2 : n1;
+  std::vector<GroupId> before, after;
+  ancestors_between(lower, higher, before);
+  nodes_between(lower, higher, &after);
+  std::vector<std::int64_t> slots{rank_[lower], rank_[higher]};
+  for (const auto* set : {&before, &after})
+    for (GroupId x : *set) slots.push_back(rank_[x]);
+  std::sort(slots.begin(), slots.end());
+  auto by_rank = [&](GroupId x, GroupId y) { return rank_[x] < rank_[y]; };
+  std::sort(before.begin(), before.end(), by_rank);
+  std::sort(after.begin(), after.end(), by_rank);
+  rank_.resize(groups_.size() + 1);
+  std::size_t next = 0;
+  for (GroupId x : before) rank_[x] = slots[next++];
+  rank_[id] = slots[next++];
+  for (GroupId x : after) rank_[x] = slots[next++];
+  groups_[n1].alive = groups_[n2].alive = false;
+  for (NodeId m : fused.members) owner_[m] = id;
+  groups_.push_back(std::move(fused));
+  if (group_mark_.size() < groups_.size()) group_mark_.resize(groups_.size() * 2, 0);
+  return id;
+}
+
+// Weak deps on a node the group already depends on strongly (and could fuse
+// over), or on itself, are dropped: Inductor's _prune_redundant_deps.
+void FusionEngine::prune_redundant_deps(GroupId gid) {
+  Group& grp = groups_[gid];
+  auto is_weak = [&](DepId d) { return dep_table_[d].kind == DepKind::Weak || dep_table_[d].kind == DepKind::FakeWeak; };
+  if (std::none_of(grp.unmet.begin(), grp.unmet.end(), is_weak)) return;
+  std::unordered_map<GroupId, int> strong_count;
+  for (DepId d : grp.unmet)
+    if (!is_weak(d)) ++strong_count[owner_[g_.buffers[dep_table_[d].buf].producer]];
+  std::vector<DepId> prune;
+  for (DepId d : grp.unmet) {
+    if (dep_table_[d].kind != DepKind::Weak && dep_table_[d].kind != DepKind::FakeWeak) continue;
+    GroupId producer = owner_[g_.buffers[dep_table_[d].buf].producer];
+    bool redundant = strong_count.count(producer) && fusable_weak_dep(d, producer, gid);
+    if (redundant || producer == gid) prune.push_back(d);
+  }
+  auto drop = [&](std::vector<DepId>& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [&](DepId d) { return contains(prune, d); }), v.end());
+  };
+  drop(grp.unmet);
+  drop(grp.reads);
+}
+
+void FusionEngine::refuse(GroupId n1, GroupId n2, const Verdict& why) {
+  ++refusals_by_why_[static_cast<int>(why.why)];
+  bool record = opts_.record_refusals;
+  if (opts_.explain) {
+    GroupId ga = owner_[opts_.explain->first], gb = owner_[opts_.explain->second];
+    record = ga != gb && ((ga == n1 && gb == n2) || (ga == n2 && gb == n1));
+  }
+  if (record) result_.refusals.push_back({round_, group_name(n1), group_name(n2), why.text()});
+}
+
+// Candidate pairs: nodes sharing a buffer, each within the next
+// max_pairwise_attempts nodes of its buffer's list; then sorted by score.
+std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
+  // Nodes per buffer (Inductor's buffer_names_grouping), buffers in order of
+  // first use, as a CSR built from (buffer, node) entries.
+  std::vector<std::pair<BufId, GroupId>> uses;
+  std::vector<BufId> used;  // used_buffer_names of one node: reads then writes, as a set
+  for (GroupId gid : order_) {
+    const Group& grp = groups_[gid];
+    if (grp.unfusable) continue;
+    used.clear();
+    for (const auto* set : {&grp.reads, &grp.writes})
+      for (DepId d : *set) {
+        BufId b = dep_table_[d].buf;
+        if (std::find(used.begin(), used.end(), b) == used.end()) used.push_back(b);
+      }
+    for (BufId b : used) uses.emplace_back(b, gid);
+  }
+  std::vector<std::int32_t> slot(g_.buffers.size(), -1);
+  std::vector<std::int32_t> start{0};
+  for (auto [b, gid] : uses)
+    if (slot[b] < 0) {
+      slot[b] = static_cast<std::int32_t>(start.size()) - 1;
+      start.push_back(0);
+    }
+  for (auto [b, gid] : uses) ++start[slot[b] + 1];
+  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  std::vector<GroupId> members(uses.size());
+  std::vector<std::int32_t> fill(start.begin(), start.end() - 1);
+  for (auto [b, gid] : uses) members[fill[slot[b]]++] = gid;
+
+  std::vector<std::pair<GroupId, GroupId>> out;
+  std::unordered_set<std::uint64_t> seen;
+  seen.reserve(uses.size() * 2);
+  auto key = [](GroupId a, GroupId b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); };
+  for (std::size_t s = 0; s + 1 < start.size(); ++s) {
+    const GroupId* nodes = members.data() + start[s];
+    const std::size_t count = static_cast<std::size_t>(start[s + 1] - start[s]);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::size_t end = std::min(count, i + 1 + static_cast<std::size_t>(opts_.max_pairwise_attempts));
+      for (std::size_t j = i + 1; j < end; ++j) {
+        GroupId n1 = nodes[i], n2 = nodes[j];
+        if (!seen.insert(key(n1, n2)).second) continue;
+        ++result_.pairs_considered;
+        Verdict why = can_fuse(n1, n2);
+        if (why.ok()) {
+          out.emplace_back(n1, n2);
+          continue;
+        }
+        refuse(n1, n2, why);
+        // Epilogue fusions are order dependent: try the template first.
+        if (groups_[n2].is_template) {
+          Verdict why_rev = can_fuse(n2, n1);
+          if (why_rev.ok()) out.emplace_back(n2, n1);
+          else refuse(n2, n1, why_rev);
+        }
+      }
+    }
+  }
+  sort_by_score(out);
+  return out;
+}
+
+// list.sort(key=score_fusion, reverse=True): best first.
+void FusionEngine::sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs) {
+  struct Scored {
+    std::pair<GroupId, GroupId> pair;
+    FusionScore score;
+  };
+  std::vector<Scored> scored;
+  scored.reserve(pairs.size());
+  for (auto [n1, n2] : pairs) {
+    const Group& a = groups_[n1];
+    const Group& b = groups_[n2];
+    FusionScore s;
+    s.memory_score = score_fusion_memory(n1, n2);
+    s.proximity_score = -std::max(std::abs(a.min_order - b.max_order), std::abs(b.min_order - a.max_order));
+    s.template_score = b.is_template ? 0 : 1 + ((a.is_template == opts_.epilogue_fusion_first) && s.memory_score > 0);
+    s.type_score = a.reduction == b.reduction && s.memory_score > 0;
+    scored.push_back({{n1, n2}, s});
+  }
+  python_sort_descending(scored, [](const Scored& x, const Scored& y) { return score_less(x.score, y.score); });
+  for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = scored[i].pair;
+}
+
+void FusionEngine::fuse_once() {
+  ++round_;
+  for (GroupId gid : order_) prune_redundant_deps(gid);
+  std::vector<GroupId> nodes = order_;  // the round's OrderedSet: fused nodes join at the end
+  for (auto [p1, p2] : possible_fusions()) {
+    // Either side may have been fused earlier in this round.
+    GroupId n1 = owner_[groups_[p1].members[0]], n2 = owner_[groups_[p2].members[0]];
+    if (n1 == n2) continue;
+    Verdict why = can_fuse(n1, n2);
+    if (why.ok() && will_fusion_create_cycle(n1, n2)) why = {Why::Cycle};
+    if (!why.ok()) {
+      refuse(n1, n2, why);
+      continue;
+    }
+    nodes.push_back(fuse_two(n1, n2));
+  }
+  std::vector<GroupId> alive;
+  for (GroupId gid : nodes)
+    if (groups_[gid].alive) alive.push_back(gid);
+  std::sort(alive.begin(), alive.end(), [&](GroupId x, GroupId y) { return groups_[x].min_order < groups_[y].min_order; });
+  order_ = std::move(alive);
+  topological_sort_groups();
+  for (std::size_t i = 0; i < order_.size(); ++i) rank_[order_[i]] = static_cast<std::int64_t>(i);
+}
+
+// Scheduler.topological_sort_schedule over the current nodes: DFS in list
+// order, visiting the producers of a node's unmet deps sorted by buffer name.
+void FusionEngine::topological_sort_groups() {
+  const std::uint32_t seen = next_group_epoch();
+  std::vector<GroupId> result;
+  result.reserve(order_.size());
+  auto producers = [&](GroupId gid) {
+    std::vector<DepId> unmet = groups_[gid].unmet;
+    std::stable_sort(unmet.begin(), unmet.end(), [&](DepId x, DepId y) {
+      return g_.buffers[dep_table_[x].buf].name < g_.buffers[dep_table_[y].buf].name;
+    });
+    std::vector<GroupId> out;
+    for (DepId d : unmet) {
+      NodeId p = g_.buffers[dep_table_[d].buf].producer;
+      if (p != kNone && owner_[p] != kNone) out.push_back(owner_[p]);
+    }
+    return out;
+  };
+  struct Frame {
+    GroupId gid;
+    std::vector<GroupId> deps;
+    std::size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  for (GroupId root : order_) {
+    if (group_mark_[root] == seen) continue;
+    group_mark_[root] = seen;
+    stack.push_back({root, producers(root)});
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next == f.deps.size()) {
+        result.push_back(f.gid);
+        stack.pop_back();
+        continue;
+      }
+      GroupId p = f.deps[f.next++];
+      if (group_mark_[p] == seen) continue;
+      group_mark_[p] = seen;
+      stack.push_back({p, producers(p)});
+    }
+  }
+  order_ = std::move(result);
+}
+
+void FusionEngine::run() {
+  for (int i = 0; i < opts_.max_rounds; ++i) {
+    std::size_t before = order_.size();
+    fuse_once();
+    if (order_.size() == before || order_.size() == 1) break;
+  }
+  // Inductor's extra round in which pairs sharing too little data may
+  // reorder a node's loops to match (loop_ordering_after_fusion).
+  reorder_round_ = true;
+  if (order_.size() > 1) fuse_once();
+  reorder_round_ = false;
+  result_.rounds = round_;
+  for (int w = 1; w < static_cast<int>(Why::Count); ++w)
+    if (refusals_by_why_[w]) result_.refusal_counts[std::string(why_name(static_cast<Why>(w)))] = refusals_by_why_[w];
+}
+
+FusionResult FusionEngine::take_result() {
+  result_.groups.clear();
+  for (GroupId gid : order_) result_.groups.push_back(groups_[gid].members);
+  return std::move(result_);
+}
+
+}  // namespace schedlab::fusion_detail
+
+namespace schedlab {
+
+FusionResult fuse_nodes(const Graph& g, const DependencyInfo& deps, const Order& schedule, const FusionOptions& opts) {
+  fusion_detail::FusionEngine engine(g, deps, schedule, opts);
+  engine.run();
+  return engine.take_result();
+}
+
+FrontEndResult run_front_end(const Graph& g, bool fuse, const FusionOptions& opts) {
+  FrontEndResult r;
+  r.deps = analyze_dependencies(g);
+  // Inductor sorts, eliminates dead nodes, then fuses over the survivors.
+  Order sorted = topological_sort_schedule(g, r.deps, g.baseline_order());
+  DeadCodeResult dce = eliminate_dead_nodes(g, r.deps, sorted);
+  r.eliminated = dce.removed;
+  r.schedule = topological_sort_schedule(g, r.deps, dce.kept);
+  if (fuse) {
+    r.fusion = fuse_nodes(g, r.deps, r.schedule, opts);
+  } else {
+    for (NodeId v : r.schedule) r.fusion.groups.push_back({v});
+  }
+  return r;
+}
+
+FusionExplanation explain_fusion(const Graph& g, NodeId a, NodeId b, FusionOptions opts) {
+  FusionExplanation ex;
+  DependencyInfo deps = analyze_dependencies(g);
+  Order sorted = topological_sort_schedule(g, deps, g.baseline_order());
+  DeadCodeResult dce = eliminate_dead_nodes(g, deps, sorted);
+  for (NodeId v : dce.removed) {
+    if (v == a) ex.eliminated_a = true;
+    if (v == b) ex.eliminated_b = true;
+  }
+  if (ex.eliminated_a || ex.eliminated_b) return ex;
+  Order schedule = topological_sort_schedule(g, deps, dce.kept);
+  opts.explain = std::make_pair(a, b);
+  fusion_detail::FusionEngine engine(g, deps, schedule, opts);
+  engine.run();
+  auto ga = engine.group_of(a), gb = engine.group_of(b);
+  ex.fused = ga == gb;
+  ex.group_a = engine.group_name(ga);
+  ex.group_b = engine.group_name(gb);
+  if (!ex.fused) {
+    // Ask in the order the two now run, as the fuser would.
+    bool a_first = engine.group(ga).min_order < engine.group(gb).min_order;
+    auto n1 = a_first ? ga : gb, n2 = a_first ? gb : ga;
+    fusion_detail::Verdict why = engine.can_fuse(n1, n2);
+    if (why.ok() && engine.will_fusion_create_cycle(n1, n2)) why = {fusion_detail::Why::Cycle};
+    ex.final_reason = why.text();
+  }
+  FusionResult res = engine.take_result();
+  ex.refusals = std::move(res.refusals);
+  return ex;
+}
+
+}  // namespace schedlab

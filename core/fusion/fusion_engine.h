@@ -1,0 +1,134 @@
+// core/fusion internals: the state Inductor's Scheduler keeps while fusing
+// (scheduler nodes that grow into fused nodes) and the legality rules.
+// legality.cpp holds can_fuse and everything it calls; fuse.cpp the rounds.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/deps/dependencies.h"
+#include "core/fusion/fusion.h"
+
+namespace schedlab::fusion_detail {
+
+using DepId = std::int32_t;
+using GroupId = std::int32_t;
+
+// Deps compare by value: buffer, kind, and for memory deps index and size.
+struct DepValueHash {
+  std::size_t operator()(const Dep* d) const noexcept;
+};
+struct DepValueEq {
+  bool operator()(const Dep* a, const Dep* b) const noexcept;
+};
+
+// One distinct dependency (Inductor's Dep objects compare by value: buffer,
+// kind, index, size); fused nodes hold sets of these.
+struct DepEntry {
+  BufId buf = kNone;
+  DepKind kind = DepKind::Memory;
+  std::int64_t size_hint = 0;  // bytes; a weak dep counts 1, as numbytes_hint does
+  const std::string* index = nullptr;
+  const std::vector<std::int64_t>* size = nullptr;
+  bool indirect = false;  // index uses a loaded value (tmpN): never matches
+};
+
+// Why a pair may not fuse (WhyNoFuse), kept as a code so that the millions
+// of refusals on big graphs cost no string work; text() gives the reference's words.
+enum class Why : std::uint8_t {
+  None, SameNode, Node1Extern, Node2Extern, MustGoBefore, PrologueNotPointwise, TemplateEpiloguesOnly,
+  TemplateEpilogue, NoSharedData, ExceedsMaxFusion, IncreasesPeakMemory, MemoryDepsMismatch, IntermediateNodes,
+  ScoreThreshold, TooFarApart, ReduceMismatch, NonReduceMismatch, NumelIncompatible, Cycle, Count
+};
+
+std::string_view why_name(Why why);  // the reason without its numbers
+
+struct Verdict {
+  Why why = Why::None;
+  std::int64_t numel1 = 0, numel2 = 0, rnumel1 = 0, rnumel2 = 0;  // for the numel/rnumel mismatches
+  bool ok() const { return why == Why::None; }
+  std::string text() const;
+};
+
+// A scheduler node, fused or not.
+struct Group {
+  std::vector<NodeId> members;
+  std::vector<DepId> reads, writes, unmet;  // insertion-ordered sets
+  std::vector<BufId> buffers;               // outputs of all members
+  bool reduction = false, is_template = false, unfusable = false, aliasing_or_mutation = false;
+  std::int64_t numel = 0, rnumel = 1;  // Triton group: of its first reduction member, else its first member
+  std::int32_t min_order = 0, max_order = 0;
+  bool alive = true;
+};
+
+class FusionEngine {
+ public:
+  FusionEngine(const Graph& g, const DependencyInfo& deps, const Order& schedule, const FusionOptions& opts);
+
+  // Runs the rounds; fills result_.
+  void run();
+  FusionResult take_result();
+
+  // Legality with the reference's reason.
+  Verdict can_fuse(GroupId n1, GroupId n2);
+  bool will_fusion_create_cycle(GroupId n1, GroupId n2);
+
+  GroupId group_of(NodeId v) const { return owner_[v]; }
+  std::string group_name(GroupId gid) const;
+  const std::vector<GroupId>& order() const { return order_; }
+  const Group& group(GroupId gid) const { return groups_[gid]; }
+
+ private:
+  const Graph& g_;
+  const DependencyInfo& deps_;
+  const FusionOptions& opts_;
+  Reachability reach_;
+  std::vector<DepEntry> dep_table_;
+  std::unordered_map<const Dep*, DepId, DepValueHash, DepValueEq> dep_ids_;
+  std::deque<Dep> reordered_deps_;  // deps created by loop reordering (stable addresses)
+  bool reorder_round_ = false;
+  std::vector<Group> groups_;
+  std::vector<GroupId> owner_;  // per original node: the group it is in now (kNone: not scheduled)
+  std::vector<GroupId> order_;  // the current node list
+  FusionResult result_;
+  std::int64_t refusals_by_why_[static_cast<int>(Why::Count)] = {};
+  int round_ = 0;
+  // Scratch marks over dep ids / groups, reset by bumping the epoch.
+  std::vector<std::uint32_t> dep_mark_, group_mark_;
+  std::uint32_t dep_epoch_ = 0, group_epoch_ = 0;
+  // A topological order of the current nodes, kept valid across fusions
+  // (Pearce-Kelly style: only the nodes between the two fused ones move).
+  std::vector<std::int64_t> rank_;
+
+  void intern_deps(const Order& schedule);
+  DepId intern(const Dep& d);  // `d` must outlive the engine
+
+  // Loop reordering (the round after the fixed point, loop_ordering_after_fusion).
+  std::int64_t shared_data_after_reordering_loop(GroupId n1, GroupId n2);
+  bool reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep);
+  GroupId fuse_two(GroupId n1, GroupId n2);
+  void prune_redundant_deps(GroupId gid);
+  std::vector<std::pair<GroupId, GroupId>> possible_fusions();
+  void sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs);
+  void fuse_once();
+  void topological_sort_groups();
+  void refuse(GroupId n1, GroupId n2, const Verdict& why);
+
+  // legality.cpp
+  std::int64_t score_fusion_memory(GroupId n1, GroupId n2);
+  bool any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const;
+  Verdict can_fuse_vertical(GroupId n1, GroupId n2);
+  Verdict backend_can_fuse(GroupId n1, GroupId n2) const;
+  bool can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes);
+  bool fusable_weak_dep(DepId weak, GroupId n1, GroupId n2) const;
+  bool fusable_read_and_write(DepId read, DepId write) const;
+  std::uint32_t next_dep_epoch();
+  std::uint32_t next_group_epoch();
+  bool nodes_between(GroupId lower, GroupId higher, std::vector<GroupId>* between);
+  void ancestors_between(GroupId lower, GroupId higher, std::vector<GroupId>& out);
+};
+
+}  // namespace schedlab::fusion_detail

@@ -1,0 +1,343 @@
+// Fusion legality after Inductor 2.11: Scheduler.can_fuse, can_fuse_vertical,
+// fusable_weak_dep, fusable_read_and_write, can_fusion_increase_peak_memory,
+// will_fusion_create_cycle, InductorChoices.can_fuse/_horizontal, and the
+// Triton backend's SIMDScheduling.can_fuse. Reason strings are WhyNoFuse's.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+#include "core/fusion/affine_index.h"
+#include "core/fusion/fusion_engine.h"
+
+namespace schedlab::fusion_detail {
+namespace {
+
+// Bytes per element, for the element count in Inductor's buffer reuse key.
+std::int64_t itemsize(std::string_view dtype) {
+  if (dtype == "f64" || dtype == "i64" || dtype == "u64" || dtype == "c64") return 8;
+  if (dtype == "bf16" || dtype == "f16" || dtype == "i16" || dtype == "u16") return 2;
+  if (dtype == "bool" || dtype == "i8" || dtype == "u8" || dtype.substr(0, 2) == "f8") return 1;
+  return 4;
+}
+
+}  // namespace
+
+// WhyNoFuse's text for each refusal.
+std::string_view why_name(Why why) {
+  static constexpr const char* kText[] = {
+      "",
+      "same node",
+      "node1 is extern or nop",
+      "node2 is extern or nop",
+      "node1 must go before node2",
+      "prologue fusion only supported for pointwise nodes",
+      "templates can only fuse epilogues",
+      "template epilogue not satisfied",
+      "no shared data",
+      "exceeds max fusion",
+      "Fusion will increase peak memory",
+      "memory deps did not match",
+      "intermediate nodes between node1 & node2",
+      "score_fusion_memory_threshold",
+      "Nodes are too far away. Fusing them may increase peak memory.",
+      "numel/rnumel mismatch (reduce)",
+      "numel/rnumel mismatch (non-reduce)",
+      "nodes numel incompatibility",
+      "will create cycle",
+  };
+  static_assert(sizeof kText / sizeof kText[0] == static_cast<std::size_t>(Why::Count));
+  return kText[static_cast<std::size_t>(why)];
+}
+
+std::string Verdict::text() const {
+  std::string out(why_name(why));
+  if (why == Why::ReduceMismatch || why == Why::NonReduceMismatch) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, " (%lld, %lld), (%lld, %lld)", static_cast<long long>(numel1), static_cast<long long>(numel2),
+                  static_cast<long long>(rnumel1), static_cast<long long>(rnumel2));
+    out += buf;
+  }
+  return out;
+}
+
+std::uint32_t FusionEngine::next_dep_epoch() {
+  if (++dep_epoch_ == 0) {
+    std::fill(dep_mark_.begin(), dep_mark_.end(), 0);
+    dep_epoch_ = 1;
+  }
+  return dep_epoch_;
+}
+
+std::uint32_t FusionEngine::next_group_epoch() {
+  if (++group_epoch_ == 0) {
+    std::fill(group_mark_.begin(), group_mark_.end(), 0);
+    group_epoch_ = 1;
+  }
+  return group_epoch_;
+}
+
+// Sum of size hints over the deps both nodes read or write.
+std::int64_t FusionEngine::score_fusion_memory(GroupId n1, GroupId n2) {
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  const std::uint32_t mark = next_dep_epoch();
+  for (const auto* set : {&a.reads, &a.writes})
+    for (DepId d : *set) dep_mark_[d] = mark;
+  std::int64_t total = 0;
+  const std::uint32_t counted = next_dep_epoch();
+  for (const auto* set : {&b.reads, &b.writes})
+    for (DepId d : *set)
+      if (dep_mark_[d] == mark) {
+        dep_mark_[d] = counted;  // a dep both read and written by b counts once
+        total += dep_table_[d].size_hint;
+      }
+  return total;
+}
+
+// Is some member of `of_members` an operation-level ancestor of some member
+// of `in_ancestors_of`? (Inductor: group.ancestors & other.get_operation_names().)
+bool FusionEngine::any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const {
+  return reach_.any_ancestor(groups_[of_members].members, groups_[in_ancestors_of].members);
+}
+
+Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
+  if (n1 == n2) return {Why::SameNode};
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  if (a.unfusable) return {Why::Node1Extern};
+  if (b.unfusable) return {Why::Node2Extern};
+  if (any_op_ancestor(n2, n1)) return {Why::MustGoBefore};
+  if (b.is_template) {
+    // Prologue fusion needs the template's allowed prologue inputs, which
+    // the format does not carry: templates take epilogues only.
+    if (a.reduction || a.is_template) return {Why::PrologueNotPointwise};
+    return {Why::TemplateEpiloguesOnly};
+  }
+  if (a.is_template && (b.aliasing_or_mutation || b.reduction)) return {Why::TemplateEpilogue};
+
+  std::int64_t shared = score_fusion_memory(n1, n2);
+  if (reorder_round_ && shared < opts_.score_fusion_memory_threshold) {
+    std::int64_t reordered = shared_data_after_reordering_loop(n1, n2);
+    if (reordered >= 0) shared = reordered;
+  }
+  // InductorChoices.can_fuse (aggressive_fusion off).
+  if (shared == 0) return {Why::NoSharedData};
+  if (a.members.size() + b.members.size() > static_cast<std::size_t>(opts_.max_fusion_size)) return {Why::ExceedsMaxFusion};
+  if (can_fusion_increase_peak_memory(n1, n2, shared)) return {Why::IncreasesPeakMemory};
+
+  if (any_op_ancestor(n1, n2)) {  // node2 depends on node1's outputs
+    if (Verdict why = can_fuse_vertical(n1, n2); !why.ok()) return why;
+    return backend_can_fuse(n1, n2);
+  }
+  if (shared < opts_.score_fusion_memory_threshold) return {Why::ScoreThreshold};
+  const std::int32_t proximity = std::max(std::abs(a.min_order - b.max_order), std::abs(b.min_order - a.max_order));
+  if (proximity > opts_.max_horizontal_distance) return {Why::TooFarApart};
+  return backend_can_fuse(n1, n2);
+}
+
+bool FusionEngine::fusable_read_and_write(DepId read, DepId write) const {
+  const DepEntry& r = dep_table_[read];
+  const DepEntry& w = dep_table_[write];
+  // A star read would need a store mode on the write, which the format has not.
+  if (r.kind != DepKind::Memory || w.kind != DepKind::Memory) return false;
+  if (deps_.latest_version[r.buf] != w.buf || r.indirect || w.indirect) return false;
+  const std::string* r_index = r.index;
+  const std::string* w_index = w.index;
+  const std::vector<std::int64_t>* r_size = r.size;
+  const std::vector<std::int64_t>* w_size = w.size;
+  NormalForm rn, wn;
+  if (r.size->size() != w.size->size()) {
+    // loop_ordering_after_fusion: compare with contiguous loops merged.
+    auto ra = parse_affine_index(*r.index, r.size->size());
+    auto wa = parse_affine_index(*w.index, w.size->size());
+    if (ra && wa) {
+      rn = normalize_loops(*ra, *r.size);
+      wn = normalize_loops(*wa, *w.size);
+      r_index = &rn.index;
+      w_index = &wn.index;
+      r_size = &rn.sizes;
+      w_size = &wn.sizes;
+    }
+  }
+  if (*r_index != *w_index || r_size->size() < w_size->size()) return false;
+  return std::equal(w_size->begin(), w_size->end(), r_size->begin());
+}
+
+// A weak (mutation-ordering) dep of node2 on node1 may be fused over when
+// node2 mutates in place exactly the elements node1 reads.
+bool FusionEngine::fusable_weak_dep(DepId weak, GroupId n1, GroupId n2) const {
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  BufId wb = dep_table_[weak].buf;
+  if (std::find(a.buffers.begin(), a.buffers.end(), wb) == a.buffers.end()) return false;
+  // The format does not say which mutation a weak dep orders; node2's first
+  // mutating output stands for it (nodes mutate at most one buffer).
+  BufId mutating = kNone;
+  for (BufId o : b.buffers)
+    if (g_.buffers[o].mutation_of != kNone) {
+      mutating = o;
+      break;
+    }
+  if (mutating == kNone) return false;
+  DepId write = -1;
+  int count = 0;
+  for (DepId w : b.writes)
+    if (dep_table_[w].buf == mutating) {
+      write = w;
+      ++count;
+    }
+  if (count != 1) return false;
+  const DepEntry& wd = dep_table_[write];
+  if (wd.kind != DepKind::Memory || wd.indirect) return false;
+  BufId real = deps_.storage_root[mutating];
+  for (DepId r : a.reads) {
+    const DepEntry& rd = dep_table_[r];
+    if (rd.buf != real) continue;
+    if (rd.kind != DepKind::Memory || rd.indirect || *rd.index != *wd.index || *rd.size != *wd.size) return false;
+  }
+  return true;
+}
+
+Verdict FusionEngine::can_fuse_vertical(GroupId n1, GroupId n2) {
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  // node2's unmet deps by (renamed) buffer, in insertion order of the names.
+  std::vector<std::pair<BufId, std::vector<DepId>>> remaining;
+  auto bucket = [&](BufId name) -> std::vector<DepId>* {
+    for (auto& [n, list] : remaining)
+      if (n == name) return &list;
+    return nullptr;
+  };
+  for (DepId d : b.unmet) {
+    BufId name = deps_.latest_version[dep_table_[d].buf];
+    if (dep_table_[d].kind == DepKind::Weak || dep_table_[d].kind == DepKind::FakeWeak)
+      if (fusable_weak_dep(d, n1, n2)) continue;
+    if (auto* list = bucket(name)) list->push_back(d);
+    else remaining.push_back({name, {d}});
+  }
+  for (DepId cd : a.writes) {
+    if (dep_table_[cd].kind != DepKind::Memory) continue;
+    auto* list = bucket(deps_.latest_version[dep_table_[cd].buf]);
+    if (!list) continue;
+    // Inductor removes from the list it iterates, so the element after a
+    // removed one is skipped; kept for identical results.
+    for (std::size_t i = 0; i < list->size(); ++i)
+      if (fusable_read_and_write((*list)[i], cd)) list->erase(list->begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  std::vector<BufId> names;
+  for (auto& [n, list] : remaining)
+    for (DepId d : list) {
+      BufId buf = dep_table_[d].buf;
+      if (std::find(names.begin(), names.end(), buf) == names.end()) names.push_back(buf);
+    }
+  for (BufId buf : names)
+    if (std::find(a.buffers.begin(), a.buffers.end(), buf) != a.buffers.end()) return {Why::MemoryDepsMismatch};
+  for (BufId buf : names) {
+    NodeId producer = g_.buffers[buf].producer;
+    if (producer == kNone || owner_[producer] == kNone) continue;
+    if (any_op_ancestor(n1, owner_[producer])) return {Why::IntermediateNodes};
+  }
+  return {};
+}
+
+// SIMDScheduling.can_fuse (Triton). Tiling checks need index expressions the
+// format does not carry and are not modelled.
+Verdict FusionEngine::backend_can_fuse(GroupId n1, GroupId n2) const {
+  const Group* a = &groups_[n1];
+  const Group* b = &groups_[n2];
+  if (a->reduction && b->reduction) {
+    if (a->numel == b->numel && a->rnumel == b->rnumel) return {};
+    return {Why::ReduceMismatch, a->numel, b->numel, a->rnumel, b->rnumel};
+  }
+  if (!a->reduction && !b->reduction) {
+    if (!(a->numel == b->numel && a->rnumel == b->rnumel))
+      return {Why::NonReduceMismatch, a->numel, b->numel, a->rnumel, b->rnumel};
+    return {};
+  }
+  if (a->reduction) std::swap(a, b);  // pointwise first
+  if (a->numel == b->numel * b->rnumel) return {};
+  if (a->numel != b->numel) return {Why::NumelIncompatible};
+  return {};
+}
+
+// Inductor's lower bound on the memory a fusion costs: buffers that each
+// node reads as their only user could be reused if the nodes stay apart.
+bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes) {
+  auto single_user_keys = [&](const Group& grp) {
+    std::set<std::pair<std::string, std::int64_t>> keys;  // buffer reuse key: (dtype, elements)
+    for (DepId r : grp.reads) {
+      const Buffer& buf = g_.buffers[dep_table_[r].buf];
+      if (buf.is_input) continue;
+      if (buf.layout != Layout::Fixed && buf.layout != Layout::MultiOutputItem) continue;
+      if (deps_.users[dep_table_[r].buf].size() != 1) continue;
+      keys.insert({buf.dtype, buf.bytes / itemsize(buf.dtype)});
+    }
+    return keys;
+  };
+  auto lhs = single_user_keys(groups_[n1]);
+  auto rhs = single_user_keys(groups_[n2]);
+  std::int64_t overhead = 0;
+  for (const auto& k : lhs)
+    if (rhs.count(k)) overhead += k.second;
+  return overhead > 32 * shared_bytes;
+}
+
+// Would fusing n1 and n2 close a cycle through another node? In the graph of
+// current nodes: a path from one of them through some other node to the
+// other. `rank_` is a topological order of the current nodes, so such a path
+// only visits nodes ranked between the two: the search is bounded by the
+// distance between them, not by the graph.
+bool FusionEngine::will_fusion_create_cycle(GroupId n1, GroupId n2) {
+  GroupId lower = rank_[n1] < rank_[n2] ? n1 : n2, higher = lower == n1 ? n2 : n1;
+  return nodes_between(lower, higher, nullptr);
+}
+
+// Descendants of `lower` ranked before `higher` (into *between, when given);
+// true when one of them leads to `higher`, i.e. fusing the two would make a cycle.
+bool FusionEngine::nodes_between(GroupId lower, GroupId higher, std::vector<GroupId>* between) {
+  const std::uint32_t mark = next_group_epoch();
+  group_mark_[lower] = group_mark_[higher] = mark;
+  std::vector<GroupId> stack;
+  bool cycle = false;
+  auto expand = [&](GroupId from, bool start) {
+    for (NodeId m : groups_[from].members)
+      for (NodeId s : reach_.succs(m)) {
+        GroupId t = owner_[s];
+        if (t == kNone) continue;
+        if (t == higher && !start) cycle = true;
+        if (group_mark_[t] == mark || rank_[t] > rank_[higher]) continue;
+        group_mark_[t] = mark;
+        stack.push_back(t);
+        if (between) between->push_back(t);
+      }
+  };
+  expand(lower, true);
+  while (!stack.empty() && !cycle) {
+    GroupId x = stack.back();
+    stack.pop_back();
+    expand(x, false);
+  }
+  return cycle;
+}
+
+// Ancestors of `higher` ranked after `lower`.
+void FusionEngine::ancestors_between(GroupId lower, GroupId higher, std::vector<GroupId>& out) {
+  const std::uint32_t mark = next_group_epoch();
+  group_mark_[lower] = group_mark_[higher] = mark;
+  std::vector<GroupId> stack{higher};
+  while (!stack.empty()) {
+    GroupId x = stack.back();
+    stack.pop_back();
+    for (NodeId m : groups_[x].members)
+      for (NodeId p : reach_.preds(m)) {
+        GroupId t = owner_[p];
+        if (t == kNone || group_mark_[t] == mark || rank_[t] < rank_[lower]) continue;
+        group_mark_[t] = mark;
+        stack.push_back(t);
+        out.push_back(t);
+      }
+  }
+}
+
+}  // namespace schedlab::fusion_detail

@@ -1,0 +1,170 @@
+// Loop reordering during fusion (Inductor's loop_ordering_after_fusion):
+// Scheduler.shared_data_after_reordering_loop and
+// SchedulerNode/FusedSchedulerNode.reorder_loops_by_dep_pair. Two nodes that
+// touch a buffer in the same elements but with permuted loops share no dep;
+// permuting the pointwise node's loops makes their deps equal.
+#include <algorithm>
+
+#include "core/fusion/affine_index.h"
+#include "core/fusion/fusion_engine.h"
+
+namespace schedlab::fusion_detail {
+namespace {
+
+// The text with every loop variable dK renamed to d{rename[K]}.
+std::string rename_vars(const std::string& text, const std::vector<int>& rename) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    bool var_start = text[i] == 'd' && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]))) && i + 1 < text.size() &&
+                     std::isdigit(static_cast<unsigned char>(text[i + 1]));
+    if (!var_start) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    std::size_t k = std::stoul(text.substr(i + 1, j - i - 1));
+    out += "d" + std::to_string(k < rename.size() ? rename[k] : static_cast<int>(k));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId n2) {
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  if (a.is_template || b.is_template) return -1;
+  // Per buffer name, the last dep in reads-then-writes order (Inductor's name2dep dicts).
+  auto name_to_dep = [&](const Group& grp) {
+    std::vector<std::pair<BufId, DepId>> out;
+    for (const auto* set : {&grp.reads, &grp.writes})
+      for (DepId d : *set) {
+        BufId buf = dep_table_[d].buf;
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == buf; });
+        if (it == out.end()) out.emplace_back(buf, d);
+        else it->second = d;
+      }
+    return out;
+  };
+  auto lhs_deps = name_to_dep(a), rhs_deps = name_to_dep(b);
+  auto stride_form = [&](DepId d) -> std::optional<StrideOrderForm> {
+    const DepEntry& e = dep_table_[d];
+    if (e.kind != DepKind::Memory) return std::nullopt;
+    auto affine = parse_affine_index(*e.index, e.size->size());
+    if (!affine) return std::nullopt;
+    return normalize_with_stride_order(*affine, *e.size);
+  };
+  auto numel = [&](DepId d) {
+    const DepEntry& e = dep_table_[d];
+    std::int64_t n = 1;
+    if (e.kind == DepKind::Memory)
+      for (auto s : *e.size) n *= s;
+    else n = g_.buffers[e.buf].bytes;
+    return n;
+  };
+  // The largest common buffer whose two accesses differ at most in loop order.
+  DepId lhs = -1, rhs = -1;
+  std::int64_t best = -1;
+  for (const auto& [buf, ld] : lhs_deps) {
+    auto it = std::find_if(rhs_deps.begin(), rhs_deps.end(), [&buf = buf](const auto& e) { return e.first == buf; });  // clang 14 (emcc) cannot capture a structured binding
+    if (it == rhs_deps.end()) continue;
+    DepId rd = it->second;
+    auto lf = stride_form(ld), rf = stride_form(rd);
+    bool same = (lf && rf) ? *lf == *rf : ld == rd;
+    if (!same) continue;
+    std::int64_t n = numel(ld);
+    if (n > best) {
+      best = n;
+      lhs = ld;
+      rhs = rd;
+    }
+  }
+  if (lhs < 0 || dep_table_[lhs].kind != DepKind::Memory || dep_table_[rhs].kind != DepKind::Memory) return -1;
+  const DepEntry& l = dep_table_[lhs];
+  const DepEntry& r = dep_table_[rhs];
+  if (l.size->size() != r.size->size()) {
+    auto la = parse_affine_index(*l.index, l.size->size());
+    auto ra = parse_affine_index(*r.index, r.size->size());
+    if (la && ra) {
+      NormalForm ln = normalize_loops(*la, *l.size), rn = normalize_loops(*ra, *r.size);
+      if (ln.index == rn.index && ln.sizes == rn.sizes) return l.size_hint;
+    }
+    return -1;
+  }
+  bool reordered = false;
+  if (!a.reduction) reordered = reorder_loops_by_dep_pair(n1, lhs, rhs);
+  else if (!b.reduction) reordered = reorder_loops_by_dep_pair(n2, rhs, lhs);
+  return reordered ? score_fusion_memory(n1, n2) : -1;
+}
+
+bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep) {
+  Group& grp = groups_[gid];
+  if (grp.is_template) return false;
+  // The loop sizes of every member (its first memory write's iteration sizes) must agree.
+  const std::vector<std::int64_t>* sizes = nullptr;
+  for (NodeId m : grp.members) {
+    const std::vector<std::int64_t>* member_sizes = nullptr;
+    for (const Dep& w : g_.nodes[m].writes)
+      if (w.kind == DepKind::Memory) {
+        member_sizes = &w.size;
+        break;
+      }
+    if (!member_sizes || (sizes && *sizes != *member_sizes)) return false;
+    sizes = member_sizes;
+  }
+  const DepEntry& s = dep_table_[self_dep];
+  const DepEntry& o = dep_table_[other_dep];
+  if (!(sizes->size() == s.size->size() && s.size->size() == o.size->size())) return false;
+  auto sa = parse_affine_index(*s.index, s.size->size());
+  auto oa = parse_affine_index(*o.index, o.size->size());
+  if (!sa || !oa) return false;
+  auto order = decide_loop_order_to_match(*sa, *s.size, *oa, *o.size);
+  if (!order) return false;
+
+  // New loop i is old loop order[i]: old variable order[i] becomes d_i.
+  std::vector<int> rename(order->size());
+  for (std::size_t i = 0; i < order->size(); ++i) rename[(*order)[i]] = static_cast<int>(i);
+  std::vector<std::int64_t> new_sizes;
+  for (int old : *order) new_sizes.push_back((*sizes)[old]);
+  std::vector<std::pair<DepId, DepId>> remap;
+  // A dep's sizes are the loop sizes up to the last loop its index uses, so
+  // after the permutation they are cut after the last variable still used.
+  auto reordered = [&](DepId d) {
+    for (const auto& [from, to] : remap)
+      if (from == d) return to;
+    const DepEntry& e = dep_table_[d];
+    if (e.kind != DepKind::Memory || e.size->size() > sizes->size() || !std::equal(e.size->begin(), e.size->end(), sizes->begin()))
+      return d;
+    Dep nd;
+    nd.buf = e.buf;
+    nd.kind = e.kind;
+    nd.bytes = e.size_hint;
+    std::size_t used = 0;
+    if (auto affine = parse_affine_index(*e.index, e.size->size())) {
+      affine->strides.resize(sizes->size(), 0);
+      AffineIndex permuted;
+      permuted.offset = affine->offset;
+      for (std::size_t i = 0; i < order->size(); ++i) {
+        permuted.strides.push_back(affine->strides[(*order)[i]]);
+        if (permuted.strides.back() != 0) used = i + 1;
+      }
+      permuted.strides.resize(used);
+      nd.index = format_affine_index(permuted);
+    } else {
+      nd.index = rename_vars(*e.index, rename);
+      for (std::size_t i = 0; i < e.size->size(); ++i) used = std::max(used, static_cast<std::size_t>(rename[i]) + 1);
+    }
+    nd.size.assign(new_sizes.begin(), new_sizes.begin() + static_cast<std::ptrdiff_t>(used));
+    reordered_deps_.push_back(std::move(nd));
+    DepId id = intern(reordered_deps_.back());
+    remap.emplace_back(d, id);
+    return id;
+  };
+  for (auto* set : {&grp.reads, &grp.writes, &grp.unmet})
+    for (DepId& d : *set) d = reordered(d);
+  return true;
+}
+
+}  // namespace schedlab::fusion_detail

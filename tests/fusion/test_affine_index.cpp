@@ -1,0 +1,42 @@
+// The affine index helpers behind loop reordering.
+#include <catch2/catch.hpp>
+
+#include "core/fusion/affine_index.h"
+
+using namespace schedlab::fusion_detail;
+
+TEST_CASE("affine index expressions parse and print as sympy does", "[fusion][affine]") {
+  auto a = parse_affine_index("131072*d0 + d1 + 1024*d2", 3);
+  REQUIRE(a);
+  CHECK(a->strides == std::vector<std::int64_t>{131072, 1, 1024});
+  CHECK(a->offset == 0);
+  CHECK(format_affine_index(*a) == "131072*d0 + d1 + 1024*d2");
+  auto b = parse_affine_index("d1 - 2*d0 + 5", 2);
+  REQUIRE(b);
+  CHECK(b->strides == std::vector<std::int64_t>{-2, 1});
+  CHECK(format_affine_index(*b) == "-2*d0 + d1 + 5");
+  CHECK(format_affine_index(*parse_affine_index("0", 1)) == "0");
+  CHECK_FALSE(parse_affine_index("64*d0 + 8*Min(8, d2)", 3));
+  CHECK_FALSE(parse_affine_index("tmp0 + d0", 1));
+  CHECK_FALSE(parse_affine_index("d3", 2));  // only d0..d{n-1}
+  CHECK_FALSE(parse_affine_index("d0 +", 1));
+}
+
+TEST_CASE("loop order: stride-order normal form and the matching permutation", "[fusion][affine]") {
+  auto w = *parse_affine_index("131072*d0 + 1024*d1 + d2", 3);  // a pointwise write, loops [4, 128, 1024]
+  auto r = *parse_affine_index("131072*d0 + d1 + 1024*d2", 3);  // a reduction's read, loops [4, 1024, 128]
+  std::vector<std::int64_t> ws{4, 128, 1024}, rs{4, 1024, 128};
+  // Both are the whole buffer, contiguous: one loop of 4*128*1024 after merging.
+  CHECK(normalize_with_stride_order(w, ws) == normalize_with_stride_order(r, rs));
+  CHECK(normalize_with_stride_order(w, ws).loops == std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 524288}});
+  auto order = decide_loop_order_to_match(w, ws, r, rs);
+  REQUIRE(order);
+  CHECK(*order == std::vector<int>{0, 2, 1});
+  // Broadcasts (a loop the index does not use) and size-1 loops are not reordered.
+  CHECK_FALSE(decide_loop_order_to_match(*parse_affine_index("d1", 2), {16, 64}, *parse_affine_index("d0", 2), {64, 16}));
+  CHECK_FALSE(decide_loop_order_to_match(*parse_affine_index("d0 + d1", 2), {1, 64}, *parse_affine_index("d0 + d1", 2), {1, 64}));
+  // Merging contiguous loops without reordering.
+  NormalForm n = normalize_loops(*parse_affine_index("1024*d0 + d1", 2), {1024, 1024});
+  CHECK(n.index == "d0");
+  CHECK(n.sizes == std::vector<std::int64_t>{1048576});
+}

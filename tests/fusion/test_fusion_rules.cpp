@@ -1,0 +1,113 @@
+// Fusion legality on hand-built graphs, with the reference's reasons.
+#include <catch2/catch.hpp>
+
+#include "core/fusion/fusion.h"
+#include "core/graph/loader.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+
+namespace {
+
+std::vector<std::vector<std::string>> groups_of(const Graph& g) {
+  FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+  std::vector<std::vector<std::string>> out;
+  for (const auto& grp : fe.fusion.groups) out.push_back(test::names(g, grp));
+  return out;
+}
+
+std::string pw(const std::string& name, const std::string& out, const std::string& reads, long numel, long rnumel = 1,
+               const char* kind = "pointwise", const std::string& write_index = "d0") {
+  return R"({"name":")" + name + R"(","kind":")" + kind + R"(","group":[)" + std::to_string(numel) + "," + std::to_string(rnumel) +
+         R"(],"outputs":[{"name":")" + out + R"(","bytes":4096,"dtype":"f32"}],"reads":[)" + reads + R"(],"writes":[{"name":")" + out +
+         R"(","index":")" + write_index + R"(","size":[1024],"bytes":4096}]})";
+}
+
+std::string rd(const std::string& buf, const std::string& index = "d0") {
+  return R"({"name":")" + buf + R"(","index":")" + index + R"(","size":[1024],"bytes":4096})";
+}
+
+Graph graph(const std::vector<std::string>& nodes, const std::string& outputs) {
+  std::string text = R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":4096}],"outputs":[)" + outputs + R"(],"nodes":[)";
+  for (std::size_t i = 0; i < nodes.size(); ++i) text += (i ? "," : "") + nodes[i];
+  return load_graph(text + "]}");
+}
+
+}  // namespace
+
+TEST_CASE("a pointwise chain with matching indices fuses into one node", "[fusion]") {
+  Graph g = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab"), 1024), pw("c", "cb", rd("bb"), 1024)}, R"("cb")");
+  CHECK(groups_of(g) == std::vector<std::vector<std::string>>{{"a", "b", "c"}});
+}
+
+TEST_CASE("refusals carry the reference's reasons", "[fusion]") {
+  SECTION("mismatched index: no shared data, or (sharing x) memory deps did not match") {
+    Graph alone = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab", "1023 - d0"), 1024)}, R"("bb")");
+    CHECK(explain_fusion(alone, 0, 1, FusionOptions{}).final_reason == "no shared data");
+    Graph g = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab", "1023 - d0") + "," + rd("x"), 1024)}, R"("bb")");
+    auto ex = explain_fusion(g, 0, 1, FusionOptions{});
+    CHECK_FALSE(ex.fused);
+    CHECK(ex.final_reason == "memory deps did not match");
+    REQUIRE_FALSE(ex.refusals.empty());
+    CHECK(ex.refusals[0].reason == "memory deps did not match");
+  }
+  SECTION("different iteration spaces") {
+    Graph g = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab"), 512)}, R"("bb")");
+    CHECK(explain_fusion(g, 0, 1, FusionOptions{}).final_reason == "numel/rnumel mismatch (non-reduce) (1024, 512), (1, 1)");
+  }
+  SECTION("extern kernels never fuse") {
+    Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":4096}],"outputs":["bb"],"nodes":[
+      {"name":"mm","kind":"extern","outputs":[{"name":"ab","bytes":4096}],"reads":[{"name":"x","dep":"star","bytes":4096}],"writes":[{"name":"ab","dep":"star","bytes":4096}]},
+      )" + pw("b", "bb", rd("ab"), 1024) + "]}");
+    CHECK(explain_fusion(g, 0, 1, FusionOptions{}).final_reason == "node1 is extern or nop");
+    CHECK(groups_of(g).size() == 2);
+  }
+  SECTION("reductions need equal (numel, rnumel); a pointwise consumer of numel x rnumel fuses in") {
+    Graph g = graph({pw("p", "pb", rd("x"), 1024), pw("r1", "r1b", rd("pb"), 8, 128, "reduction"),
+                     pw("r2", "r2b", rd("pb"), 16, 64, "reduction")},
+                    R"("r1b","r2b")");
+    auto groups = groups_of(g);
+    CHECK(groups == std::vector<std::vector<std::string>>{{"p", "r1"}, {"r2"}});
+    CHECK(explain_fusion(g, 1, 2, FusionOptions{}).final_reason.rfind("numel/rnumel mismatch (reduce)", 0) == 0);
+  }
+  SECTION("horizontal fusion needs enough shared bytes and proximity") {
+    // Two readers of x sharing only an 8-byte read: below the threshold of 10.
+    Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":8}],"outputs":["ab","bb"],"nodes":[
+      {"name":"a","kind":"pointwise","group":[2,1],"outputs":[{"name":"ab","bytes":8}],"reads":[{"name":"x","index":"d0","size":[2],"bytes":8}],"writes":[{"name":"ab","index":"d0","size":[2],"bytes":8}]},
+      {"name":"b","kind":"pointwise","group":[2,1],"outputs":[{"name":"bb","bytes":8}],"reads":[{"name":"x","index":"d0","size":[2],"bytes":8}],"writes":[{"name":"bb","index":"d0","size":[2],"bytes":8}]}]})");
+    CHECK(explain_fusion(g, 0, 1, FusionOptions{}).final_reason == "score_fusion_memory_threshold");
+  }
+}
+
+TEST_CASE("fusion stops at max fusion size", "[fusion]") {
+  std::vector<std::string> nodes{pw("n0", "b0", rd("x"), 1024)};
+  for (int i = 1; i < 70; ++i) nodes.push_back(pw("n" + std::to_string(i), "b" + std::to_string(i), rd("b" + std::to_string(i - 1)), 1024));
+  Graph g = graph(nodes, R"("b69")");
+  auto groups = groups_of(g);
+  std::size_t largest = 0;
+  for (const auto& grp : groups) largest = std::max(largest, grp.size());
+  CHECK(largest <= 64);
+  CHECK(groups.size() >= 2);
+}
+
+TEST_CASE("the reorder round permutes a pointwise node's loops to fuse it into a reduction", "[fusion]") {
+  // p writes b in (i, j, k) order; r reduces over j reading b as (i, k, j):
+  // no dep is equal until p's loops are reordered (Inductor's loop_ordering_after_fusion).
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":2097152}],"outputs":["rb"],"nodes":[
+    {"name":"p","kind":"pointwise","group":[524288,1],"outputs":[{"name":"b","bytes":2097152,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"131072*d0 + 1024*d1 + d2","size":[4,128,1024],"bytes":2097152}],
+     "writes":[{"name":"b","index":"131072*d0 + 1024*d1 + d2","size":[4,128,1024],"bytes":2097152}]},
+    {"name":"r","kind":"reduction","group":[4096,128],"outputs":[{"name":"rb","bytes":16384,"dtype":"f32"}],
+     "reads":[{"name":"b","index":"131072*d0 + d1 + 1024*d2","size":[4,1024,128],"bytes":2097152}],
+     "writes":[{"name":"rb","index":"1024*d0 + d1","size":[4,1024],"bytes":16384}]}]})");
+  FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+  REQUIRE(fe.fusion.groups.size() == 1);
+  CHECK(test::names(g, fe.fusion.groups[0]) == std::vector<std::string>{"p", "r"});
+  // Before the reorder round the pair shared nothing.
+  FusionOptions record;
+  record.record_refusals = true;
+  FusionResult res = fuse_nodes(g, fe.deps, fe.schedule, record);
+  REQUIRE_FALSE(res.refusals.empty());
+  CHECK(res.refusals[0].reason == "no shared data");
+  CHECK(res.refusals.back().round < res.rounds);
+}
