@@ -2,9 +2,14 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#ifndef __EMSCRIPTEN__
+#include <sys/wait.h>
+#endif
 
 #include "core/graph/graph.h"
 #include "core/graph/loader.h"
@@ -37,5 +42,26 @@ inline std::vector<std::string> fixture_cases() {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+#ifndef __EMSCRIPTEN__
+// Runs the real `schedlab` binary with `args` (shell words); its exit code
+// and stdout+stderr together.
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+inline CliRun run_cli(const std::string& args) {
+  std::string cmd = std::string(SCHEDLAB_CLI) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+#endif
 
 }  // namespace schedlab::test

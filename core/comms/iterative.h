@@ -37,6 +37,13 @@ struct IterativeMemory {
   std::vector<std::int64_t> size_alloc, size_free;  // bytes the node allocates / frees
   std::vector<NodeId> last_use;                     // per buffer; kNone for buffers never freed
   Adjacency bufs_of_successor;                      // per node: freed buffers it keeps alive
+
+  // A node's memory after its allocations is now `value`; after its frees
+  // follows from what it frees.
+  void set_post_alloc(NodeId v, std::int64_t value) {
+    post_alloc[v] = value;
+    post_free[v] = value - size_free[v];
+  }
 };
 
 IterativeMemory init_iterative_memory(const Graph& g, const Order& order);

@@ -191,20 +191,17 @@ CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg,
           mem.post_alloc[gn] -= cand_delta;
           mem.post_free[gn] -= cand_delta;
         }
-        mem.post_alloc[candidate] = mem.post_free[group_tail] + cand_alloc;
-        mem.post_free[candidate] = mem.post_alloc[candidate] - mem.size_free[candidate];
+        mem.set_post_alloc(candidate, mem.post_free[group_tail] + cand_alloc);
       } else {
         for (BufId b : changed_bufs) mem.last_use[b] = candidate;
         std::int64_t moved_total = 0;
         for (NodeId gn : group) {
           moved_total += moved_free[gn];
           mem.size_free[gn] -= moved_free[gn];
-          mem.post_alloc[gn] = post_alloc_after[gn];
-          mem.post_free[gn] = post_alloc_after[gn] - mem.size_free[gn];
+          mem.set_post_alloc(gn, post_alloc_after[gn]);
         }
         mem.size_free[candidate] += moved_total;
-        mem.post_alloc[candidate] = post_alloc_after[candidate];
-        mem.post_free[candidate] = post_alloc_after[candidate] - mem.size_free[candidate];
+        mem.set_post_alloc(candidate, post_alloc_after[candidate]);
       }
       for (NodeId gn : changed_nodes) moved_free[gn] = 0;
       candidate = list.prev[group_head];

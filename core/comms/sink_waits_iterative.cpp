@@ -209,8 +209,7 @@ CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, con
       info.final_exposed_us = info.comm_time_us - info.comp_time_us;
 
       if (!last_use_changes) {
-        mem.post_alloc[candidate] = pre_group + cand_alloc;
-        mem.post_free[candidate] = mem.post_alloc[candidate] - mem.size_free[candidate];
+        mem.set_post_alloc(candidate, pre_group + cand_alloc);
         for (NodeId gn : group) {
           mem.post_alloc[gn] += cand_delta;
           mem.post_free[gn] += cand_delta;
@@ -218,12 +217,10 @@ CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, con
       } else {
         // As in the reference, last uses are not updated here.
         mem.size_free[candidate] -= moved_total;
-        mem.post_alloc[candidate] = post_alloc_after[candidate];
-        mem.post_free[candidate] = post_alloc_after[candidate] - mem.size_free[candidate];
+        mem.set_post_alloc(candidate, post_alloc_after[candidate]);
         for (NodeId gn : group) {
           mem.size_free[gn] += freed_instead[gn];
-          mem.post_alloc[gn] = post_alloc_after[gn];
-          mem.post_free[gn] = post_alloc_after[gn] - mem.size_free[gn];
+          mem.set_post_alloc(gn, post_alloc_after[gn]);
         }
       }
       for (NodeId gn : changed_nodes) freed_instead[gn] = 0;

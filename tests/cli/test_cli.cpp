@@ -3,8 +3,6 @@
 #ifndef __EMSCRIPTEN__
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,22 +13,8 @@
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Run run_cli(const std::string& args) {
-  std::string cmd = std::string(SCHEDLAB_CLI) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using schedlab::test::run_cli;
+using Run = schedlab::test::CliRun;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("schedlab_cli_test_" + name)).string();

@@ -25,19 +25,10 @@ struct CommFixture {
 
 std::vector<CommFixture> comm_fixtures() {
   std::vector<CommFixture> out;
-  for (const char* dir : {"inductor", "exported"}) {
-    std::filesystem::path root = test::data_path(dir);
-    if (!std::filesystem::exists(root)) continue;
-    for (const auto& e : std::filesystem::directory_iterator(root)) {
-      std::string f = e.path().filename().string();
-      const std::string suffix = ".expected.json";
-      if (f.size() <= suffix.size() || f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-      json expected = json::parse(read_text_file(e.path().string()));
-      if (!expected.contains("comm")) continue;
-      out.push_back({std::string(dir) + "/" + f.substr(0, f.size() - suffix.size()), expected["comm"]});
-    }
+  for (const auto& c : test::fixture_cases()) {
+    json expected = json::parse(read_text_file(test::data_path(c + ".expected.json")));
+    if (expected.contains("comm")) out.push_back({c, expected["comm"]});
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
 

@@ -4,7 +4,6 @@
 #ifndef __EMSCRIPTEN__
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,25 +16,8 @@
 
 using namespace schedlab;
 
-namespace {
-
-struct Run {
-  int code;
-  std::string out;
-};
-
-Run run(const std::string& args) {
-  std::string cmd = std::string(SCHEDLAB_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-}  // namespace
+using Run = test::CliRun;
+constexpr auto run = test::run_cli;
 
 TEST_CASE("fuse writes a post-fusion graph that validates and plans", "[fusion][cli]") {
   auto dir = std::filesystem::temp_directory_path() / ("schedlab_fuse_" + std::to_string(::getpid()));
