@@ -63,7 +63,7 @@ int cmd_plan(const Args& args) {
 
   Graph g = load_graph_file(graph_path);
   PlanResult result = run_plan(g, opts);
-  std::string text = format == "json" ? plan_to_json(g, opts, result).dump(1) + "\n" : plan_to_text(g, result);
+  std::string text = format == "json" ? plan_text_json(g, opts, result) : plan_to_text(g, result);
   write_output(out_path.empty() ? "-" : out_path, text);
   if (!trace_path.empty()) write_output(trace_path, chrome_trace(result.planned(g), result.simulation).dump() + "\n");
   if (!out_path.empty() && format == "json") std::fputs(plan_to_text(g, result).c_str(), stdout);

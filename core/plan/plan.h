@@ -55,7 +55,11 @@ PlanResult run_plan(const Graph& g, const PlanOptions& opts);
 nlohmann::json plan_to_json(const Graph& g, const PlanOptions& opts, const PlanResult& r);
 std::string plan_to_text(const Graph& g, const PlanResult& r);
 
-// Whole pipeline on text: load, plan, serialize (pretty, 1-space indent).
+// The schedplan/1 text of a plan: compact JSON, one line, newline-ended.
+// The one serialization the CLI and the WASM module both use.
+std::string plan_text_json(const Graph& g, const PlanOptions& opts, const PlanResult& r);
+
+// Whole pipeline on text: load, plan, serialize.
 std::string plan_json(std::string_view graph_json, std::string_view options_json);
 
 // "a,b,c" -> {"a","b","c"}; empty items are refused.
