@@ -1,0 +1,159 @@
+// schedlab-gpu: executes a schedlab order on real GPUs and calibrates a
+// hardware profile (docs/gpu-validation.md).
+//
+//   schedlab-gpu run GRAPH.json [--plan PLAN.json | --order METHOD] [--profile NAME|FILE]
+//                [--ranks N] [--serial] [--warmup N] [--repeat N] -o REPORT.json
+//   schedlab-gpu calibrate [--ranks N] [--base NAME] [--quick] -o PROFILE.json [--details FILE]
+//
+// Exit codes as the schedlab CLI: 0 ok, 1 bad input or a CUDA failure, 2 bad usage.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/util/error.h"
+#include "core/graph/loader.h"
+#include "core/memory/estimate.h"
+#include "native-cuda/host/calibration.h"
+#include "native-cuda/host/execution_schedule.h"
+#include "native-cuda/host/run_report.h"
+#include "native-cuda/host/stand_in.h"
+#include "native-cuda/src/calibrate.h"
+#include "native-cuda/src/executor.h"
+
+namespace schedlab::gpu {
+namespace {
+
+constexpr const char* kUsage =
+    "usage:\n"
+    "  schedlab-gpu run GRAPH.json [--plan PLAN.json | --order baseline|lpmf|bfs|dfs] [--profile NAME|FILE]\n"
+    "                  [--ranks N] [--serial] [--warmup N] [--repeat N] -o REPORT.json\n"
+    "  schedlab-gpu calibrate [--ranks N] [--base NAME] [--quick] -o PROFILE.json [--details FILE]\n";
+
+bool is_flag(const std::string& a, const char* name) {
+  const std::string n = name;
+  return a == n || a.rfind(n + "=", 0) == 0;
+}
+
+int positive_int(const std::string& v, const std::string& flag) {
+  try {
+    std::size_t used = 0;
+    const int x = std::stoi(v, &used);
+    if (used == v.size() && x >= 1) return x;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(flag + ": expected an integer >= 1, got \"" + v + "\"");
+}
+
+// A built-in profile name, else a profile JSON file.
+HardwareProfile profile_arg(const std::string& v) {
+  for (const auto& name : builtin_profile_names())
+    if (name == v) return builtin_profile(v);
+  try {
+    return parse_hardware_profile(read_text_file(v));
+  } catch (const Error& e) {
+    throw UsageError("--profile " + v + ": not a built-in profile, and as a file: " + e.what());
+  }
+}
+
+int default_ranks() { return std::min(visible_gpus(), nccl_available() ? 8 : 1); }
+
+int cmd_run(const cli::Args& args) {
+  cli::ArgReader r(args);
+  std::string graph_path, plan_path, order_method, out_path;
+  HardwareProfile hw = builtin_profile(kDefaultHardwareProfile);
+  int ranks = 0;
+  ExecuteOptions opts;
+  while (!r.done()) {
+    const std::string a = r.next();
+    if (is_flag(a, "-o") || is_flag(a, "--output")) out_path = r.value(a);
+    else if (is_flag(a, "--plan")) plan_path = r.value(a);
+    else if (is_flag(a, "--order")) order_method = r.value(a);
+    else if (is_flag(a, "--profile")) hw = profile_arg(r.value(a));
+    else if (is_flag(a, "--ranks")) ranks = positive_int(r.value(a), "--ranks");
+    else if (is_flag(a, "--warmup")) opts.warmup = positive_int(r.value(a), "--warmup");
+    else if (is_flag(a, "--repeat")) opts.repetitions = positive_int(r.value(a), "--repeat");
+    else if (a == "--serial") opts.overlap = false;
+    else if (!a.empty() && a[0] == '-') throw UsageError("run: unknown option " + a);
+    else if (graph_path.empty()) graph_path = a;
+    else throw UsageError("run: one graph only (got \"" + a + "\" too)");
+  }
+  if (graph_path.empty()) throw UsageError("run: missing GRAPH.json");
+  if (out_path.empty()) throw UsageError("run: missing -o REPORT.json");
+  if (!plan_path.empty() && !order_method.empty()) throw UsageError("run: --plan and --order exclude each other");
+
+  const Graph g = load_graph_file(graph_path);
+  const auto info = compute_planning_info(g, g.baseline_order());
+  const Order order = !plan_path.empty() ? order_from_plan_json(g, read_text_file(plan_path))
+                                         : order_by_method(g, info, order_method.empty() ? "baseline" : order_method);
+  const ExecutionSchedule schedule = build_execution_schedule(g, info, order);
+  std::vector<StandIn> stand_ins;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) stand_ins.push_back(plan_stand_in(g, info, v));
+  const std::int64_t estimated_peak = estimate_peak_memory(g, info, order).peak;
+
+  GpuRuntime rt(ranks ? ranks : default_ranks());
+  const RunMeasurements m = execute_schedule(rt, g, schedule, stand_ins, opts);
+  nlohmann::json report = run_report_json(g, schedule, stand_ins, hw, estimated_peak, m);
+  report["order_source"] = !plan_path.empty() ? "plan " + plan_path : "method " + (order_method.empty() ? "baseline" : order_method);
+  report["streams"] = opts.overlap ? "overlap" : "serial";
+  cli::write_output(out_path, report.dump(1) + "\n");
+
+  const auto& tot = report["totals"];
+  const auto& mem = report["memory"];
+  std::fprintf(stderr, "%s on %s: estimated %.1f us, measured %.1f us (wall %.1f us); peak estimated %lld B, measured %lld B (%s)\n",
+               g.name.c_str(), m.device_name.c_str(), tot["estimated_us"].get<double>(), tot["measured_us"].get<double>(),
+               m.wall_us, static_cast<long long>(estimated_peak), static_cast<long long>(m.memory.live_peak_bytes),
+               mem["peaks_agree"].get<bool>() ? "agree" : "DIFFER");
+  return mem["peaks_agree"].get<bool>() ? 0 : 1;
+}
+
+int cmd_calibrate(const cli::Args& args) {
+  cli::ArgReader r(args);
+  std::string out_path, details_path, base_name;
+  int ranks = 0;
+  CalibrateOptions opts;
+  while (!r.done()) {
+    const std::string a = r.next();
+    if (is_flag(a, "-o") || is_flag(a, "--output")) out_path = r.value(a);
+    else if (is_flag(a, "--details")) details_path = r.value(a);
+    else if (is_flag(a, "--base")) base_name = r.value(a);
+    else if (is_flag(a, "--ranks")) ranks = positive_int(r.value(a), "--ranks");
+    else if (a == "--quick") opts.quick = true;
+    else throw UsageError("calibrate: unknown argument " + a);
+  }
+  if (out_path.empty()) throw UsageError("calibrate: missing -o PROFILE.json");
+  GpuRuntime rt(ranks ? ranks : default_ranks());
+  const CalibrationMeasurements m = run_calibration(rt, opts);
+  const HardwareProfile& base = base_name.empty() ? base_profile_for_device(m.device_name) : builtin_profile(base_name);
+  const HardwareProfile p = calibrated_profile(m, base);
+  // The profile alone: parse_hardware_profile refuses unknown fields.
+  cli::write_output(out_path, hardware_profile_to_json(p).dump(1) + "\n");
+  if (!details_path.empty()) cli::write_output(details_path, calibration_details_json(m, base, p).dump(1) + "\n");
+  std::fprintf(stderr, "%s: DRAM %.0f GB/s, bf16 %.0f TFLOP/s, f32 %.1f TFLOP/s, launch %.2f us, NVLink bus %.0f GB/s\n",
+               m.device_name.c_str(), p.dram_bytes_per_s / 1e9, p.flops_per_s.count("bf16") ? p.flops_per_s.at("bf16") / 1e12 : 0.0,
+               p.flops_per_s.at("f32") / 1e12, p.kernel_launch_us, m.collectives.empty() ? 0.0 : p.nvlink_bytes_per_s / 1e9);
+  return 0;
+}
+
+}  // namespace
+}  // namespace schedlab::gpu
+
+int main(int argc, char** argv) {
+  using namespace schedlab;
+  const cli::Args args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(gpu::kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const cli::Args rest(args.begin() + 1, args.end());
+  try {
+    if (args[0] == "run") return gpu::cmd_run(rest);
+    if (args[0] == "calibrate") return gpu::cmd_calibrate(rest);
+    throw UsageError("unknown command \"" + args[0] + "\"");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "schedlab-gpu: %s\n%s", e.what(), gpu::kUsage);
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "schedlab-gpu: %s\n", e.what());
+    return 1;
+  }
+}
