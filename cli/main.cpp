@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
   Args args(argv + 2, argv + argc);
   for (const auto& c : kCommands) {
     if (c.name != name) continue;
+    // `schedlab CMD --help`: the command's line from the table (gen has more to say).
+    if (!args.empty() && (args[0] == "--help" || args[0] == "-h") && c.name != "gen") {
+      std::printf("usage: schedlab %s %s\n  %s\n", std::string(c.name).c_str(), std::string(c.usage).c_str(), std::string(c.summary).c_str());
+      return 0;
+    }
     try {
       return c.run(args);
     } catch (const schedlab::UsageError& e) {
