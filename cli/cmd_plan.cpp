@@ -67,6 +67,7 @@ int cmd_plan(const Args& args) {
   write_output(out_path.empty() ? "-" : out_path, text);
   if (!trace_path.empty()) write_output(trace_path, chrome_trace(result.planned(g), result.simulation).dump() + "\n");
   if (!out_path.empty() && format == "json") std::fputs(plan_to_text(g, result).c_str(), stdout);
+  exit_without_freeing();
   return 0;
 }
 
@@ -78,6 +79,7 @@ int cmd_validate(const Args& args) {
   std::printf("%s: ok: schedgraph/1 \"%s\", %d nodes, %d buffers, %d inputs, %zu reads, %zu outputs%s\n", args[0].c_str(), g.name.c_str(),
               g.num_nodes(), g.num_buffers() - g.num_inputs, g.num_inputs, deps, g.outputs.size(),
               g.is_pre_fusion() ? "" : ", fused");
+  exit_without_freeing();
   return 0;
 }
 

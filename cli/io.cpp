@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -31,6 +32,13 @@ void write_output(const std::string& path, const std::string& text) {
     std::remove(tmp.c_str());
     throw Error(path + ": cannot replace file");
   }
+}
+
+void exit_without_freeing() {
+#ifndef __EMSCRIPTEN__
+  std::fflush(nullptr);
+  std::_Exit(0);
+#endif
 }
 
 std::string ArgReader::value(const std::string& flag) {
