@@ -1,0 +1,55 @@
+// wasm/api.js — appended to the generated module (--post-js): the public JS
+// API over the raw Embind entry points of wasm/bindings.cpp. Each raw call
+// returns {ok, kind, text}; here a failure becomes a thrown SchedlabError whose
+// message is exactly the CLI's (without its "schedlab COMMAND: " prefix) and
+// whose `kind` is "usage", "input" or "internal" (the CLI's exit codes 2, 1, 3).
+
+class SchedlabError extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.name = 'SchedlabError';
+    this.kind = kind;
+  }
+}
+
+function schedlabUnwrap(result) {
+  if (!result.ok) throw new SchedlabError(result.text, result.kind);
+  return result.text;
+}
+
+Module['SchedlabError'] = SchedlabError;
+
+// plan(graphJson, optionsJson) -> schedplan/1 text, byte for byte the CLI's `plan -o`.
+// optionsJson: {"memory_methods": [...], "comm_passes": [...]} or "" for the defaults.
+Module['plan'] = (graphJson, optionsJson = '') => schedlabUnwrap(Module['rawPlan'](graphJson, optionsJson));
+
+// validate(graphJson) -> {graph, nodes, buffers, inputs, reads, outputs, fused}.
+Module['validate'] = (graphJson) => JSON.parse(schedlabUnwrap(Module['rawValidate'](graphJson)));
+
+// memoryMethods() -> [{name, summary, default}], the core's registry in its order.
+Module['memoryMethods'] = () => JSON.parse(schedlabUnwrap(Module['rawMemoryMethods']()));
+
+// commPasses() -> [{name, summary, default}], the comm pass registry in its order.
+Module['commPasses'] = () => JSON.parse(schedlabUnwrap(Module['rawCommPasses']()));
+
+// openPlanSession() -> a planning run kept in the WASM heap for per-step views:
+//   run(graphJson, optionsJson) -> the plan text (as plan());
+//   trace() -> the Chrome trace text of its simulation (as `plan --trace`);
+//   summary() -> {input, planned}: validate()'s counts of the input graph and
+//     of the planned one (the fused graph when the input was pre-fusion);
+//   names(i), curve(i) -> {peak, peak_step, curve}, liveAt(i, step) ->
+//     [{buffer, bytes, producer}] (largest first) for order i of the planned
+//     graph: 0 is its baseline, 1 the plan's final order.
+// Call delete() when done.
+Module['openPlanSession'] = () => {
+  const raw = new Module['RawPlanSession']();
+  return {
+    run: (graphJson, optionsJson = '') => schedlabUnwrap(raw.run(graphJson, optionsJson)),
+    trace: () => schedlabUnwrap(raw.trace()),
+    summary: () => JSON.parse(schedlabUnwrap(raw.summary())),
+    names: (order) => JSON.parse(schedlabUnwrap(raw.names(order))),
+    curve: (order) => JSON.parse(schedlabUnwrap(raw.curve(order))),
+    liveAt: (order, step) => JSON.parse(schedlabUnwrap(raw.liveAt(order, step))),
+    delete: () => raw.delete(),
+  };
+};

@@ -1,0 +1,200 @@
+// wasm — Embind bindings: the JS face of core/, nothing more. Every entry
+// point is a thin call into core; wasm/api.js (appended to the generated
+// module) turns the {ok, kind, text} results into return values or thrown JS
+// Errors, so no C++ exception ever crosses into JS.
+//
+// The API mirrors the CLI: plan() is core's plan_json(), the same function the
+// CLI's `plan -o` writes, so the two outputs are byte for byte equal.
+#include <emscripten/bind.h>
+
+#include <algorithm>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/comms/passes.h"
+#include "core/graph/loader.h"
+#include "core/memory/estimate.h"
+#include "core/memory/methods.h"
+#include "core/memory/planning_info.h"
+#include "core/plan/plan.h"
+#include "core/sim/simulate.h"
+#include "core/util/error.h"
+
+namespace schedlab::wasm {
+namespace {
+
+using nlohmann::json;
+
+// What a call returns to api.js: the result text, or the error message with
+// its kind ("usage", "input" or "internal": the CLI's exit codes 2, 1, 3).
+struct CallResult {
+  bool ok = true;
+  std::string kind;
+  std::string text;
+};
+
+// Runs `body` and catches exactly what the CLI's main() catches, with the
+// same messages (the CLI prefixes them with "schedlab COMMAND: ").
+template <class Body>
+CallResult guarded(Body&& body) {
+  try {
+    return {true, "", body()};
+  } catch (const UsageError& e) {
+    return {false, "usage", e.what()};
+  } catch (const Error& e) {
+    return {false, "input", e.what()};
+  } catch (const std::bad_alloc&) {
+    return {false, "internal", "out of memory"};
+  } catch (const std::exception& e) {
+    return {false, "internal", std::string("internal error: ") + e.what()};
+  }
+}
+
+CallResult plan(const std::string& graph_json, const std::string& options_json) {
+  return guarded([&] { return plan_json(graph_json, options_json); });
+}
+
+// The counts `schedlab validate` prints.
+json graph_summary(const Graph& g) {
+  std::size_t reads = 0;
+  for (const auto& n : g.nodes) reads += n.reads.size();
+  return {{"graph", g.name},
+          {"nodes", g.num_nodes()},
+          {"buffers", g.num_buffers() - g.num_inputs},
+          {"inputs", g.num_inputs},
+          {"reads", reads},
+          {"outputs", g.outputs.size()},
+          {"fused", !g.is_pre_fusion()}};
+}
+
+CallResult validate(const std::string& graph_json) {
+  return guarded([&] { return graph_summary(load_graph(graph_json)).dump(); });
+}
+
+CallResult memory_method_table() {
+  return guarded([] {
+    json out = json::array();
+    const auto defaults = default_memory_methods();
+    for (const auto& m : memory_methods()) {
+      bool is_default = std::find(defaults.begin(), defaults.end(), m.name) != defaults.end();
+      out.push_back({{"name", m.name}, {"summary", m.summary}, {"default", is_default}});
+    }
+    return out.dump();
+  });
+}
+
+CallResult comm_pass_table() {
+  return guarded([] {
+    json out = json::array();
+    for (const auto& p : comm_passes()) out.push_back({{"name", p.name}, {"summary", p.summary}, {"default", false}});
+    return out.dump();
+  });
+}
+
+// One planning run kept alive for the page: the plan text (byte for byte the
+// CLI's `plan -o`), the Chrome trace of its simulation (`plan --trace`), and
+// per-step views of the planned graph (the fused one when the input was
+// pre-fusion): the memory curve of any order and the buffers live at a step,
+// from core/memory's estimators with the baseline order's planning info, as
+// the plan computes them. Order 0 is the planned graph's baseline, order 1
+// the plan's final order.
+class PlanSession {
+ public:
+  // Returns the plan text.
+  CallResult run(const std::string& graph_json, const std::string& options_json) {
+    return guarded([&] {
+      input_.reset();
+      PlanOptions opts = parse_plan_options(options_json);
+      auto input = std::make_unique<Graph>(load_graph(graph_json));
+      result_ = run_plan(*input, opts);
+      input_ = std::move(input);
+      const Graph& g = planned();
+      info_ = compute_planning_info(g, g.baseline_order());
+      orders_ = {g.baseline_order(), result_.order};
+      return plan_text_json(*input_, opts, result_);
+    });
+  }
+
+  // The Chrome trace of the final order's simulation (on demand: it is large).
+  CallResult trace() {
+    return guarded([&] { return chrome_trace(planned(), result_.simulation).dump() + "\n"; });
+  }
+
+  // Counts of the input graph and of the planned one.
+  CallResult summary() {
+    return guarded([&] { return json{{"input", graph_summary(*input_)}, {"planned", graph_summary(planned())}}.dump(); });
+  }
+
+  // The node names of an order, as a JSON array.
+  CallResult names(int order_index) {
+    return guarded([&] {
+      const Graph& g = planned();
+      json out = json::array();
+      for (NodeId v : order_at(order_index)) out.push_back(g.nodes[v].name);
+      return out.dump();
+    });
+  }
+
+  CallResult curve(int order_index) {
+    return guarded([&] {
+      PeakMemoryEstimate est = estimate_peak_memory(planned(), info_, order_at(order_index));
+      return json{{"peak", est.peak}, {"peak_step", est.peak_step}, {"curve", est.curve}}.dump();
+    });
+  }
+
+  // Buffers alive at `step` of an order, largest first, with their producers.
+  CallResult live_at(int order_index, int step) {
+    return guarded([&] {
+      const Graph& g = planned();
+      const Order& order = order_at(order_index);
+      if (step < 0 || step > static_cast<int>(order.size())) throw UsageError("step " + std::to_string(step) + ": out of range");
+      json out = json::array();
+      for (const auto& lb : live_buffers_at(g, info_, order, step)) {
+        const Buffer& b = g.buffers[lb.buf];
+        out.push_back({{"buffer", b.name}, {"bytes", lb.bytes}, {"producer", b.is_input ? "" : g.nodes[b.producer].name}});
+      }
+      return out.dump();
+    });
+  }
+
+ private:
+  const Graph& planned() const {
+    if (!input_) throw UsageError("plan session: nothing planned yet");
+    return result_.planned(*input_);
+  }
+  const Order& order_at(int index) const {
+    planned();
+    if (index < 0 || index >= static_cast<int>(orders_.size())) throw UsageError("plan session: unknown order " + std::to_string(index));
+    return orders_[index];
+  }
+
+  std::unique_ptr<Graph> input_;  // null until a run succeeds
+  PlanResult result_;
+  MemoryPlanningInfo info_;
+  std::vector<Order> orders_;
+};
+
+}  // namespace
+}  // namespace schedlab::wasm
+
+EMSCRIPTEN_BINDINGS(schedlab) {
+  using namespace emscripten;
+  using namespace schedlab::wasm;
+  value_object<CallResult>("CallResult").field("ok", &CallResult::ok).field("kind", &CallResult::kind).field("text", &CallResult::text);
+  function("rawPlan", &plan);
+  function("rawValidate", &validate);
+  function("rawCommPasses", &comm_pass_table);
+  function("rawMemoryMethods", &memory_method_table);
+  class_<PlanSession>("RawPlanSession")
+      .constructor<>()
+      .function("run", &PlanSession::run)
+      .function("trace", &PlanSession::trace)
+      .function("summary", &PlanSession::summary)
+      .function("names", &PlanSession::names)
+      .function("curve", &PlanSession::curve)
+      .function("liveAt", &PlanSession::live_at);
+}
