@@ -54,19 +54,24 @@ CollectiveFit fit_collective(const std::vector<CollectiveSample>& samples) {
   // x = S·factor·1e6 (bus bytes, scaled to give microseconds); steps are the
   // same for every size of one op at one rank count.
   const double steps = ring_us(samples[0], 1) - ring_us(samples[0], 0);
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& c : samples) {
-    const double x = ring_us(c, 0) * kProbeBw;
-    sx += x;
-    sy += c.us;
-    sxx += x * x;
-    sxy += x * c.us;
-  }
+  // Least squares in two passes (means first): the one-pass sums cancel
+  // catastrophically when x spans 64 KiB to 256 MiB.
+  std::vector<double> xs;
+  for (const auto& c : samples) xs.push_back(ring_us(c, 0) * kProbeBw);
   const double n = static_cast<double>(samples.size());
-  const double var = sxx - sx * sx / n;
+  double mean_x = 0, mean_y = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    mean_x += xs[i] / n;
+    mean_y += samples[i].us / n;
+  }
+  double var = 0, cov = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    var += (xs[i] - mean_x) * (xs[i] - mean_x);
+    cov += (xs[i] - mean_x) * (samples[i].us - mean_y);
+  }
   if (samples.size() < 2 || var <= 0) return {collective_bus_bytes_per_s(samples[0]), 0};
-  const double slope = (sxy - sx * sy / n) / var;  // 1 / bandwidth
-  const double intercept = (sy - slope * sx) / n;
+  const double slope = cov / var;  // 1 / bandwidth
+  const double intercept = mean_y - slope * mean_x;
   if (slope <= 0) return {collective_bus_bytes_per_s(samples.back()), 0};
   return {1.0 / slope, steps > 0 ? std::max(0.0, intercept / steps) : 0};
 }
