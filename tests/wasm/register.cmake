@@ -11,7 +11,8 @@ find_program(SCHEDLAB_NODE node REQUIRED)
 set(SCHEDLAB_WASM_BUILD_DIR "${CMAKE_BINARY_DIR}/wasm" CACHE PATH "Build directory of the WASM targets (scripts/build-wasm.sh)")
 set(SCHEDLAB_WEB_SITE_DIR "${CMAKE_BINARY_DIR}/web-site")
 
-add_test(NAME wasm_build COMMAND ${CMAKE_SOURCE_DIR}/scripts/build-wasm.sh ${SCHEDLAB_WASM_BUILD_DIR})
+# Only what the tests use: the Embind module and the suite (not the WASM CLI).
+add_test(NAME wasm_build COMMAND ${CMAKE_SOURCE_DIR}/scripts/build-wasm.sh ${SCHEDLAB_WASM_BUILD_DIR} schedlab_wasm schedlab_tests)
 set_tests_properties(wasm_build PROPERTIES FIXTURES_SETUP wasm TIMEOUT 1800)
 
 add_test(NAME web_build COMMAND ${CMAKE_COMMAND} -E env WASM_BUILD_DIR=${SCHEDLAB_WASM_BUILD_DIR}
