@@ -8,17 +8,6 @@
 
 namespace schedlab {
 
-void index_graph(Graph& g) {
-  g.buffer_by_name.clear();
-  g.node_by_name.clear();
-  g.buffer_by_name.reserve(g.buffers.size());
-  g.node_by_name.reserve(g.nodes.size());
-  for (BufId b = 0; b < g.num_buffers(); ++b)
-    if (!g.buffer_by_name.emplace(g.buffers[b].name, b).second) throw Error("duplicate buffer name \"" + g.buffers[b].name + "\"");
-  for (NodeId v = 0; v < g.num_nodes(); ++v)
-    if (!g.node_by_name.emplace(g.nodes[v].name, v).second) throw Error("duplicate node name \"" + g.nodes[v].name + "\"");
-}
-
 Graph generate_layered(const LayeredSpec& spec) {
   if (spec.nodes < 0 || spec.width < 1 || spec.fan_in < 0 || spec.skip < 1)
     throw UsageError("gen layered: nodes >= 0, width >= 1, fan-in >= 0 and skip >= 1 are required");
@@ -106,7 +95,7 @@ Graph generate_layered(const LayeredSpec& spec) {
   // Graph outputs: the last layer.
   std::size_t tail = std::min<std::size_t>(all_outputs.size(), static_cast<std::size_t>(spec.width));
   g.outputs.assign(all_outputs.end() - static_cast<std::ptrdiff_t>(tail), all_outputs.end());
-  index_graph(g);
+  g.index_names();
   return g;
 }
 
@@ -170,7 +159,7 @@ Graph replicate_graph(const Graph& base, std::int32_t copies, bool chained) {
   }
   // A chain link reads a buffer of copy k-1, all of whose nodes come first:
   // the baseline stays topological.
-  index_graph(g);
+  g.index_names();
   return g;
 }
 

@@ -28,8 +28,4 @@ Graph generate_layered(const LayeredSpec& spec);
 // otherwise the copies are independent components.
 Graph replicate_graph(const Graph& base, std::int32_t copies, bool chained);
 
-// Rebuilds the name indexes of a Graph assembled in code; throws Error on a
-// duplicate name. Generators and passes that build graphs call it last.
-void index_graph(Graph& g);
-
 }  // namespace schedlab

@@ -40,13 +40,24 @@ std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
 }
 
 BufId Graph::find_buffer(std::string_view n) const {
-  auto it = buffer_by_name.find(n);
-  return it == buffer_by_name.end() ? kNone : it->second;
+  return buffer_index.find(n, [this](BufId b) -> std::string_view { return buffers[b].name; });
 }
 
 NodeId Graph::find_node(std::string_view n) const {
-  auto it = node_by_name.find(n);
-  return it == node_by_name.end() ? kNone : it->second;
+  return node_index.find(n, [this](NodeId v) -> std::string_view { return nodes[v].name; });
+}
+
+void Graph::index_names() {
+  buffer_index.clear();
+  node_index.clear();
+  buffer_index.reserve(buffers.size());
+  node_index.reserve(nodes.size());
+  auto buffer_name = [this](BufId b) -> std::string_view { return buffers[b].name; };
+  auto node_name = [this](NodeId v) -> std::string_view { return nodes[v].name; };
+  for (BufId b = 0; b < num_buffers(); ++b)
+    if (buffer_index.insert(buffers[b].name, b, buffer_name) != NameIndex::kAbsent) throw Error("duplicate buffer name \"" + buffers[b].name + "\"");
+  for (NodeId v = 0; v < num_nodes(); ++v)
+    if (node_index.insert(nodes[v].name, v, node_name) != NameIndex::kAbsent) throw Error("duplicate node name \"" + nodes[v].name + "\"");
 }
 
 Order Graph::baseline_order() const {

@@ -12,8 +12,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "core/util/name_index.h"
 
 namespace schedlab {
 
@@ -89,14 +90,6 @@ struct Operation {
   std::vector<BufId> reads;
 };
 
-// Heterogeneous lookup: find by string_view without building a std::string.
-struct NameHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-};
-template <typename V>
-using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
-
 struct Graph {
   std::string name;
   std::string source;
@@ -107,13 +100,16 @@ struct Graph {
   std::vector<Node> nodes;      // baseline order
   std::vector<Operation> operations;
 
-  NameMap<BufId> buffer_by_name;
-  NameMap<NodeId> node_by_name;
+  NameIndex buffer_index;  // names -> BufId (inputs and buffers share one namespace)
+  NameIndex node_index;    // names -> NodeId
 
   std::int32_t num_nodes() const { return static_cast<std::int32_t>(nodes.size()); }
   std::int32_t num_buffers() const { return static_cast<std::int32_t>(buffers.size()); }
-  BufId find_buffer(std::string_view n) const;
-  NodeId find_node(std::string_view n) const;
+  BufId find_buffer(std::string_view n) const;  // kNone when absent
+  NodeId find_node(std::string_view n) const;    // kNone when absent
+  // Rebuilds both indexes from the tables (for graphs assembled in code);
+  // throws Error naming a duplicate.
+  void index_names();
   Order baseline_order() const;
   bool is_pre_fusion() const;  // no node carries `members`
 };

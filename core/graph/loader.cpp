@@ -150,8 +150,8 @@ class Loader {
       if (nodes[i].is_object())
         if (auto outs = nodes[i].find("outputs"); outs && outs.is_array()) buffers += outs.size();
     g_.buffers.reserve(buffers);
-    g_.buffer_by_name.reserve(buffers);
-    g_.node_by_name.reserve(nodes.size());
+    g_.buffer_index.reserve(buffers);
+    g_.node_index.reserve(nodes.size());
   }
 
   // Every byte count in the file is added here: when the total fits in 63
@@ -162,17 +162,23 @@ class Loader {
     return b;
   }
 
+  auto buffer_name() const {
+    return [this](BufId b) -> std::string_view { return g_.buffers[b].name; };
+  }
+
   BufId add_buffer(Buffer b, const Place& where) {
-    auto [it, inserted] = g_.buffer_by_name.emplace(b.name, static_cast<BufId>(g_.buffers.size()));
-    if (!inserted) fail(where.at("name"), "duplicate buffer or input name " + quoted_name(b.name));
+    const auto id = static_cast<BufId>(g_.buffers.size());
     g_.buffers.push_back(std::move(b));
-    return it->second;
+    const std::string& name = g_.buffers.back().name;
+    if (g_.buffer_index.insert(name, id, buffer_name()) != NameIndex::kAbsent)
+      fail(where.at("name"), "duplicate buffer or input name " + quoted_name(name));
+    return id;
   }
 
   BufId resolve(std::string_view name, const Place& where) const {
-    auto it = g_.buffer_by_name.find(name);
-    if (it == g_.buffer_by_name.end()) fail(where, "unknown buffer " + quoted_name(name));
-    return it->second;
+    BufId b = g_.buffer_index.find(name, buffer_name());
+    if (b == kNone) fail(where, "unknown buffer " + quoted_name(name));
+    return b;
   }
 
   void load_inputs(const JsonValue& inputs, const Place& list) {
@@ -207,7 +213,9 @@ class Loader {
       Node& n = g_.nodes[i];
       n.name = std::string(get_string(require(jn, "name", where), where.at("name")));
       where.name = n.name;
-      if (!g_.node_by_name.emplace(n.name, static_cast<NodeId>(i)).second) fail(where, "duplicate node name " + quoted_name(n.name));
+      auto node_name = [this](NodeId v) -> std::string_view { return g_.nodes[v].name; };
+      if (g_.node_index.insert(n.name, static_cast<NodeId>(i), node_name) != NameIndex::kAbsent)
+        fail(where, "duplicate node name " + quoted_name(n.name));
       std::string_view kind = get_string(require(jn, "kind", where), where.at("kind"));
       auto k = parse_node_kind(kind);
       if (!k) fail(where.at("kind"), "unknown value " + quoted_name(kind));

@@ -53,17 +53,18 @@ MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std
       r.error = "produced " + std::to_string(order.size()) + " of " + std::to_string(g.nodes.size()) +
                 " nodes or broke a dependency";
     } else {
-      r.peak = estimate_peak_memory(g, info, order).peak;
+      PeakMemoryEstimate est = estimate_peak_memory(g, info, order);
+      r.peak = est.peak;
       r.order = std::move(order);
       if (!have_best || r.peak < plan.methods[plan.chosen].peak) {
         plan.chosen = plan.methods.size();
+        plan.estimate = std::move(est);
         have_best = true;
       }
     }
     plan.methods.push_back(std::move(r));
   }
   if (!have_best) throw Error("memory planning: no method produced a valid order");
-  plan.estimate = estimate_peak_memory(g, info, plan.order());
   plan.peak_live = live_buffers_at(g, info, plan.order(), plan.estimate.peak_step);
   return plan;
 }
