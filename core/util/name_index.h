@@ -65,7 +65,8 @@ class NameIndex {
   std::size_t size_ = 0;
 
   static std::uint32_t hash(std::string_view s) {
-    const std::size_t h = std::hash<std::string_view>{}(s);
+    // size_t is 32 bits under WASM, 64 natively: fold through 64 bits.
+    const std::uint64_t h = std::hash<std::string_view>{}(s);
     return static_cast<std::uint32_t>(h ^ (h >> 32));
   }
   std::size_t mask() const { return slots_.size() - 1; }
