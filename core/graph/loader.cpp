@@ -13,6 +13,7 @@
 #include <memory>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 
 #include "core/util/error.h"
 #include "core/util/json_doc.h"
