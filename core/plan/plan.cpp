@@ -188,7 +188,7 @@ std::string plan_to_text(const Graph& input, const PlanResult& r) {
   out += line;
   if (est.peak_step < static_cast<std::int32_t>(r.order.size()))
     out += " (while running " + g.nodes[r.order[est.peak_step]].name + ")";
-  out += "\nlive at the peak, largest first:\n";
+  out += r.memory.peak_live.empty() ? "\nlive at the peak: nothing\n" : "\nlive at the peak, largest first:\n";
   std::size_t shown = 0;
   std::int64_t rest = 0;
   for (const auto& lb : r.memory.peak_live) {
