@@ -2,6 +2,8 @@
 // dead_node_elimination, topological_sort_schedule, compute_ancestors).
 #include "core/deps/dependencies.h"
 
+#include "core/util/postorder.h"
+
 #include <algorithm>
 #include <numeric>
 #include <unordered_set>
@@ -195,29 +197,8 @@ Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, cons
 
   Order result;
   result.reserve(order.size());
-  struct Frame {
-    NodeId v;
-    std::vector<NodeId> producers;
-    std::size_t next = 0;
-  };
-  std::vector<Frame> stack;
-  for (NodeId root : order) {
-    if (seen[root]) continue;
-    seen[root] = true;
-    stack.push_back({root, sorted_producers(root)});
-    while (!stack.empty()) {
-      Frame& f = stack.back();
-      if (f.next == f.producers.size()) {
-        result.push_back(f.v);
-        stack.pop_back();
-        continue;
-      }
-      NodeId p = f.producers[f.next++];
-      if (seen[p]) continue;
-      seen[p] = true;
-      stack.push_back({p, sorted_producers(p)});  // may reallocate: `f` is not used after this
-    }
-  }
+  depth_first_postorder(
+      order, [&](NodeId v) { return seen[v] ? false : (seen[v] = true); }, sorted_producers, [&](NodeId v) { result.push_back(v); });
   return result;
 }
 

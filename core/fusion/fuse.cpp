@@ -7,6 +7,7 @@
 
 #include "core/fusion/fusion_engine.h"
 #include "core/fusion/python_sort.h"
+#include "core/util/postorder.h"
 #include "core/util/error.h"
 
 namespace schedlab::fusion_detail {
@@ -342,29 +343,9 @@ void FusionEngine::topological_sort_groups() {
     }
     return out;
   };
-  struct Frame {
-    GroupId gid;
-    std::vector<GroupId> deps;
-    std::size_t next = 0;
-  };
-  std::vector<Frame> stack;
-  for (GroupId root : order_) {
-    if (group_mark_[root] == seen) continue;
-    group_mark_[root] = seen;
-    stack.push_back({root, producers(root)});
-    while (!stack.empty()) {
-      Frame& f = stack.back();
-      if (f.next == f.deps.size()) {
-        result.push_back(f.gid);
-        stack.pop_back();
-        continue;
-      }
-      GroupId p = f.deps[f.next++];
-      if (group_mark_[p] == seen) continue;
-      group_mark_[p] = seen;
-      stack.push_back({p, producers(p)});
-    }
-  }
+  depth_first_postorder(
+      order_, [&](GroupId v) { return group_mark_[v] == seen ? false : (group_mark_[v] = seen, true); }, producers,
+      [&](GroupId v) { result.push_back(v); });
   order_ = std::move(result);
 }
 

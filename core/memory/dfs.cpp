@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/memory/methods.h"
+#include "core/util/postorder.h"
 
 namespace schedlab {
 
@@ -21,36 +22,17 @@ Order topological_sort_dfs(const Graph& g, const MemoryPlanningInfo& info, const
   std::vector<std::uint8_t> seen(g.nodes.size(), 0);
   Order result;
   result.reserve(input.size());
-  struct Frame {
-    NodeId node;
-    std::vector<NodeId> deps;
-    std::size_t next;
-  };
-  std::vector<Frame> stack;
-  auto enter = [&](NodeId v) {
-    seen[v] = 1;
+  auto producers_lightest_first = [&](NodeId v) {
     auto row = info.dep_nodes.row(v);
     std::vector<NodeId> deps(row.begin(), row.end());
     std::sort(deps.begin(), deps.end(), lighter);
-    stack.push_back({v, std::move(deps), 0});
+    return deps;
   };
-
   Order roots(input);
   std::stable_sort(roots.begin(), roots.end(), lighter);
-  for (NodeId root : roots) {
-    if (seen[root]) continue;
-    enter(root);
-    while (!stack.empty()) {
-      Frame& f = stack.back();
-      if (f.next < f.deps.size()) {
-        NodeId d = f.deps[f.next++];
-        if (!seen[d]) enter(d);
-        continue;
-      }
-      result.push_back(f.node);
-      stack.pop_back();
-    }
-  }
+  depth_first_postorder(
+      roots, [&](NodeId v) { return seen[v] ? false : (seen[v] = 1, true); }, producers_lightest_first,
+      [&](NodeId v) { result.push_back(v); });
   return result;
 }
 
