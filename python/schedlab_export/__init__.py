@@ -6,12 +6,18 @@ own scheduling decisions next to them (docs/exporter.md).
         loss = torch.compile(model)(x).sum()
         loss.backward()
 
+    with schedlab_export.apply(comm_passes=["overlap_schedule"]):
+        loss = torch.compile(step)(x)      # runs in schedlab's order (apply.py)
+
 or, for a whole script: python -m schedlab_export --script train_step.py --out out/
 
 Needs PyTorch 2.11 (compat.py checks the Inductor internals it reads).
 `memory_estimate` needs only the standard library.
 """
 
+# apply.py imports torch only when its block is entered. Imported here so that
+# the package's `apply` is the function, not the submodule of that name.
+from .apply import apply
 from .compat import SUPPORTED_RELEASE, UnsupportedTorch, check_torch, missing_internals
 
 
@@ -22,4 +28,4 @@ def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: 
     return _capture(out_dir, prefix=prefix, strict=strict, reset_dynamo=reset_dynamo)
 
 
-__all__ = ["capture", "check_torch", "missing_internals", "SUPPORTED_RELEASE", "UnsupportedTorch"]
+__all__ = ["apply", "capture", "check_torch", "missing_internals", "SUPPORTED_RELEASE", "UnsupportedTorch"]

@@ -1,0 +1,168 @@
+"""Real distributed training steps whose collectives are inside the compiled
+graph (functional collectives, as python/zoo/cases.py traces them), for any
+world size: a tensor-parallel transformer block (Megatron-style), an
+FSDP-style step (all-gather of each layer's weight shard forward, its
+reduce-scatter backward) and a DDP-style step (the backward written out, an
+all-reduce per weight gradient as soon as it exists).
+
+Each builder takes the world size and a dtype and returns a `Step`: `run()`
+runs one step (compiled forward, and backward where autograd does it) and
+returns the tensors whose values the schedules must agree on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+DEVICE = "cuda"
+
+
+def _funcol():
+    import torch.distributed._functional_collectives as funcol
+
+    return funcol
+
+
+@dataclass
+class Step:
+    name: str
+    run: Callable[[], list]  # one step; returns the tensors to compare across schedules
+    describe: str
+
+
+def _seeded(seed: int) -> torch.Generator:
+    g = torch.Generator(device=DEVICE)
+    g.manual_seed(seed)
+    return g
+
+
+# --- tensor parallel ------------------------------------------------------------
+class _CopyToParallel(torch.autograd.Function):
+    """Megatron's f: identity forward, all-reduce of the gradient backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _funcol().all_reduce(grad, "sum", dist.group.WORLD)
+
+
+class _ReduceFromParallel(torch.autograd.Function):
+    """Megatron's g: all-reduce forward, identity backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _funcol().all_reduce(x, "sum", dist.group.WORLD)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class TensorParallelBlock(nn.Module):
+    def __init__(self, dim: int, heads: int, world: int):
+        super().__init__()
+        self.local_heads, self.head_dim = heads // world, dim // heads
+        local = self.local_heads * self.head_dim
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * local)
+        self.proj = nn.Linear(local, dim, bias=False)
+        self.fc1 = nn.Linear(dim, 4 * dim // world)
+        self.fc2 = nn.Linear(4 * dim // world, dim, bias=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = _CopyToParallel.apply(self.ln1(x))
+        q, k, v = self.qkv(h).view(b, t, 3, self.local_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, -1)
+        x = x + _ReduceFromParallel.apply(self.proj(a))
+        h = _CopyToParallel.apply(self.ln2(x))
+        return x + _ReduceFromParallel.apply(self.fc2(F.gelu(self.fc1(h))))
+
+
+def tp_block(world: int, dtype=torch.bfloat16, dim=4096, heads=32, layers=2, batch=4, seq=2048) -> Step:
+    torch.manual_seed(1234 + dist.get_rank())  # each rank holds its own shard
+    model = nn.Sequential(*[TensorParallelBlock(dim, heads, world) for _ in range(layers)]).to(DEVICE, dtype)
+    x = torch.randn(batch, seq, dim, device=DEVICE, dtype=dtype, generator=_seeded(7))  # replicated input
+
+    def run():
+        model.zero_grad(set_to_none=True)
+        compiled = _compiled(model)
+        out = compiled(x)
+        out.float().pow(2).mean().backward()
+        return [out] + [p.grad for p in model.parameters()]
+
+    return Step("tp_block", run, f"{layers} Megatron blocks, dim {dim}, {heads} heads, {batch}x{seq} tokens, {dtype}")
+
+
+# --- FSDP-style -----------------------------------------------------------------
+def fsdp(world: int, dtype=torch.bfloat16, dim=4096, layers=8, tokens=8192) -> Step:
+    funcol = _funcol()
+    torch.manual_seed(99 + dist.get_rank())
+    shards = [(torch.randn(dim * dim // world, device=DEVICE, dtype=dtype) * 0.02).requires_grad_() for _ in range(layers)]
+    x = torch.randn(tokens, dim, device=DEVICE, dtype=dtype, generator=_seeded(11))
+
+    def forward(x, *shards):
+        for shard in shards:
+            w = funcol.all_gather_tensor_autograd(shard, 0, dist.group.WORLD).view(dim, dim)
+            x = F.relu(x @ w)
+        return x
+
+    def run():
+        for s in shards:
+            s.grad = None
+        out = _compiled(forward)(x, *shards)
+        out.float().pow(2).mean().backward()
+        return [out] + [s.grad for s in shards]
+
+    return Step("fsdp", run, f"{layers} layers dim {dim}, {tokens} tokens, weights sharded 1/{world}, {dtype}")
+
+
+# --- DDP-style ------------------------------------------------------------------
+def ddp(world: int, dtype=torch.bfloat16, dim=4096, layers=8, tokens=8192) -> Step:
+    funcol = _funcol()
+    torch.manual_seed(5)  # replicated weights, per-rank data
+    weights = [torch.randn(dim, dim, device=DEVICE, dtype=dtype) * 0.02 for _ in range(layers)]
+    gen = _seeded(17 + dist.get_rank())
+    acts = [torch.relu(torch.randn(tokens, dim, device=DEVICE, dtype=dtype, generator=gen)) for _ in range(layers)]
+    dy = torch.randn(tokens, dim, device=DEVICE, dtype=dtype, generator=gen)
+
+    def backward(acts, weights, dy):
+        grads = []
+        for a, w in zip(reversed(acts), reversed(weights)):
+            grads.append(funcol.all_reduce(a.t() @ dy, "sum", dist.group.WORLD))
+            dy = (dy @ w.t()) * (a > 0)
+        return [g / world for g in grads] + [dy]
+
+    def run():
+        return list(_compiled(backward)(acts, weights, dy))
+
+    return Step("ddp", run, f"backward of {layers} linear layers dim {dim}, {tokens} tokens, one all-reduce per gradient, {dtype}")
+
+
+_COMPILED: dict[int, Callable] = {}
+
+
+def _compiled(fn):
+    """One torch.compile wrapper per function for the current schedule
+    (reset_compiled() between schedules, with torch._dynamo.reset())."""
+    key = id(fn)
+    if key not in _COMPILED:
+        _COMPILED[key] = torch.compile(fn)
+    return _COMPILED[key]
+
+
+def reset_compiled() -> None:
+    _COMPILED.clear()
+    torch._dynamo.reset()
+
+
+STEPS = {"tp_block": tp_block, "fsdp": fsdp, "ddp": ddp}

@@ -1,0 +1,395 @@
+"""apply(): torch.compile runs every graph in the order schedlab plans for it.
+
+    import schedlab_export
+    with schedlab_export.apply(memory_methods=["lpmf", "bfs"], comm_passes=["overlap_schedule"]):
+        loss = torch.compile(step)(x)
+
+For each graph Inductor schedules, through Inductor's own hooks:
+
+* `config._post_fusion_custom_pass` records the post-fusion order (before
+  Inductor's memory reordering): schedlab plans from that baseline, as
+  `schedlab plan --no-fuse` does on an exported `.post.json`.
+* one callable in `config.reorder_for_compute_comm_overlap_passes` (with
+  `reorder_for_compute_comm_overlap=True`) is the last reordering Inductor
+  runs: it exports the graph in memory (snapshot.graph_dict, the exporter's
+  code), runs `schedlab plan` on it in a subprocess with a timeout, maps the
+  plan's `order` back to the scheduler nodes and returns them in that order.
+* Scheduler.codegen is observed (not changed): the order Inductor emits code
+  in is compared with schedlab's, node for node.
+
+When schedlab is missing, refuses the graph, times out or returns an order
+that is not a permutation of the nodes, a warning names the graph and the
+reason and the pass returns the nodes as it got them: Inductor's own order.
+
+The first half of this module (up to `apply`) needs no torch: finding the
+binary, running it, mapping names and checking orders are tested in CI
+(tests/exporter/test_apply.py) with stand-in nodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+DEFAULT_TIMEOUT_S = 60.0
+_REPO_BUILD = Path(__file__).resolve().parents[2] / "build" / "schedlab"
+
+
+class ScheduleWarning(UserWarning):
+    """schedlab's order could not be applied to a graph; Inductor's is kept."""
+
+
+class PlanUnavailable(RuntimeError):
+    """schedlab gave no usable order for a graph (the message says why)."""
+
+
+class OrderMismatch(RuntimeError):
+    """The order Inductor emitted differs from schedlab's."""
+
+
+# --- torch-free parts ---------------------------------------------------------
+def find_schedlab(binary: str | os.PathLike | None = None) -> str:
+    """The schedlab binary: `binary`, else $SCHEDLAB_BIN, else the repository's
+    build/schedlab, else `schedlab` on PATH. Raises PlanUnavailable."""
+    candidates = [binary] if binary is not None else [os.environ.get("SCHEDLAB_BIN"), _REPO_BUILD]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    if binary is None and (on_path := shutil.which("schedlab")):
+        return on_path
+    where = str(binary) if binary is not None else f"$SCHEDLAB_BIN, {_REPO_BUILD} or PATH"
+    raise PlanUnavailable(f"schedlab binary not found ({where})")
+
+
+def without_runtimes(graph: dict) -> dict:
+    """The graph with every node's `runtime_us` dropped, so that schedlab
+    times nodes with its cost model: PyTorch 2.11's own estimates for matmuls
+    are ~1000x too slow (docs/cost-model.md) and would mislead the comm
+    passes."""
+    out = dict(graph)
+    out["nodes"] = [{k: v for k, v in n.items() if k != "runtime_us"} for n in graph["nodes"]]
+    return out
+
+
+def plan_command(binary: str, graph_path: str, plan_path: str, memory_methods: Sequence[str],
+                 comm_passes: Sequence[str], hardware: str | None, comm_knobs: dict | None) -> list[str]:
+    cmd = [binary, "plan", graph_path, "-o", plan_path, "--no-fuse", "--format", "json"]
+    if memory_methods:
+        cmd += ["--memory-methods", ",".join(memory_methods)]
+    cmd += ["--comm-passes", ",".join(comm_passes)]
+    if hardware:
+        cmd += ["--hardware", hardware]
+    for name, value in (comm_knobs or {}).items():
+        cmd += ["--comm-knob", f"{name}={json.dumps(value)}"]
+    return cmd
+
+
+def run_plan(graph: dict, *, binary: str, memory_methods: Sequence[str] = (), comm_passes: Sequence[str] = (),
+             hardware: str | None = None, comm_knobs: dict | None = None,
+             timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+    """Runs `schedlab plan --no-fuse` on `graph` (a schedgraph/1 dict) and
+    returns the schedplan/1 dict. Raises PlanUnavailable naming the reason:
+    refused (exit 1, schedlab's error line), bad usage (exit 2), timeout,
+    or an unreadable plan."""
+    with tempfile.TemporaryDirectory(prefix="schedlab-apply-") as tmp:
+        graph_path, plan_path = os.path.join(tmp, "graph.json"), os.path.join(tmp, "plan.json")
+        Path(graph_path).write_text(json.dumps(graph, separators=(",", ":")))
+        cmd = plan_command(binary, graph_path, plan_path, memory_methods, comm_passes, hardware, comm_knobs)
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired as e:
+            raise PlanUnavailable(f"schedlab plan timed out after {timeout_s:g} s") from e
+        except OSError as e:
+            raise PlanUnavailable(f"schedlab could not be started: {e}") from e
+        if done.returncode != 0:
+            lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+            what = {1: "refused the graph", 2: "refused the options"}.get(done.returncode, f"exited {done.returncode}")
+            raise PlanUnavailable(f"schedlab {what}: {lines[0] if lines else '(no message)'}")
+        try:
+            return json.loads(Path(plan_path).read_text())
+        except (OSError, ValueError) as e:
+            raise PlanUnavailable(f"schedlab wrote no readable plan: {e}") from e
+
+
+def plan_order(plan: dict) -> list[str]:
+    order = plan.get("order")
+    if not isinstance(order, list) or not all(isinstance(n, str) for n in order):
+        raise PlanUnavailable("the plan has no `order` list of node names")
+    return order
+
+
+def nodes_in_order(order: Sequence[str], nodes: Sequence, name_of: Callable[[object], str]) -> list:
+    """`nodes` rearranged into `order` (names). Raises PlanUnavailable unless
+    `order` names every node exactly once and nothing else."""
+    by_name: dict[str, object] = {}
+    for n in nodes:
+        name = name_of(n)
+        if name in by_name:
+            raise PlanUnavailable(f"two scheduler nodes are named {name!r}")
+        by_name[name] = n
+    seen: set[str] = set()
+    out = []
+    for name in order:
+        if name not in by_name:
+            raise PlanUnavailable(f"the plan names {name!r}, which is no node of the graph")
+        if name in seen:
+            raise PlanUnavailable(f"the plan names {name!r} twice")
+        seen.add(name)
+        out.append(by_name[name])
+    missing = [name for name in by_name if name not in seen]
+    if missing:
+        raise PlanUnavailable(f"the plan leaves out {len(missing)} node(s), first {missing[0]!r}")
+    return out
+
+
+def first_difference(expected: Sequence[str], emitted: Sequence[str]) -> str | None:
+    """None when the two orders are equal node for node, else where they part."""
+    for i, (a, b) in enumerate(zip(expected, emitted)):
+        if a != b:
+            return f"step {i}: schedlab has {a!r}, Inductor emitted {b!r}"
+    if len(expected) != len(emitted):
+        return f"schedlab ordered {len(expected)} nodes, Inductor emitted {len(emitted)}"
+    return None
+
+
+@dataclass
+class GraphRecord:
+    """What happened to one graph under apply()."""
+
+    index: int
+    name: str
+    inductor_order: list[str]                 # what the pass was given (Inductor's memory-planned order)
+    baseline_order: list[str]                 # the post-fusion order schedlab planned from
+    schedlab_order: list[str] | None = None   # None: fell back to Inductor's order
+    fallback_reason: str | None = None
+    emitted_order: list[str] | None = None    # Scheduler.codegen's node order
+    plan_summary: dict = field(default_factory=dict)
+
+    @property
+    def applied(self) -> bool:
+        return self.schedlab_order is not None
+
+    @property
+    def mismatch(self) -> str | None:
+        if self.emitted_order is None:
+            return "Inductor emitted no code for this graph (yet)"
+        expected = self.schedlab_order if self.applied else self.inductor_order
+        return first_difference(expected, self.emitted_order)
+
+    def to_json(self) -> dict:
+        return {
+            "index": self.index, "name": self.name, "applied": self.applied,
+            "fallback_reason": self.fallback_reason, "emitted_matches": self.mismatch is None,
+            "mismatch": self.mismatch, "inductor_order": self.inductor_order,
+            "baseline_order": self.baseline_order, "schedlab_order": self.schedlab_order,
+            "emitted_order": self.emitted_order, "plan": self.plan_summary,
+        }
+
+
+def _plan_summary(plan: dict) -> dict:
+    sim = plan.get("simulation") or {}
+    return {
+        "memory_method": (plan.get("memory") or {}).get("chosen"),
+        "peak_bytes": (plan.get("memory") or {}).get("peak"),
+        "step_time_us": sim.get("step_time_us"),
+        "exposed_comm_us": sim.get("exposed_comm_us"),
+    }
+
+
+@dataclass
+class ApplySession:
+    """The decisions of one apply() block. `export(nodes) -> schedgraph dict`
+    and `name_of(node)` are Inductor's in a real run and stand-ins in tests."""
+
+    memory_methods: Sequence[str]
+    comm_passes: Sequence[str]
+    export: Callable[[list], dict]
+    name_of: Callable[[object], str]
+    binary: str | None = None
+    hardware: str | None = None
+    comm_knobs: dict | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    use_graph_runtimes: bool = False
+    out_dir: Path | None = None
+    prefix: str = "graph"
+    strict: bool = False
+    agree: Callable[[str], bool] | None = None  # True when every rank passed the same key
+    graphs: list[GraphRecord] = field(default_factory=list)
+    _post_fusion: list[str] | None = None
+
+    def record_post_fusion(self, nodes: list) -> list:
+        """The post-fusion custom pass: remembers the order, changes nothing."""
+        self._post_fusion = [self.name_of(n) for n in nodes]
+        return nodes
+
+    def _baseline(self, nodes: list) -> list:
+        names = [self.name_of(n) for n in nodes]
+        recorded, self._post_fusion = self._post_fusion, None
+        if recorded is not None and sorted(recorded) == sorted(names):
+            return nodes_in_order(recorded, nodes, self.name_of)
+        return list(nodes)  # nodes changed since fusion: plan from the order in hand
+
+    def _write(self, record: GraphRecord, suffix: str, obj: dict) -> None:
+        if self.out_dir is None:
+            return
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / f"{record.name}.{suffix}.json").write_text(json.dumps(obj, separators=(",", ":")) + "\n")
+
+    def _fall_back(self, record: GraphRecord, reason: str) -> None:
+        record.fallback_reason = reason
+        message = f"schedlab_export.apply: {record.name}: {reason}; keeping Inductor's order"
+        if self.strict:
+            raise PlanUnavailable(message)
+        warnings.warn(message, ScheduleWarning, stacklevel=3)
+
+    def reorder(self, nodes: list) -> list:
+        """The comm-overlap pass: schedlab's order of `nodes`, or `nodes` as given."""
+        nodes = list(nodes)
+        record = GraphRecord(index=len(self.graphs), name=f"{self.prefix}_{len(self.graphs)}",
+                             inductor_order=[self.name_of(n) for n in nodes], baseline_order=[])
+        self.graphs.append(record)
+        ordered, plan, reason = None, None, None
+        try:
+            ordered, plan = self._plan(record, nodes)
+        except PlanUnavailable as e:
+            reason = str(e)
+        except Exception as e:  # noqa: BLE001 - an export failure must not break the compile
+            reason = f"export failed: {type(e).__name__}: {e}"
+        # Every rank must run the same order (or all keep Inductor's): a
+        # collective issued in different orders on two ranks deadlocks.
+        if self.agree is not None and not self.agree("|".join(plan_order(plan)) if plan else "inductor"):
+            reason = reason or "the ranks' plans differ"
+            ordered = None
+        if ordered is None:
+            self._fall_back(record, reason or "the ranks' plans differ")
+            return nodes
+        record.schedlab_order = plan_order(plan)
+        record.plan_summary = _plan_summary(plan)
+        self._write(record, "plan", plan)
+        return ordered
+
+    def _plan(self, record: GraphRecord, nodes: list) -> tuple[list, dict]:
+        baseline = self._baseline(nodes)
+        record.baseline_order = [self.name_of(n) for n in baseline]
+        graph = self.export(baseline)
+        graph["name"] = f"{record.name}.post"
+        self._write(record, "post", graph)
+        binary = find_schedlab(self.binary)
+        plan = run_plan(graph if self.use_graph_runtimes else without_runtimes(graph), binary=binary,
+                        memory_methods=self.memory_methods, comm_passes=self.comm_passes,
+                        hardware=self.hardware, comm_knobs=self.comm_knobs, timeout_s=self.timeout_s)
+        return nodes_in_order(plan_order(plan), nodes, self.name_of), plan
+
+    def record_emitted(self, nodes: Sequence) -> None:
+        """Scheduler.codegen's order for the latest graph; warns (or raises
+        when strict) when it is not the order the pass returned."""
+        if not self.graphs or self.graphs[-1].emitted_order is not None:
+            return  # a graph the pass never saw (e.g. compiled before the block)
+        record = self.graphs[-1]
+        record.emitted_order = [self.name_of(n) for n in nodes]
+        if record.mismatch is not None:
+            message = f"schedlab_export.apply: {record.name}: emitted order differs: {record.mismatch}"
+            if self.strict:
+                raise OrderMismatch(message)
+            warnings.warn(message, ScheduleWarning, stacklevel=2)
+
+    def report(self) -> dict:
+        return {
+            "memory_methods": list(self.memory_methods), "comm_passes": list(self.comm_passes),
+            "graphs": [g.to_json() for g in self.graphs],
+            "applied": sum(g.applied for g in self.graphs),
+            "emitted_matches": sum(g.mismatch is None for g in self.graphs),
+        }
+
+    def summary(self) -> str:
+        lines = [f"schedlab_export.apply: {len(self.graphs)} graph(s), {sum(g.applied for g in self.graphs)} in schedlab's order"]
+        for g in self.graphs:
+            state = "schedlab's order" if g.applied else f"Inductor's order ({g.fallback_reason})"
+            check = "emitted as planned" if g.mismatch is None else f"MISMATCH: {g.mismatch}"
+            lines.append(f"  {g.name}: {len(g.inductor_order)} nodes, {state}, {check}")
+        return "\n".join(lines)
+
+
+# --- inside torch.compile -----------------------------------------------------
+def _ranks_agree() -> Callable[[str], bool] | None:
+    """With a process group of two or more ranks: a check that every rank
+    chose the same order (one all_gather_object per graph, during compile)."""
+    import hashlib
+
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return None
+
+    def agree(key: str) -> bool:
+        digests = [None] * dist.get_world_size()
+        dist.all_gather_object(digests, hashlib.sha256(key.encode()).hexdigest())
+        return len(set(digests)) == 1
+
+    return agree
+
+
+@contextlib.contextmanager
+def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
+          comm_passes: Sequence[str] = ("overlap_schedule",), *, binary: str | None = None,
+          hardware: str | None = None, comm_knobs: dict | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+          use_graph_runtimes: bool = False, out_dir=None, prefix: str = "graph", strict: bool = False,
+          reset_dynamo: bool = True, quiet: bool = False):
+    """Compile inside the block with schedlab's orders (see the module doc).
+    Yields the ApplySession: `graphs` (one GraphRecord each), `report()`.
+    `hardware`: a built-in profile name or a profile file for the cost
+    model (`schedlab plan --hardware`); `out_dir`: also write each graph
+    (`<prefix>_<k>.post.json`) and its plan (`.plan.json`) there; `strict`:
+    raise instead of warning and falling back."""
+    from .compat import check_torch
+
+    check_torch()
+    import torch._dynamo
+    from torch._inductor import config as inductor_config
+    from torch._inductor.scheduler import Scheduler
+
+    from .snapshot import graph_dict
+
+    def export(snodes: list) -> dict:
+        return graph_dict("graph", f"torch {torch.__version__} inductor (schedlab_export.apply)", snodes, fused=True)
+
+    session = ApplySession(
+        memory_methods=list(memory_methods), comm_passes=list(comm_passes), export=export,
+        name_of=lambda n: n.get_name(), binary=binary, hardware=hardware, comm_knobs=comm_knobs,
+        timeout_s=timeout_s, use_graph_runtimes=use_graph_runtimes,
+        out_dir=Path(out_dir) if out_dir is not None else None, prefix=prefix, strict=strict)
+
+    def schedlab_order(nodes):  # Inductor prints a pass's __name__ in its logs
+        return session.reorder(nodes)
+
+    session.agree = _ranks_agree()
+    original_codegen = Scheduler.codegen
+
+    def codegen(self, *args, **kwargs):
+        session.record_emitted(self.nodes)
+        return original_codegen(self, *args, **kwargs)
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(inductor_config.patch(
+            reorder_for_compute_comm_overlap=True,
+            reorder_for_compute_comm_overlap_passes=[schedlab_order],
+            _post_fusion_custom_pass=session.record_post_fusion,
+            fx_graph_cache=False, force_disable_caches=True))
+        if reset_dynamo:
+            torch._dynamo.reset()
+        Scheduler.codegen = codegen
+        try:
+            yield session
+        finally:
+            Scheduler.codegen = original_codegen
+    if not quiet:
+        print(session.summary(), file=sys.stderr)

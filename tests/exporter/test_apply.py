@@ -1,0 +1,281 @@
+"""Checks of schedlab_export.apply's torch-free half (no torch, no GPU).
+
+    SCHEDLAB_BIN=build/schedlab python3 -m unittest discover -s tests/exporter -p 'test_*.py'
+
+Stand-in scheduler nodes (objects with a name) go through ApplySession as
+Inductor's would: the order the pass returns, the fallbacks (binary missing,
+graph refused, timeout, a plan that is no permutation), and the emitted-order
+check. With SCHEDLAB_BIN set (ctest sets it to the built binary) the real
+`schedlab plan` orders real exported graphs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import tempfile
+import unittest
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+from schedlab_export.apply import (  # noqa: E402
+    ApplySession,
+    OrderMismatch,
+    PlanUnavailable,
+    ScheduleWarning,
+    find_schedlab,
+    first_difference,
+    nodes_in_order,
+    plan_command,
+    run_plan,
+    without_runtimes,
+)
+
+DATA = ROOT / "tests" / "data"
+
+
+class Node:
+    """A stand-in scheduler node: only its name matters to apply."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Node({self.name})"
+
+
+def _names(nodes) -> list[str]:
+    return [n.name for n in nodes]
+
+
+def _fake_binary(folder: Path, body: str) -> str:
+    """An executable `schedlab` stand-in: a Python script with `body`."""
+    path = folder / "schedlab"
+    path.write_text(f"#!{sys.executable}\nimport sys, json, time\n{body}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+# Writes the given order as the plan (argv: plan GRAPH -o PLAN ...).
+_WRITES_ORDER = "order = {order!r}\nopen(sys.argv[sys.argv.index('-o') + 1], 'w').write(json.dumps({{'order': order}}))"
+
+
+def _session(graph: dict, binary: str | None, **kw) -> ApplySession:
+    return ApplySession(memory_methods=["lpmf"], comm_passes=["overlap_schedule"],
+                        export=lambda nodes: dict(graph, nodes=[n for g in [graph["nodes"]] for n in g]),
+                        name_of=lambda n: n.name, binary=binary, **kw)
+
+
+TINY = {"format": "schedgraph/1", "name": "tiny", "inputs": [], "outputs": [],
+        "nodes": [{"name": "a", "kind": "pointwise", "runtime_us": 5.0}, {"name": "b", "kind": "pointwise"}]}
+
+
+class NameMapping(unittest.TestCase):
+    def test_nodes_follow_the_plan(self):
+        nodes = [Node("a"), Node("b"), Node("c")]
+        self.assertEqual(_names(nodes_in_order(["c", "a", "b"], nodes, lambda n: n.name)), ["c", "a", "b"])
+
+    def test_unknown_duplicate_and_missing_names_are_refused(self):
+        nodes = [Node("a"), Node("b")]
+        with self.assertRaisesRegex(PlanUnavailable, "'x', which is no node"):
+            nodes_in_order(["a", "x"], nodes, lambda n: n.name)
+        with self.assertRaisesRegex(PlanUnavailable, "'a' twice"):
+            nodes_in_order(["a", "a", "b"], nodes, lambda n: n.name)
+        with self.assertRaisesRegex(PlanUnavailable, "leaves out 1 node"):
+            nodes_in_order(["b"], nodes, lambda n: n.name)
+        with self.assertRaisesRegex(PlanUnavailable, "two scheduler nodes"):
+            nodes_in_order(["a"], [Node("a"), Node("a")], lambda n: n.name)
+
+    def test_first_difference(self):
+        self.assertIsNone(first_difference(["a", "b"], ["a", "b"]))
+        self.assertEqual(first_difference(["a", "b"], ["b", "a"]), "step 0: schedlab has 'a', Inductor emitted 'b'")
+        self.assertIn("ordered 2 nodes, Inductor emitted 3", first_difference(["a", "b"], ["a", "b", "c"]))
+
+
+class PlanSubprocess(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_missing_binary(self):
+        with self.assertRaisesRegex(PlanUnavailable, "not found"):
+            find_schedlab(self.dir / "nothing-here")
+
+    def test_refusal_carries_schedlab_error_line(self):
+        binary = _fake_binary(self.dir, "sys.stderr.write('schedlab: nodes[1] \"b\": bad\\n'); sys.exit(1)")
+        with self.assertRaisesRegex(PlanUnavailable, 'refused the graph: schedlab: nodes\\[1\\] "b": bad'):
+            run_plan(TINY, binary=binary)
+
+    def test_timeout(self):
+        binary = _fake_binary(self.dir, "time.sleep(30)")
+        with self.assertRaisesRegex(PlanUnavailable, "timed out after 0.5 s"):
+            run_plan(TINY, binary=binary, timeout_s=0.5)
+
+    def test_no_plan_written(self):
+        binary = _fake_binary(self.dir, "sys.exit(0)")
+        with self.assertRaisesRegex(PlanUnavailable, "no readable plan"):
+            run_plan(TINY, binary=binary)
+
+    def test_command_line(self):
+        cmd = plan_command("sl", "g.json", "p.json", ["lpmf", "bfs"], ["overlap_schedule"], "h200",
+                           {"reorder_iterative_peak_memory_budget": 0.1})
+        self.assertEqual(cmd, ["sl", "plan", "g.json", "-o", "p.json", "--no-fuse", "--format", "json",
+                               "--memory-methods", "lpmf,bfs", "--comm-passes", "overlap_schedule",
+                               "--hardware", "h200", "--comm-knob", "reorder_iterative_peak_memory_budget=0.1"])
+
+    def test_runtimes_are_dropped_for_the_cost_model(self):
+        self.assertNotIn("runtime_us", without_runtimes(TINY)["nodes"][0])
+        self.assertIn("runtime_us", TINY["nodes"][0])  # the input is left alone
+
+
+class SessionFallbacks(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        self.nodes = [Node("a"), Node("b")]
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def _reorder(self, session):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = session.reorder(self.nodes)
+        return out, [str(w.message) for w in caught if issubclass(w.category, ScheduleWarning)]
+
+    def test_applies_the_plan(self):
+        session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])))
+        out, warned = self._reorder(session)
+        self.assertEqual(_names(out), ["b", "a"])
+        self.assertEqual(warned, [])
+        self.assertTrue(session.graphs[0].applied)
+        session.record_emitted(out)
+        self.assertIsNone(session.graphs[0].mismatch)
+
+    def test_missing_binary_keeps_inductor_order_with_a_warning(self):
+        session = _session(TINY, str(self.dir / "absent"))
+        out, warned = self._reorder(session)
+        self.assertIs(out[0], self.nodes[0])
+        self.assertEqual(_names(out), ["a", "b"])
+        self.assertEqual(len(warned), 1)
+        self.assertIn("graph_0: schedlab binary not found", warned[0])
+        self.assertIn("keeping Inductor's order", warned[0])
+        self.assertFalse(session.graphs[0].applied)
+
+    def test_refusal_and_timeout_and_bad_plan_fall_back(self):
+        bodies = {  # reason: (script, timeout); a loaded CI box needs seconds to start Python
+            "refused the graph": ("sys.stderr.write('bad graph\\n'); sys.exit(1)", 60),
+            "timed out": ("time.sleep(30)", 0.5),
+            "which is no node": (_WRITES_ORDER.format(order=["a", "zz"]), 60),
+        }
+        for reason, (body, timeout_s) in bodies.items():
+            with self.subTest(reason=reason):
+                folder = self.dir / reason.replace(" ", "_")
+                folder.mkdir()
+                session = _session(TINY, _fake_binary(folder, body), timeout_s=timeout_s)
+                out, warned = self._reorder(session)
+                self.assertEqual(_names(out), ["a", "b"])
+                self.assertEqual(len(warned), 1)
+                self.assertIn(reason, warned[0])
+
+    def test_export_failure_falls_back(self):
+        def broken(_nodes):
+            raise ValueError("cannot export")
+
+        session = ApplySession(["lpmf"], ["overlap_schedule"], export=broken, name_of=lambda n: n.name)
+        out, warned = self._reorder(session)
+        self.assertEqual(_names(out), ["a", "b"])
+        self.assertIn("export failed: ValueError: cannot export", warned[0])
+
+    def test_strict_raises(self):
+        session = _session(TINY, str(self.dir / "absent"), strict=True)
+        with self.assertRaises(PlanUnavailable):
+            session.reorder(self.nodes)
+
+    def test_emitted_order_is_checked(self):
+        session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])))
+        session.reorder(self.nodes)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            session.record_emitted(self.nodes)  # Inductor emitted a, b: not schedlab's b, a
+        self.assertIn("emitted order differs: step 0: schedlab has 'b', Inductor emitted 'a'", str(caught[0].message))
+        self.assertFalse(session.report()["graphs"][0]["emitted_matches"])
+        strict = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])), strict=True)
+        strict.reorder(self.nodes)
+        with self.assertRaises(OrderMismatch):
+            strict.record_emitted(self.nodes)
+
+    def test_ranks_that_disagree_all_keep_inductor_order(self):
+        keys = []
+        session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])),
+                           agree=lambda key: keys.append(key) or False)
+        out, warned = self._reorder(session)
+        self.assertEqual(_names(out), ["a", "b"])
+        self.assertEqual(keys, ["b|a"])
+        self.assertIn("the ranks' plans differ", warned[0])
+        # A rank that fell back still takes part in the agreement, with its own key.
+        missing = _session(TINY, str(self.dir / "absent"), agree=lambda key: keys.append(key) or True)
+        self._reorder(missing)
+        self.assertEqual(keys[-1], "inductor")
+
+    def test_plans_from_the_post_fusion_order(self):
+        seen = []
+
+        def export(nodes):
+            seen.append(_names(nodes))
+            return dict(TINY)
+
+        session = ApplySession(["baseline"], [], export=export, name_of=lambda n: n.name,
+                               binary=_fake_binary(self.dir, _WRITES_ORDER.format(order=["a", "b"])))
+        session.record_post_fusion([self.nodes[1], self.nodes[0]])
+        session.reorder(self.nodes)  # Inductor's memory pass had moved a first
+        self.assertEqual(seen, [["b", "a"]])
+        self.assertEqual(session.graphs[0].baseline_order, ["b", "a"])
+        self.assertEqual(session.graphs[0].inductor_order, ["a", "b"])
+
+
+@unittest.skipUnless(os.environ.get("SCHEDLAB_BIN"), "SCHEDLAB_BIN (the built schedlab) not set")
+class RealSchedlab(unittest.TestCase):
+    """The real binary plans exported graphs; apply maps its order back."""
+
+    def _graph_nodes(self, case: str):
+        graph = json.loads((DATA / "inductor" / f"{case}.post.json").read_text())
+        return graph, [Node(n["name"]) for n in graph["nodes"]]
+
+    def test_overlap_schedule_order_is_applied_node_for_node(self):
+        for case in ("fsdp_1", "ddp_1", "mlp_2"):
+            with self.subTest(case=case):
+                graph, nodes = self._graph_nodes(case)
+                session = ApplySession(["baseline", "lpmf", "bfs", "dfs"], ["overlap_schedule"],
+                                       export=lambda _n, g=graph: dict(g), name_of=lambda n: n.name,
+                                       binary=os.environ["SCHEDLAB_BIN"])
+                out = session.reorder(nodes)
+                plan = run_plan(without_runtimes(graph), binary=os.environ["SCHEDLAB_BIN"],
+                                memory_methods=["baseline", "lpmf", "bfs", "dfs"], comm_passes=["overlap_schedule"])
+                self.assertEqual(_names(out), plan["order"])
+                self.assertEqual(sorted(_names(out)), sorted(_names(nodes)))
+                session.record_emitted(out)
+                self.assertTrue(session.report()["graphs"][0]["emitted_matches"])
+
+    def test_a_graph_schedlab_refuses_falls_back(self):
+        graph, nodes = self._graph_nodes("mlp_2")
+        broken = dict(graph, nodes=[dict(graph["nodes"][0], kind="nonsense")] + graph["nodes"][1:])
+        session = ApplySession(["lpmf"], [], export=lambda _n: broken, name_of=lambda n: n.name,
+                               binary=os.environ["SCHEDLAB_BIN"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = session.reorder(nodes)
+        self.assertEqual(_names(out), _names(nodes))
+        self.assertIn("refused the graph", str(caught[0].message))
+
+
+if __name__ == "__main__":
+    unittest.main()
