@@ -34,14 +34,14 @@ std::int64_t device_used_bytes() {
   return static_cast<std::int64_t>(total_b - free_b);
 }
 
-// A CUDA memory pool on device 0 whose allocations are the schedule's blocks.
+// A CUDA memory pool on the timed GPU whose allocations are the schedule's blocks.
 class BlockPool {
  public:
-  BlockPool() {
+  explicit BlockPool(int device) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = 0;
+    props.location.id = device;
     CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
   }
   ~BlockPool() { cudaMemPoolDestroy(pool_); }
@@ -128,7 +128,7 @@ RunMeasurements execute_schedule(GpuRuntime& rt, const Graph& g, const Execution
   }
   rt.reserve_scratch(scratch.src, scratch.dst);
 
-  BlockPool pool;
+  BlockPool pool(rt.device());
   Events start(n), end(n);
   Events marks(4);  // 0, 1: whole-run span; 2: compute ready for a collective; 3: communication done
   cudaStream_t compute = rt.compute_stream();

@@ -1,6 +1,7 @@
 #include "native-cuda/src/gpu_runtime.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "native-cuda/src/cuda_check.h"
 
@@ -70,37 +71,79 @@ int visible_gpus() {
   return n;
 }
 
+std::vector<std::uint8_t> make_nccl_unique_id() {
+#if SCHEDLAB_HAVE_NCCL
+  ncclUniqueId id;
+  NCCL_CHECK(ncclGetUniqueId(&id));
+  return std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(id.internal),
+                                   reinterpret_cast<const std::uint8_t*>(id.internal) + sizeof id.internal);
+#else
+  throw Error("built without NCCL: no multi-process runs");
+#endif
+}
+
+void GpuRuntime::open_devices(const std::vector<int>& devices) {
+  ranks_.resize(devices.size());
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    Rank& k = ranks_[r];
+    k.device = devices[r];
+    CUDA_CHECK(cudaSetDevice(k.device));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&k.compute, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&k.comm, cudaStreamNonBlocking));
+  }
+  CUDA_CHECK(cudaSetDevice(device()));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device()));
+  device_name_ = prop.name;
+  sm_count_ = prop.multiProcessorCount;
+}
+
+void GpuRuntime::init_cublas() {
+  CUBLAS_CHECK(cublasCreate(&cublas_));
+  // A fixed workspace: cuBLAS would otherwise allocate one inside the run.
+  CUDA_CHECK(cudaMalloc(&cublas_workspace_, kCublasWorkspaceBytes));
+  CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, kCublasWorkspaceBytes));
+}
+
 GpuRuntime::GpuRuntime(int ranks) {
   const int visible = visible_gpus();
   if (visible < 1) throw Error("no CUDA device visible");
   if (ranks < 1 || ranks > visible)
     throw UsageError("--ranks " + std::to_string(ranks) + ": this machine has " + std::to_string(visible) + " GPU(s)");
   if (ranks > 1 && !nccl_available()) throw UsageError("--ranks " + std::to_string(ranks) + ": built without NCCL");
-  ranks_.resize(ranks);
-  for (int r = 0; r < ranks; ++r) {
-    Rank& k = ranks_[r];
-    k.device = r;
-    CUDA_CHECK(cudaSetDevice(r));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&k.compute, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&k.comm, cudaStreamNonBlocking));
-  }
-  CUDA_CHECK(cudaSetDevice(0));
-  cudaDeviceProp prop{};
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  device_name_ = prop.name;
-  sm_count_ = prop.multiProcessorCount;
-  CUBLAS_CHECK(cublasCreate(&cublas_));
-  // A fixed workspace: cuBLAS would otherwise allocate one inside the run.
-  CUDA_CHECK(cudaMalloc(&cublas_workspace_, kCublasWorkspaceBytes));
-  CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, kCublasWorkspaceBytes));
+  std::vector<int> devices(ranks);
+  for (int r = 0; r < ranks; ++r) devices[r] = r;
+  world_size_ = ranks;
+  open_devices(devices);
+  init_cublas();
 #if SCHEDLAB_HAVE_NCCL
   if (ranks > 1) {
     std::vector<ncclComm_t> comms(ranks);
-    std::vector<int> devices(ranks);
-    for (int r = 0; r < ranks; ++r) devices[r] = r;
     NCCL_CHECK(ncclCommInitAll(comms.data(), ranks, devices.data()));
     for (int r = 0; r < ranks; ++r) ranks_[r].nccl = comms[r];
   }
+#endif
+}
+
+GpuRuntime::GpuRuntime(int local_rank, int world_size, int rank, const std::vector<std::uint8_t>& nccl_id) {
+  const int visible = visible_gpus();
+  if (local_rank >= visible)
+    throw UsageError("LOCAL_RANK " + std::to_string(local_rank) + ": this machine has " + std::to_string(visible) + " GPU(s)");
+  if (world_size > 1 && !nccl_available()) throw UsageError("WORLD_SIZE " + std::to_string(world_size) + ": built without NCCL");
+  world_size_ = world_size;
+  open_devices({local_rank});
+  init_cublas();
+#if SCHEDLAB_HAVE_NCCL
+  if (world_size > 1) {
+    ncclUniqueId id;
+    if (nccl_id.size() != sizeof id.internal) throw Error("NCCL id of " + std::to_string(nccl_id.size()) + " bytes");
+    std::memcpy(id.internal, nccl_id.data(), sizeof id.internal);
+    ncclComm_t comm = nullptr;
+    NCCL_CHECK(ncclCommInitRank(&comm, world_size, id, rank));
+    ranks_[0].nccl = comm;
+  }
+#else
+  (void)rank, (void)nccl_id;
 #endif
 }
 
@@ -117,7 +160,7 @@ GpuRuntime::~GpuRuntime() {
     if (k.compute) cudaStreamDestroy(k.compute);
     if (k.comm) cudaStreamDestroy(k.comm);
   }
-  cudaSetDevice(0);
+  if (!ranks_.empty()) cudaSetDevice(device());
   if (cublas_) cublasDestroy(cublas_);
   if (cublas_workspace_) cudaFree(cublas_workspace_);
 }
@@ -142,7 +185,7 @@ void GpuRuntime::reserve_scratch(std::int64_t src_bytes, std::int64_t dst_bytes)
     grow(k.dst, k.dst_bytes, dst_bytes, 0x85EBCA6Bu + k.device);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-  CUDA_CHECK(cudaSetDevice(0));
+  CUDA_CHECK(cudaSetDevice(device()));
 }
 
 void GpuRuntime::gemm(cudaStream_t stream, std::string_view dtype, const GemmShape& s) {
@@ -187,7 +230,7 @@ void GpuRuntime::copy(cudaStream_t stream, std::int64_t bytes) {
 
 void GpuRuntime::collective(CollectiveOp op, std::string_view dtype, std::int64_t payload_bytes, cudaStream_t rank0_stream) {
 #if SCHEDLAB_HAVE_NCCL
-  const int n = ranks();
+  const int n = ranks();  // the communicator's size; this process drives ranks_.size() of them
   if (n < 2) throw Error("a collective needs two or more ranks");
   StandIn s;
   s.kind = StandInKind::Collective;
@@ -200,7 +243,7 @@ void GpuRuntime::collective(CollectiveOp op, std::string_view dtype, std::int64_
   const ncclDataType_t type = nccl_type(dtype);
   const std::size_t count = static_cast<std::size_t>(payload_bytes / e);  // output elements
   NCCL_CHECK(ncclGroupStart());
-  for (int r = 0; r < n; ++r) {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
     Rank& k = ranks_[r];
     auto comm = static_cast<ncclComm_t>(k.nccl);
     cudaStream_t st = r == 0 ? rank0_stream : k.comm;
@@ -239,7 +282,7 @@ void GpuRuntime::synchronize_all() {
     CUDA_CHECK(cudaSetDevice(k.device));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-  CUDA_CHECK(cudaSetDevice(0));
+  CUDA_CHECK(cudaSetDevice(device()));
 }
 
 }  // namespace schedlab::gpu

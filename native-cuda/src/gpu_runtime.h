@@ -1,8 +1,13 @@
-// native-cuda/src — the GPUs one process drives: per rank a device, a
-// compute and a communication stream, scratch operands, and (with two or
-// more ranks) an NCCL communicator from ncclCommInitAll. Stand-in kernels
-// run on rank 0; the other ranks only take part in collectives, so a
-// collective's time on rank 0 is the collective's own cost.
+// native-cuda/src — the GPUs one process drives: per local rank a device, a
+// compute and a communication stream, scratch operands, and an NCCL
+// communicator. Two modes:
+//   single process  every GPU of the machine, ncclCommInitAll; stand-in
+//                   kernels run on rank 0, the other ranks only take part in
+//                   collectives
+//   one process per GPU  this process's GPU (LOCAL_RANK), ncclCommInitRank
+//                   with the id from the rendezvous (bootstrap.h); every
+//                   rank runs the whole graph
+// Either way "local rank 0" is the GPU this process times.
 #pragma once
 
 #include <cstdint>
@@ -19,17 +24,21 @@
 namespace schedlab::gpu {
 
 bool nccl_available();  // built with NCCL
+std::vector<std::uint8_t> make_nccl_unique_id();  // ncclGetUniqueId (rank 0 of a multi-process run)
 int visible_gpus();
 
 class GpuRuntime {
  public:
   // Opens GPUs 0..ranks-1; `ranks` >= 2 needs NCCL. Throws Error.
   explicit GpuRuntime(int ranks);
+  // One rank of a multi-process run: GPU `local_rank`, `world_size` ranks.
+  GpuRuntime(int local_rank, int world_size, int rank, const std::vector<std::uint8_t>& nccl_id);
   ~GpuRuntime();
   GpuRuntime(const GpuRuntime&) = delete;
   GpuRuntime& operator=(const GpuRuntime&) = delete;
 
-  int ranks() const { return static_cast<int>(ranks_.size()); }
+  int ranks() const { return world_size_; }  // ranks of the collectives
+  int device() const { return ranks_[0].device; }
   const std::string& device_name() const { return device_name_; }
   cudaStream_t compute_stream() const { return ranks_[0].compute; }
   cudaStream_t comm_stream() const { return ranks_[0].comm; }
@@ -59,7 +68,11 @@ class GpuRuntime {
     std::int64_t src_bytes = 0, dst_bytes = 0;
     void* nccl = nullptr;  // ncclComm_t
   };
-  std::vector<Rank> ranks_;
+  void open_devices(const std::vector<int>& devices);
+  void init_cublas();
+
+  std::vector<Rank> ranks_;  // the ranks this process drives
+  int world_size_ = 1;
   std::string device_name_;
   int sm_count_ = 0;
   cublasHandle_t cublas_ = nullptr;

@@ -2,11 +2,17 @@
 // hardware profile (docs/gpu-validation.md).
 //
 //   schedlab-gpu run GRAPH.json [--plan PLAN.json | --order METHOD] [--profile NAME|FILE]
-//                [--ranks N] [--serial] [--warmup N] [--repeat N] -o REPORT.json
+//                [--ranks N | --nccl-id-file FILE] [--serial] [--warmup N] [--repeat N] -o REPORT.json
+//
+// One process per GPU when the launcher's environment names several ranks
+// (torchrun: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) or with
+// --nccl-id-file (RANK and WORLD_SIZE set by hand): every rank runs the graph
+// and writes REPORT.rank<r>.json; rank 0 merges them into REPORT.json.
 //   schedlab-gpu calibrate [--ranks N] [--base NAME] [--quick] -o PROFILE.json [--details FILE]
 //
 // Exit codes as the schedlab CLI: 0 ok, 1 bad input or a CUDA failure, 2 bad usage.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -15,8 +21,10 @@
 #include "core/memory/estimate.h"
 #include "native-cuda/host/calibration.h"
 #include "native-cuda/host/execution_schedule.h"
+#include "native-cuda/host/launch.h"
 #include "native-cuda/host/run_report.h"
 #include "native-cuda/host/stand_in.h"
+#include "native-cuda/src/bootstrap.h"
 #include "native-cuda/src/calibrate.h"
 #include "native-cuda/src/executor.h"
 
@@ -26,7 +34,10 @@ namespace {
 constexpr const char* kUsage =
     "usage:\n"
     "  schedlab-gpu run GRAPH.json [--plan PLAN.json | --order baseline|lpmf|bfs|dfs] [--profile NAME|FILE]\n"
-    "                  [--ranks N] [--serial] [--warmup N] [--repeat N] -o REPORT.json\n"
+    "                  [--ranks N | --nccl-id-file FILE] [--serial] [--warmup N] [--repeat N] -o REPORT.json\n"
+    "      one process per GPU under torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT;\n"
+    "      the rendezvous listens on MASTER_PORT+1 or SCHEDLAB_BOOTSTRAP_PORT), or with --nccl-id-file\n"
+    "      and RANK/WORLD_SIZE set by hand; rank 0 merges REPORT.rank<r>.json into REPORT.json\n"
     "  schedlab-gpu calibrate [--ranks N] [--base NAME] [--quick] -o PROFILE.json [--details FILE]\n";
 
 bool is_flag(const std::string& a, const char* name) {
@@ -57,53 +68,99 @@ HardwareProfile profile_arg(const std::string& v) {
 
 int default_ranks() { return std::min(visible_gpus(), nccl_available() ? 8 : 1); }
 
-int cmd_run(const cli::Args& args) {
-  cli::ArgReader r(args);
-  std::string graph_path, plan_path, order_method, out_path;
+struct RunRequest {
+  std::string graph_path, plan_path, order_method, out_path, id_file;
   HardwareProfile hw = builtin_profile(kDefaultHardwareProfile);
   int ranks = 0;
   ExecuteOptions opts;
+};
+
+RunRequest parse_run(const cli::Args& args) {
+  cli::ArgReader r(args);
+  RunRequest q;
   while (!r.done()) {
     const std::string a = r.next();
-    if (is_flag(a, "-o") || is_flag(a, "--output")) out_path = r.value(a);
-    else if (is_flag(a, "--plan")) plan_path = r.value(a);
-    else if (is_flag(a, "--order")) order_method = r.value(a);
-    else if (is_flag(a, "--profile")) hw = profile_arg(r.value(a));
-    else if (is_flag(a, "--ranks")) ranks = positive_int(r.value(a), "--ranks");
-    else if (is_flag(a, "--warmup")) opts.warmup = positive_int(r.value(a), "--warmup");
-    else if (is_flag(a, "--repeat")) opts.repetitions = positive_int(r.value(a), "--repeat");
-    else if (a == "--serial") opts.overlap = false;
+    if (is_flag(a, "-o") || is_flag(a, "--output")) q.out_path = r.value(a);
+    else if (is_flag(a, "--plan")) q.plan_path = r.value(a);
+    else if (is_flag(a, "--order")) q.order_method = r.value(a);
+    else if (is_flag(a, "--profile")) q.hw = profile_arg(r.value(a));
+    else if (is_flag(a, "--ranks")) q.ranks = positive_int(r.value(a), "--ranks");
+    else if (is_flag(a, "--nccl-id-file")) q.id_file = r.value(a);
+    else if (is_flag(a, "--warmup")) q.opts.warmup = positive_int(r.value(a), "--warmup");
+    else if (is_flag(a, "--repeat")) q.opts.repetitions = positive_int(r.value(a), "--repeat");
+    else if (a == "--serial") q.opts.overlap = false;
     else if (!a.empty() && a[0] == '-') throw UsageError("run: unknown option " + a);
-    else if (graph_path.empty()) graph_path = a;
+    else if (q.graph_path.empty()) q.graph_path = a;
     else throw UsageError("run: one graph only (got \"" + a + "\" too)");
   }
-  if (graph_path.empty()) throw UsageError("run: missing GRAPH.json");
-  if (out_path.empty()) throw UsageError("run: missing -o REPORT.json");
-  if (!plan_path.empty() && !order_method.empty()) throw UsageError("run: --plan and --order exclude each other");
+  if (q.graph_path.empty()) throw UsageError("run: missing GRAPH.json");
+  if (q.out_path.empty()) throw UsageError("run: missing -o REPORT.json");
+  if (!q.plan_path.empty() && !q.order_method.empty()) throw UsageError("run: --plan and --order exclude each other");
+  return q;
+}
 
-  const Graph g = load_graph_file(graph_path);
+// Plans the order, executes it on `rt` and returns the report (this rank's).
+nlohmann::json execute_and_report(const RunRequest& q, GpuRuntime& rt) {
+  const Graph g = load_graph_file(q.graph_path);
   const auto info = compute_planning_info(g, g.baseline_order());
-  const Order order = !plan_path.empty() ? order_from_plan_json(g, read_text_file(plan_path))
-                                         : order_by_method(g, info, order_method.empty() ? "baseline" : order_method);
+  const Order order = !q.plan_path.empty() ? order_from_plan_json(g, read_text_file(q.plan_path))
+                                           : order_by_method(g, info, q.order_method.empty() ? "baseline" : q.order_method);
   const ExecutionSchedule schedule = build_execution_schedule(g, info, order);
   std::vector<StandIn> stand_ins;
   for (NodeId v = 0; v < g.num_nodes(); ++v) stand_ins.push_back(plan_stand_in(g, info, v));
   const std::int64_t estimated_peak = estimate_peak_memory(g, info, order).peak;
+  const RunMeasurements m = execute_schedule(rt, g, schedule, stand_ins, q.opts);
+  nlohmann::json report = run_report_json(g, schedule, stand_ins, q.hw, estimated_peak, m);
+  report["order_source"] = !q.plan_path.empty() ? "plan " + q.plan_path : "method " + (q.order_method.empty() ? "baseline" : q.order_method);
+  report["streams"] = q.opts.overlap ? "overlap" : "serial";
+  return report;
+}
 
-  GpuRuntime rt(ranks ? ranks : default_ranks());
-  const RunMeasurements m = execute_schedule(rt, g, schedule, stand_ins, opts);
-  nlohmann::json report = run_report_json(g, schedule, stand_ins, hw, estimated_peak, m);
-  report["order_source"] = !plan_path.empty() ? "plan " + plan_path : "method " + (order_method.empty() ? "baseline" : order_method);
-  report["streams"] = opts.overlap ? "overlap" : "serial";
-  cli::write_output(out_path, report.dump(1) + "\n");
-
+void print_summary(const nlohmann::json& report, const char* who) {
   const auto& tot = report["totals"];
   const auto& mem = report["memory"];
-  std::fprintf(stderr, "%s on %s: estimated %.1f us, measured %.1f us (wall %.1f us); peak estimated %lld B, measured %lld B (%s)\n",
-               g.name.c_str(), m.device_name.c_str(), tot["estimated_us"].get<double>(), tot["measured_us"].get<double>(),
-               m.wall_us, static_cast<long long>(estimated_peak), static_cast<long long>(m.memory.live_peak_bytes),
+  std::fprintf(stderr, "%s%s on %s: estimated %.1f us, measured %.1f us (wall %.1f us); peak estimated %lld B, measured %lld B (%s)\n",
+               who, report["graph"].get<std::string>().c_str(), report["device"].get<std::string>().c_str(),
+               tot["estimated_us"].get<double>(), tot["measured_us"].get<double>(), tot["measured_wall_us"].get<double>(),
+               static_cast<long long>(mem["estimated_peak_bytes"].get<std::int64_t>()),
+               static_cast<long long>(mem["measured_live_peak_bytes"].get<std::int64_t>()),
                mem["peaks_agree"].get<bool>() ? "agree" : "DIFFER");
-  return mem["peaks_agree"].get<bool>() ? 0 : 1;
+}
+
+// One rank of a multi-process run: rendezvous, run, report; rank 0 merges.
+int run_as_rank(const RunRequest& q, const LaunchEnv& env) {
+  if (q.ranks) throw UsageError("--ranks: a multi-process run takes its ranks from WORLD_SIZE");
+  Rendezvous rendezvous(env, q.id_file, env.rank == 0 ? make_nccl_unique_id() : std::vector<std::uint8_t>{});
+  GpuRuntime rt(env.local_rank, env.world_size, env.rank, rendezvous.nccl_id());
+  nlohmann::json report = execute_and_report(q, rt);
+  report["rank"] = env.rank;
+  const std::string mine = report.dump(1) + "\n";
+  std::vector<std::string> files;
+  for (int r = 0; r < env.world_size; ++r) files.push_back(rank_report_path(q.out_path, r));
+  cli::write_output(files[env.rank], mine);
+  const std::string who = "rank " + std::to_string(env.rank) + ": ";
+  print_summary(report, who.c_str());
+  const std::vector<std::string> all = rendezvous.gather(mine, files);
+  if (env.rank != 0) return report["memory"]["peaks_agree"].get<bool>() ? 0 : 1;
+  std::vector<nlohmann::json> reports;
+  for (const std::string& text : all) reports.push_back(nlohmann::json::parse(text));
+  const nlohmann::json merged = merge_rank_reports(reports);
+  cli::write_output(q.out_path, merged.dump(1) + "\n");
+  std::fprintf(stderr, "merged %d ranks: wall %.1f us (slowest rank), peaks agree on every rank: %s\n", env.world_size,
+               merged["totals"]["measured_wall_us_max"].get<double>(),
+               merged["memory"]["peaks_agree_on_every_rank"].get<bool>() ? "yes" : "NO");
+  return merged["memory"]["peaks_agree_on_every_rank"].get<bool>() ? 0 : 1;
+}
+
+int cmd_run(const cli::Args& args) {
+  const RunRequest q = parse_run(args);
+  const auto env = launch_env_from([](const char* name) -> const char* { return std::getenv(name); }, q.id_file.empty());
+  if (env && (env->world_size > 1 || !q.id_file.empty())) return run_as_rank(q, *env);
+  GpuRuntime rt(q.ranks ? q.ranks : default_ranks());
+  const nlohmann::json report = execute_and_report(q, rt);
+  cli::write_output(q.out_path, report.dump(1) + "\n");
+  print_summary(report, "");
+  return report["memory"]["peaks_agree"].get<bool>() ? 0 : 1;
 }
 
 int cmd_calibrate(const cli::Args& args) {

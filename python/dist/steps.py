@@ -1,9 +1,14 @@
 """Real distributed training steps whose collectives are inside the compiled
 graph (functional collectives, as python/zoo/cases.py traces them), for any
-world size: a tensor-parallel transformer block (Megatron-style), an
-FSDP-style step (all-gather of each layer's weight shard forward, its
-reduce-scatter backward) and a DDP-style step (the backward written out, an
-all-reduce per weight gradient as soon as it exists).
+world size:
+  tp_block       Megatron-style tensor-parallel transformer blocks (autograd:
+                 a forward and a backward graph)
+  fsdp           FSDP-style: each layer's weight all-gathered from its shard,
+                 autograd reduce-scatters its gradient
+  ddp            DDP-style: the backward written out, an all-reduce per
+                 weight gradient as soon as it exists
+  fsdp_fwd_bwd   gen-dist's FSDP pattern, forward and backward in one graph
+  tp_microbatch  gen-dist's tensor-parallel pattern, 2 micro-batches in one graph
 
 Each builder takes the world size and a dtype and returns a `Step`: `run()`
 runs one step (compiled forward, and backward where autograd does it) and
@@ -148,6 +153,81 @@ def ddp(world: int, dtype=torch.bfloat16, dim=4096, layers=8, tokens=8192) -> St
     return Step("ddp", run, f"backward of {layers} linear layers dim {dim}, {tokens} tokens, one all-reduce per gradient, {dtype}")
 
 
+# --- FSDP-style, forward and backward in one graph ------------------------------
+def fsdp_fwd_bwd(world: int, dtype=torch.bfloat16, dim=4096, layers=4, tokens=4096) -> Step:
+    """gen-dist's FSDP pattern as a real step (core/comms/gen_distributed.h):
+    per layer an MLP block h -> 4h -> h whose two weights are all-gathered
+    from 1/world shards before use, the backward written out in the same
+    graph with a second all-gather (reshard after forward) and a
+    reduce-scatter of each weight gradient. Every all-gather reads only a
+    graph input, so Inductor's passes may hoist them all, memory permitting."""
+    funcol = _funcol()
+    torch.manual_seed(2024 + dist.get_rank())
+    shards = [torch.randn(4 * dim * dim // world, device=DEVICE, dtype=dtype) * 0.02 for _ in range(2 * layers)]
+    gen = _seeded(31 + dist.get_rank())
+    x = torch.randn(tokens, dim, device=DEVICE, dtype=dtype, generator=gen)
+    dy = torch.randn(tokens, dim, device=DEVICE, dtype=dtype, generator=gen)
+    group = dist.group.WORLD
+
+    def weights(shards, layer):
+        w1 = funcol.all_gather_tensor(shards[2 * layer], 0, group).view(4 * dim, dim)
+        w2 = funcol.all_gather_tensor(shards[2 * layer + 1], 0, group).view(dim, 4 * dim)
+        return w1, w2
+
+    def step(x, dy, *shards):
+        saved, h = [], x
+        for layer in range(layers):
+            w1, w2 = weights(shards, layer)
+            a = h @ w1.t()
+            r = torch.relu(a)
+            saved.append((h, a, r))
+            h = r @ w2.t()
+        grads, g = [], dy
+        for layer in reversed(range(layers)):
+            w1, w2 = weights(shards, layer)
+            h_in, a, r = saved[layer]
+            gw2 = g.t() @ r
+            ga = (g @ w2) * (a > 0)
+            gw1 = ga.t() @ h_in
+            g = ga @ w1
+            grads += [funcol.reduce_scatter_tensor(gw2.flatten(), "sum", 0, group),
+                      funcol.reduce_scatter_tensor(gw1.flatten(), "sum", 0, group)]
+        return [h, g] + grads
+
+    def run():
+        return list(_compiled(step)(x, dy, *shards))
+
+    return Step("fsdp_fwd_bwd", run, f"{layers} MLP blocks h{dim} (h->4h->h), {tokens} tokens, forward and backward "
+                                     f"in one graph, weights all-gathered twice and gradients reduce-scattered, {dtype}")
+
+
+# --- tensor parallel, micro-batches in one graph --------------------------------
+def tp_microbatch(world: int, dtype=torch.bfloat16, dim=4096, layers=8, tokens=4096, microbatches=2) -> Step:
+    """gen-dist's tensor-parallel pattern as a real step: per layer a
+    column-parallel (h -> 4h/world) and a row-parallel (4h/world -> h) matmul
+    and an all-reduce, over independent micro-batches in one graph, so one
+    micro-batch's all-reduce can hide behind the other's matmuls."""
+    funcol = _funcol()
+    torch.manual_seed(77 + dist.get_rank())
+    w_col = [torch.randn(4 * dim // world, dim, device=DEVICE, dtype=dtype) * 0.02 for _ in range(layers)]
+    w_row = [torch.randn(dim, 4 * dim // world, device=DEVICE, dtype=dtype) * 0.02 for _ in range(layers)]
+    xs = [torch.randn(tokens, dim, device=DEVICE, dtype=dtype, generator=_seeded(5 + m)) for m in range(microbatches)]
+
+    def forward(xs, w_col, w_row):
+        outs = []
+        for x in xs:
+            for wc, wr in zip(w_col, w_row):
+                x = x + funcol.all_reduce(F.gelu(x @ wc.t()) @ wr.t(), "sum", dist.group.WORLD)
+            outs.append(x)
+        return outs
+
+    def run():
+        return list(_compiled(forward)(xs, w_col, w_row))
+
+    return Step("tp_microbatch", run, f"{layers} tensor-parallel MLP layers h{dim}, {microbatches} micro-batches of "
+                                      f"{tokens} tokens in one graph, an all-reduce per layer, {dtype}")
+
+
 _COMPILED: dict[int, Callable] = {}
 
 
@@ -165,4 +245,4 @@ def reset_compiled() -> None:
     torch._dynamo.reset()
 
 
-STEPS = {"tp_block": tp_block, "fsdp": fsdp, "ddp": ddp}
+STEPS = {"tp_block": tp_block, "fsdp": fsdp, "ddp": ddp, "fsdp_fwd_bwd": fsdp_fwd_bwd, "tp_microbatch": tp_microbatch}

@@ -1,0 +1,180 @@
+"""Measured beside simulated: schedlab's two-stream simulation of the exact
+orders the real steps ran (run_steps.py's output), next to the measurements.
+No torch and no GPU: runs where the schedlab binary is.
+
+    python3 python/dist/compare.py RESULTS_DIR --schedlab build/schedlab \\
+        --hardware profiles/measured-h200.json --out docs/data/dist [--markdown]
+
+For every <step>/<schedule>/ in RESULTS_DIR: each compiled graph (its
+post-fusion export) is rearranged into the order Inductor emitted, its
+`runtime_us` dropped (PyTorch's matmul estimates are ~1000x off), and planned
+with `--memory-methods baseline` and no comm passes, so schedlab simulates
+that very order on the given hardware profile. Graphs of one step add up
+(forward, then backward). Writes OUT/<step>.<schedule>.simulated.trace.json
+(core/sim's trace of the step's graphs, one after the other) beside the
+measured trace of rank 0, and OUT/summary.json with both sides per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from schedlab_export.apply import without_runtimes  # noqa: E402
+
+SCHEDULE_ORDER = ("default", "recommended", "schedlab")
+
+
+def in_order(graph: dict, order: list[str]) -> dict:
+    """The graph with its nodes listed in `order` (the order the scheduler
+    emitted), so that schedlab's baseline is that order. Inductor's comm
+    passes may move a collective above the producer of one of its `fake_weak`
+    reads (an ordering hint that carries no data and keeps nothing alive):
+    such reads are dropped, since the file format requires every read's
+    producer to come first."""
+    by_name = {n["name"]: n for n in graph["nodes"]}
+    if sorted(by_name) != sorted(order):
+        raise ValueError(f"{graph.get('name')}: the emitted order does not name the graph's nodes")
+    producer = {o["name"]: n["name"] for n in graph["nodes"] for o in n["outputs"]}
+    position = {name: i for i, name in enumerate(order)}
+    nodes = []
+    for name in order:
+        node = by_name[name]
+        reads = [r for r in node.get("reads", []) if not (
+            r.get("dep") == "fake_weak" and position.get(producer.get(r["name"]), -1) > position[name])]
+        nodes.append(dict(node, reads=reads) if len(reads) != len(node.get("reads", [])) else node)
+    return dict(graph, nodes=nodes)
+
+
+def simulate(graph: dict, schedlab: str, hardware: str, trace_path: Path | None) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        g, p = Path(tmp) / "g.json", Path(tmp) / "p.json"
+        g.write_text(json.dumps(graph))
+        cmd = [schedlab, "plan", str(g), "-o", str(p), "--no-fuse", "--memory-methods", "baseline",
+               "--comm-passes", "", "--hardware", hardware]
+        if trace_path is not None:
+            cmd += ["--trace", str(trace_path)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{graph.get('name')}: schedlab plan failed: {done.stderr.strip()}")
+        return json.loads(p.read_text())
+
+
+def concat_traces(traces: list[dict], process: str) -> dict:
+    """The graphs' simulated traces one after the other (forward, backward)."""
+    events, offset = [], 0.0
+    for i, t in enumerate(traces):
+        for e in t["traceEvents"]:
+            if e["ph"] == "M":
+                if i == 0:
+                    events.append(dict(e, args={"name": process}) if e["name"] == "process_name" else e)
+                continue
+            events.append(dict(e, ts=e["ts"] + offset))
+        offset += t["otherData"]["step_time_us"]
+    return {"traceEvents": events, "displayTimeUnit": "ms",
+            "otherData": {"generator": "schedlab plan (python/dist/compare.py)", "step_time_us": offset}}
+
+
+def rank_results(run_dir: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(run_dir.glob("rank*.json"))]
+
+
+def compare_run(run_dir: Path, schedlab: str, hardware: str, out: Path) -> dict:
+    ranks = rank_results(run_dir)
+    r0 = ranks[0]
+    sims, traces = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, g in enumerate(r0["graphs"]):
+            graph = json.loads((run_dir / g["graph"]).read_text())
+            ordered = without_runtimes(in_order(graph, g["emitted_order"]))
+            trace_path = Path(tmp) / f"t{i}.json"
+            sims.append(simulate(ordered, schedlab, hardware, trace_path))
+            traces.append(json.loads(trace_path.read_text()))
+    name = f"{r0['step']}.{r0['schedule']}"
+    (out / f"{name}.simulated.trace.json").write_text(json.dumps(
+        concat_traces(traces, f"schedlab simulated {r0['step']} {r0['schedule']}")))
+    measured_trace = run_dir / "measured.rank0.trace.json"
+    if measured_trace.exists():
+        (out / f"{name}.measured.trace.json").write_text(measured_trace.read_text())
+    sim_collectives = [c for s in sims for c in s["simulation"]["collectives"]]
+    measured_by_rank = [{
+        "rank": r["rank"], "step_us": r["step_us"]["median"], "cpu_step_us": r.get("cpu_step_us"),
+        "gpu_span_us": r["profile"]["span_us"], "compute_busy_us": r["profile"]["compute_busy_us"],
+        "exposed_comm_us": r["profile"]["exposed_comm_us"],
+        "peak_above_inputs_bytes": r["memory"]["peak_above_inputs_bytes"],
+        "collectives": r["profile"]["collectives"]} for r in ranks]
+    return {
+        "step": r0["step"], "schedule": r0["schedule"], "world_size": r0["world_size"], "describe": r0["describe"],
+        "equal_to_default": all(r["equal_to_default"] for r in ranks),
+        "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks),
+        "max_abs_diff_to_default": max(r["max_abs_diff_to_default"] for r in ranks),
+        "apply": r0.get("apply"),
+        "measured": {
+            "step_us": statistics.median(m["step_us"] for m in measured_by_rank),
+            "gpu_span_us": statistics.median(m["gpu_span_us"] for m in measured_by_rank),
+            "compute_busy_us": statistics.median(m["compute_busy_us"] for m in measured_by_rank),
+            "exposed_comm_us": statistics.median(m["exposed_comm_us"] for m in measured_by_rank),
+            "peak_above_inputs_bytes": max(m["peak_above_inputs_bytes"] for m in measured_by_rank),
+            "by_rank": measured_by_rank},
+        "simulated": {
+            "step_us": sum(s["simulation"]["step_time_us"] for s in sims),
+            "compute_busy_us": sum(s["simulation"]["compute_busy_us"] for s in sims),
+            "exposed_comm_us": sum(s["simulation"]["exposed_comm_us"] for s in sims),
+            "peak_bytes_per_graph": [s["memory"]["peak"] for s in sims],
+            "collectives": [{"name": c["collective"], "exposed_us": c["exposed_us"],
+                             "dur_us": c["end_us"] - c["start_us"]} for c in sim_collectives]},
+    }
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}" if b else "—"
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = [
+        "| step | schedule | measured step µs | measured GPU span µs | simulated step µs | sim / GPU span | "
+        "measured exposed µs | simulated exposed µs | measured peak MiB | results = default |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        m, s = r["measured"], r["simulated"]
+        lines.append(
+            f"| {r['step']} | {r['schedule']} | {m['step_us']:.0f} | {m['gpu_span_us']:.0f} | {s['step_us']:.0f} | "
+            f"{ratio(s['step_us'], m['gpu_span_us'])} | {m['exposed_comm_us']:.0f} | {s['exposed_comm_us']:.0f} | "
+            f"{m['peak_above_inputs_bytes'] / 2**20:.0f} | "
+            f"{'bitwise' if r['equal_to_default'] else ('no (step not deterministic)' if not r['deterministic'] else 'NO')} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("results")
+    parser.add_argument("--schedlab", required=True)
+    parser.add_argument("--hardware", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for step_dir in sorted(p for p in Path(args.results).iterdir() if p.is_dir()):
+        for schedule in SCHEDULE_ORDER:
+            run_dir = step_dir / schedule
+            if (run_dir / "rank0.json").exists():
+                rows.append(compare_run(run_dir, args.schedlab, args.hardware, out))
+    (out / "summary.json").write_text(json.dumps({"hardware": args.hardware, "runs": rows}, indent=1))
+    if args.markdown:
+        print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
