@@ -1,10 +1,10 @@
 // schedlab gen-dist: generated FSDP-style and tensor-parallel graphs
-// (core/comms/gen_distributed.h) for the overlap benchmarks.
+// (core/gen/distributed.h) for the overlap benchmarks.
 #include <cstdio>
 #include <string>
 
 #include "cli/commands.h"
-#include "core/comms/gen_distributed.h"
+#include "core/gen/distributed.h"
 #include "core/graph/writer.h"
 #include "core/util/error.h"
 

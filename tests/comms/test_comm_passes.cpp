@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/comms/gen_distributed.h"
+#include "core/gen/distributed.h"
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
 #include "core/memory/estimate.h"

@@ -1,4 +1,4 @@
-// core/comms — generated distributed training graphs (one rank's view) for
+// core/gen — generated distributed training graphs (one rank's view) for
 // the overlap benchmarks: FSDP-style (per layer an all-gather of the
 // parameters before use, in backward a second all-gather and a
 // reduce-scatter of the gradients) and tensor-parallel (per layer a

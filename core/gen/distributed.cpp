@@ -1,4 +1,4 @@
-#include "core/comms/gen_distributed.h"
+#include "core/gen/distributed.h"
 
 #include <map>
 
