@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "core/fusion/fusion.h"
 #include "core/graph/loader.h"
+#include "core/graph/writer.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {
@@ -60,7 +61,7 @@ int cmd_fuse(const Args& args) {
   if (!explain_a.empty()) return explain(g, explain_a, explain_b);
 
   FrontEndResult fe = run_front_end(g, true, FusionOptions{});
-  if (!out_path.empty()) write_output(out_path, fused_graph_text(g, fe.deps, fe.fusion.groups));
+  if (!out_path.empty()) write_output(out_path, write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
 
   std::size_t fused = 0;
   for (const auto& grp : fe.fusion.groups) fused += grp.size() > 1;

@@ -57,7 +57,7 @@ std::size_t DepValueHash::operator()(const Dep* d) const noexcept {
 }
 
 bool DepValueEq::operator()(const Dep* a, const Dep* b) const noexcept {
-  return a->buf == b->buf && a->kind == b->kind && (a->kind != DepKind::Memory || (a->index == b->index && a->size == b->size));
+  return same_dep_value(*a, *b);
 }
 
 DepId FusionEngine::intern(const Dep& d) {

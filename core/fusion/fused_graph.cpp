@@ -1,111 +1,148 @@
 // The post-fusion schedgraph/1 graph: one node per fused group (Inductor's
-// FusedSchedulerNode: ReadWrites.merge_list of its members).
+// FusedSchedulerNode: ReadWrites.merge_list of its members), assembled
+// directly in its own id space: inputs, then each group's outputs in order.
 #include <algorithm>
 #include <set>
 
 #include "core/fusion/fusion.h"
-#include "core/graph/loader.h"
-#include "core/graph/writer.h"
+#include "core/graph/builder.h"
+#include "core/util/error.h"
 
 namespace schedlab {
 namespace {
 
-bool same_dep(const Dep& a, const Dep& b) {
-  return a.buf == b.buf && a.kind == b.kind && (a.kind != DepKind::Memory || (a.index == b.index && a.size == b.size));
-}
-
 void add_unique(std::vector<Dep>& into, const Dep& d) {
   for (const Dep& e : into)
-    if (same_dep(e, d)) return;
+    if (same_dep_value(e, d)) return;
   into.push_back(d);
 }
 
-}  // namespace
+class FusedGraphAssembler {
+ public:
+  FusedGraphAssembler(const Graph& pre, const DependencyInfo& deps, const std::vector<std::vector<NodeId>>& groups)
+      : pre_(pre), deps_(deps), groups_(groups), kept_(pre.nodes.size(), false), to_post_(pre.buffers.size(), kNone) {
+    for (const auto& grp : groups)
+      for (NodeId v : grp) kept_[v] = true;
+  }
 
-std::string fused_graph_text(const Graph& pre, const DependencyInfo& deps, const std::vector<std::vector<NodeId>>& groups) {
-  std::vector<bool> kept(pre.nodes.size(), false);
-  for (const auto& grp : groups)
-    for (NodeId v : grp) kept[v] = true;
+  Graph run() {
+    Graph& post = b_.graph();
+    post.name = pre_.name;
+    post.source = pre_.source.empty() ? "fused by schedlab" : pre_.source + "; fused by schedlab";
+    post.world_size = pre_.world_size;
+    b_.reserve(pre_.buffers.size(), groups_.size());
+    for (BufId i = 0; i < pre_.num_inputs; ++i) {
+      const Buffer& in = pre_.buffers[i];
+      to_post_[i] = b_.add_input(in.name, in.bytes, in.freeable);
+    }
+    for (const auto& grp : groups_) add_group(grp);
+    for (BufId o : pre_.outputs) b_.add_graph_output(mapped(o, "graph output"));
+    add_operations();
+    return b_.finish();
+  }
+
+ private:
+  const Graph& pre_;
+  const DependencyInfo& deps_;
+  const std::vector<std::vector<NodeId>>& groups_;
+  std::vector<bool> kept_;
+  std::vector<BufId> to_post_;  // pre buffer id -> post buffer id (kNone: removed with its node)
+  GraphBuilder b_;
+
+  BufId mapped(BufId pre_buf, std::string_view role) const {
+    const BufId b = to_post_[pre_buf];
+    if (b == kNone) throw Error("fused graph: " + std::string(role) + " " + quoted_name(pre_.buffers[pre_buf].name) + " belongs to an eliminated node");
+    return b;
+  }
+
   // Reads of a node as scheduled: weak deps on removed nodes are pruned.
-  auto live_reads = [&](NodeId v) {
+  std::vector<Dep> live_reads(NodeId v) const {
     std::vector<Dep> out;
-    for (const Dep& d : deps.reads[v]) {
-      NodeId p = pre.buffers[d.buf].producer;
-      if (p == kNone || kept[p]) out.push_back(d);
+    for (const Dep& d : deps_.reads[v]) {
+      NodeId p = pre_.buffers[d.buf].producer;
+      if (p == kNone || kept_[p]) out.push_back(d);
     }
     return out;
-  };
+  }
 
-  Graph post;
-  post.name = pre.name;
-  post.source = pre.source.empty() ? "fused by schedlab" : pre.source + "; fused by schedlab";
-  post.world_size = pre.world_size;
-  post.buffers.assign(pre.buffers.begin(), pre.buffers.begin() + pre.num_inputs);
-  post.num_inputs = pre.num_inputs;
-  post.outputs = pre.outputs;
-
-  // Nodes are assembled with the pre graph's buffer ids: only names reach the JSON.
-  for (const auto& grp : groups) {
+  // The fused node's fields, with deps still in the pre graph's ids.
+  Node merged_node(const std::vector<NodeId>& grp) const {
     Node n;
     if (grp.size() == 1) {
-      n = pre.nodes[grp[0]];
+      n = pre_.nodes[grp[0]];
       n.reads = live_reads(grp[0]);
-    } else {
-      bool any_template = false, any_reduction = false, all_runtimes = true;
-      std::optional<std::int64_t> flops;
-      const Node* lead = &pre.nodes[grp[0]];
-      for (NodeId m : grp) {
-        const Node& mn = pre.nodes[m];
-        n.name += (n.name.empty() ? "" : "_") + mn.name;
-        n.members.push_back(mn.name);
-        any_template |= mn.kind == NodeKind::Template;
-        if (mn.kind == NodeKind::Reduction && !any_reduction) {
-          any_reduction = true;
-          lead = &mn;
-        }
-        if (mn.flops) flops = checked_add(flops.value_or(0), *mn.flops, "fused node \"" + n.name + "\" flops");
-        if (mn.runtime_us) n.runtime_us = n.runtime_us.value_or(0) + *mn.runtime_us;
-        else all_runtimes = false;
-        n.outputs.insert(n.outputs.end(), mn.outputs.begin(), mn.outputs.end());
-        for (const Dep& w : mn.writes) add_unique(n.writes, w);
-      }
-      n.kind = any_template ? NodeKind::Template : any_reduction ? NodeKind::Reduction : NodeKind::Pointwise;
-      n.has_group = lead->has_group;
-      n.numel = lead->numel;
-      n.rnumel = lead->rnumel;
-      n.flops = flops;
-      // A sum of member estimates is kept only when every member has one.
-      if (!all_runtimes) n.runtime_us.reset();
-      for (NodeId m : grp)
-        for (const Dep& d : live_reads(m)) {
-          bool internal = std::any_of(n.writes.begin(), n.writes.end(), [&](const Dep& w) { return same_dep(w, d); });
-          if (!internal) add_unique(n.reads, d);
-        }
+      return n;
     }
-    post.nodes.push_back(std::move(n));
+    bool any_template = false, any_reduction = false, all_runtimes = true;
+    std::optional<std::int64_t> flops;
+    const Node* lead = &pre_.nodes[grp[0]];
+    for (NodeId m : grp) {
+      const Node& mn = pre_.nodes[m];
+      n.name += (n.name.empty() ? "" : "_") + mn.name;
+      n.members.push_back(mn.name);
+      any_template |= mn.kind == NodeKind::Template;
+      if (mn.kind == NodeKind::Reduction && !any_reduction) {
+        any_reduction = true;
+        lead = &mn;
+      }
+      if (mn.flops) flops = checked_add(flops.value_or(0), *mn.flops, "fused node \"" + n.name + "\" flops");
+      if (mn.runtime_us) n.runtime_us = n.runtime_us.value_or(0) + *mn.runtime_us;
+      else all_runtimes = false;
+      n.outputs.insert(n.outputs.end(), mn.outputs.begin(), mn.outputs.end());
+      for (const Dep& w : mn.writes) add_unique(n.writes, w);
+    }
+    n.kind = any_template ? NodeKind::Template : any_reduction ? NodeKind::Reduction : NodeKind::Pointwise;
+    n.has_group = lead->has_group;
+    n.numel = lead->numel;
+    n.rnumel = lead->rnumel;
+    n.flops = flops;
+    // A sum of member estimates is kept only when every member has one.
+    if (!all_runtimes) n.runtime_us.reset();
+    for (NodeId m : grp)
+      for (const Dep& d : live_reads(m)) {
+        bool internal = std::any_of(n.writes.begin(), n.writes.end(), [&](const Dep& w) { return same_dep_value(w, d); });
+        if (!internal) add_unique(n.reads, d);
+      }
+    return n;
   }
-  // Buffers keep the pre graph's ids here; graph_to_json only needs names.
-  post.buffers = pre.buffers;
 
-  // The operation skeleton, in the pre-fusion schedule order.
-  std::vector<NodeId> ops;
-  for (NodeId v = 0; v < pre.num_nodes(); ++v)
-    if (kept[v]) ops.push_back(v);
-  for (NodeId v : ops) {
-    Operation op;
-    op.name = pre.nodes[v].name;
-    op.outputs = pre.nodes[v].outputs;
-    std::set<std::string> names;
-    for (const Dep& d : live_reads(v)) names.insert(pre.buffers[d.buf].name);
-    for (const auto& nm : names) op.reads.push_back(pre.find_buffer(nm));
-    post.operations.push_back(std::move(op));
+  void add_group(const std::vector<NodeId>& grp) {
+    Node n = merged_node(grp);
+    const std::vector<BufId> pre_outputs = std::move(n.outputs);
+    n.outputs.clear();
+    const NodeId v = b_.add_node(std::move(n));
+    for (BufId o : pre_outputs) {
+      Buffer buf = pre_.buffers[o];
+      buf.mutation_of = kNone;
+      to_post_[o] = b_.add_node_output(v, std::move(buf));
+    }
+    for (BufId o : pre_outputs)
+      if (pre_.buffers[o].mutation_of != kNone) b_.buffer(to_post_[o]).mutation_of = mapped(pre_.buffers[o].mutation_of, "mutated buffer");
+    Node& post = b_.node(v);
+    for (Dep& d : post.reads) d.buf = mapped(d.buf, "read");
+    for (Dep& d : post.writes) d.buf = mapped(d.buf, "written buffer");
   }
-  return write_graph_json(post);
-}
+
+  // The operation skeleton, in the pre-fusion schedule order; each
+  // operation's reads once each, by name.
+  void add_operations() {
+    for (NodeId v = 0; v < pre_.num_nodes(); ++v) {
+      if (!kept_[v]) continue;
+      Operation op;
+      op.name = pre_.nodes[v].name;
+      for (BufId o : pre_.nodes[v].outputs) op.outputs.push_back(mapped(o, "operation output"));
+      std::set<std::string_view> names;
+      for (const Dep& d : live_reads(v)) names.insert(pre_.buffers[d.buf].name);
+      for (std::string_view nm : names) op.reads.push_back(b_.find_buffer(nm));
+      b_.add_operation(std::move(op));
+    }
+  }
+};
+
+}  // namespace
 
 Graph build_fused_graph(const Graph& pre, const DependencyInfo& deps, const std::vector<std::vector<NodeId>>& groups) {
-  // Reloading re-indexes buffers in the new node order and validates the result.
-  return load_graph(fused_graph_text(pre, deps, groups));
+  return FusedGraphAssembler(pre, deps, groups).run();
 }
 
 }  // namespace schedlab

@@ -72,9 +72,9 @@ FrontEndResult run_front_end(const Graph& g, bool fuse, const FusionOptions& opt
 // internal to the group, and `operations` (the pre-fusion skeleton, so
 // operation-level ancestry can be recovered). Graph inputs, outputs and
 // world size carry over; nodes removed as dead code are gone.
+// The graph owns its id space (inputs, then each group's outputs in order)
+// and passes validate() like a loaded one.
 Graph build_fused_graph(const Graph& pre, const DependencyInfo& deps, const std::vector<std::vector<NodeId>>& groups);
-// The same graph as schedgraph/1 text (what `fuse -o` writes).
-std::string fused_graph_text(const Graph& pre, const DependencyInfo& deps, const std::vector<std::vector<NodeId>>& groups);
 
 // `fuse --explain A B`: whether A and B end in one group, and why not.
 struct FusionExplanation {

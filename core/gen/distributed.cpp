@@ -1,85 +1,116 @@
 #include "core/gen/distributed.h"
 
-#include <map>
+#include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "core/graph/loader.h"
+#include "core/graph/builder.h"
 #include "core/util/error.h"
 
 namespace schedlab {
-
-using nlohmann::json;
 
 namespace {
 
 constexpr std::int64_t kBf16 = 2;
 
-// Builds the schedgraph/1 document node by node; the loader validates it.
-class GraphBuilder {
+// Adds the pattern's nodes to a GraphBuilder by buffer name. Every read is a
+// star dep of the buffer's full size; a wait's view reads as the collective's
+// output size although its own buffer counts 0 bytes (it aliases).
+class DistGraphWriter {
  public:
-  explicit GraphBuilder(std::string name, std::int32_t world_size) {
-    doc_ = {{"format", "schedgraph/1"}, {"name", std::move(name)}, {"source", "schedlab gen-dist"}, {"world_size", world_size},
-            {"inputs", json::array()}, {"outputs", json::array()}, {"nodes", json::array()}};
+  DistGraphWriter(std::string name, std::int32_t world_size) {
+    Graph& g = b_.graph();
+    g.name = std::move(name);
+    g.source = "schedlab gen-dist";
+    g.world_size = world_size;
   }
-  void input(const std::string& name, std::int64_t bytes) {
-    doc_["inputs"].push_back({{"name", name}, {"bytes", bytes}});
-    bytes_[name] = bytes;
-  }
-  void output(const std::string& name) { doc_["outputs"].push_back(name); }
+  void input(const std::string& name, std::int64_t bytes) { note_bytes(b_.add_input(name, bytes), bytes); }
+  void output(const std::string& name) { b_.add_graph_output(b_.require_buffer(name)); }
   // A matmul: reads a and b, writes out.
   void matmul(const std::string& name, const std::string& a, const std::string& b, const std::string& out, std::int64_t out_bytes,
               std::int64_t flops) {
-    json n = node(name, "extern", {a, b}, out, out_bytes);
-    n["kernel"] = "extern_kernels.mm";
-    n["flops"] = flops;
-    push(std::move(n));
+    Node n = node(name, NodeKind::Extern, {a, b});
+    n.kernel = "extern_kernels.mm";
+    n.flops = flops;
+    add(std::move(n), out, out_bytes);
   }
   void pointwise(const std::string& name, const std::vector<std::string>& reads, const std::string& out, std::int64_t out_bytes) {
-    json n = node(name, "pointwise", reads, out, out_bytes);
-    n["group"] = {out_bytes / kBf16, 1};
-    push(std::move(n));
+    Node n = node(name, NodeKind::Pointwise, reads);
+    n.has_group = true;
+    n.numel = out_bytes / kBf16;
+    n.rnumel = 1;
+    add(std::move(n), out, out_bytes);
   }
   // A collective and its wait; returns the name readers use (the wait's
   // in-place view of the collective's output, as Inductor writes it).
   std::string collective(const std::string& name, const std::string& op, const std::string& in, std::int64_t out_bytes,
                          std::int32_t group_size) {
     const std::string out = name + "_out";
-    json c = node(name, "collective", {in}, out, out_bytes);
-    c["kernel"] = "torch.ops._c10d_functional." + op + ".default";
-    c["collective"] = {{"op", "_c10d_functional." + op + ".default"}, {"group_size", group_size}, {"bytes", out_bytes}};
-    if (!last_collective_out_.empty()) c["reads"].push_back({{"name", last_collective_out_}, {"dep", "fake_weak"}, {"bytes", 1}});
-    last_collective_out_ = out;
-    push(std::move(c));
+    Node c = node(name, NodeKind::Collective, {in});
+    c.kernel = "torch.ops._c10d_functional." + op + ".default";
+    Collective coll;
+    coll.op = "_c10d_functional." + op + ".default";
+    coll.kind = *parse_collective_op(coll.op);
+    coll.group_size = group_size;
+    coll.bytes = out_bytes;
+    c.collective = std::move(coll);
+    if (last_collective_out_ != kNone) c.reads.push_back(star(last_collective_out_, 1, DepKind::FakeWeak));
+    last_collective_out_ = add(std::move(c), out, out_bytes);
+
     const std::string view = name + "_waited";
-    json w = {{"name", "wait_" + name},
-              {"kind", "wait"},
-              {"kernel", "torch.ops._c10d_functional.wait_tensor.default"},
-              {"outputs", json::array({{{"name", view}, {"layout", "none"}, {"bytes", 0}, {"mutation_of", out}}})},
-              {"reads", json::array({{{"name", out}, {"dep", "star"}, {"bytes", out_bytes}}})}};
-    w["writes"] = json::array({{{"name", view}, {"dep", "star"}, {"bytes", 0}}});
-    bytes_[view] = out_bytes;
-    push(std::move(w));
+    Node w;
+    w.name = "wait_" + name;
+    w.kind = NodeKind::Wait;
+    w.kernel = "torch.ops._c10d_functional.wait_tensor.default";
+    w.reads.push_back(star(last_collective_out_, out_bytes));
+    const NodeId wid = b_.add_node(std::move(w));
+    Buffer vb;
+    vb.name = view;
+    vb.layout = Layout::None;
+    vb.mutation_of = last_collective_out_;
+    const BufId vid = b_.add_node_output(wid, std::move(vb));
+    b_.node(wid).writes.push_back(star(vid, 0));
+    note_bytes(vid, out_bytes);
     return view;
   }
-  Graph finish() { return load_graph(doc_.dump()); }
+  Graph finish() { return b_.finish(); }
 
  private:
-  json node(const std::string& name, const char* kind, const std::vector<std::string>& reads, const std::string& out, std::int64_t out_bytes) {
-    json r = json::array();
-    for (const auto& b : reads) r.push_back({{"name", b}, {"dep", "star"}, {"bytes", bytes_.at(b)}});
-    bytes_[out] = out_bytes;
-    return {{"name", name},
-            {"kind", kind},
-            {"outputs", json::array({{{"name", out}, {"bytes", out_bytes}, {"dtype", "bf16"}}})},
-            {"reads", r},
-            {"writes", json::array({{{"name", out}, {"dep", "star"}, {"bytes", out_bytes}}})}};
+  static Dep star(BufId b, std::int64_t bytes, DepKind kind = DepKind::Star) {
+    Dep d;
+    d.buf = b;
+    d.kind = kind;
+    d.bytes = bytes;
+    return d;
   }
-  void push(json n) { doc_["nodes"].push_back(std::move(n)); }
+  void note_bytes(BufId b, std::int64_t bytes) {
+    if (read_bytes_.size() <= static_cast<std::size_t>(b)) read_bytes_.resize(b + 1, 0);
+    read_bytes_[b] = bytes;
+  }
+  Node node(const std::string& name, NodeKind kind, const std::vector<std::string>& reads) {
+    Node n;
+    n.name = name;
+    n.kind = kind;
+    for (const auto& r : reads) {
+      const BufId b = b_.require_buffer(r);
+      n.reads.push_back(star(b, read_bytes_[b]));
+    }
+    return n;
+  }
+  // Adds the node with its one bf16 output, which it writes whole.
+  BufId add(Node n, const std::string& out, std::int64_t out_bytes) {
+    const NodeId v = b_.add_node(std::move(n));
+    Buffer ob;
+    ob.name = out;
+    ob.bytes = out_bytes;
+    ob.dtype = "bf16";
+    const BufId b = b_.add_node_output(v, std::move(ob));
+    b_.node(v).writes.push_back(star(b, out_bytes));
+    note_bytes(b, out_bytes);
+    return b;
+  }
 
-  json doc_;
-  std::map<std::string, std::int64_t> bytes_;
-  std::string last_collective_out_;
+  GraphBuilder b_;
+  std::vector<std::int64_t> read_bytes_;  // by buffer: the bytes a read of it counts
+  BufId last_collective_out_ = kNone;
 };
 
 void check_spec(const DistributedGraphSpec& s) {
@@ -94,9 +125,10 @@ Graph fsdp(const DistributedGraphSpec& s) {
   const std::int64_t h = s.hidden, f = 4 * s.hidden, t = s.tokens, ws = s.world_size;
   const std::int64_t param = (h * f * 2) * kBf16;  // both MLP matrices, gathered
   const std::int64_t shard = param / ws;
-  GraphBuilder b("fsdp_l" + std::to_string(s.layers) + "_h" + std::to_string(h), s.world_size);
+  DistGraphWriter b("fsdp_l" + std::to_string(s.layers) + "_h" + std::to_string(h), s.world_size);
   b.input("primals_x", t * h * kBf16);
   for (int i = 1; i <= s.layers; ++i) b.input("primals_w" + std::to_string(i), shard);
+  if (s.backward) b.input("tangents_1", t * h * kBf16);  // inputs come first; the backward reads it
   std::string x = "primals_x";
   for (int i = 1; i <= s.layers; ++i) {
     const std::string l = std::to_string(i);
@@ -110,7 +142,6 @@ Graph fsdp(const DistributedGraphSpec& s) {
     b.output(x);
     return b.finish();
   }
-  b.input("tangents_1", t * h * kBf16);
   std::string dx = "tangents_1";
   for (int i = s.layers; i >= 1; --i) {
     const std::string l = std::to_string(i);
@@ -133,7 +164,7 @@ Graph fsdp(const DistributedGraphSpec& s) {
 
 Graph tensor_parallel(const DistributedGraphSpec& s) {
   const std::int64_t h = s.hidden, f = 4 * s.hidden / s.world_size, t = s.tokens;
-  GraphBuilder b("tp_l" + std::to_string(s.layers) + "_h" + std::to_string(h) + "_mb" + std::to_string(s.microbatches), s.world_size);
+  DistGraphWriter b("tp_l" + std::to_string(s.layers) + "_h" + std::to_string(h) + "_mb" + std::to_string(s.microbatches), s.world_size);
   std::vector<std::string> x(s.microbatches);
   for (int m = 0; m < s.microbatches; ++m) {
     x[m] = "primals_x_mb" + std::to_string(m);

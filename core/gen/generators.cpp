@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 
+#include "core/graph/builder.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -95,7 +96,7 @@ Graph generate_layered(const LayeredSpec& spec) {
   // Graph outputs: the last layer.
   std::size_t tail = std::min<std::size_t>(all_outputs.size(), static_cast<std::size_t>(spec.width));
   g.outputs.assign(all_outputs.end() - static_cast<std::ptrdiff_t>(tail), all_outputs.end());
-  g.index_names();
+  validate(g);
   return g;
 }
 
@@ -159,7 +160,7 @@ Graph replicate_graph(const Graph& base, std::int32_t copies, bool chained) {
   }
   // A chain link reads a buffer of copy k-1, all of whose nodes come first:
   // the baseline stays topological.
-  g.index_names();
+  validate(g);
   return g;
 }
 

@@ -47,19 +47,6 @@ NodeId Graph::find_node(std::string_view n) const {
   return node_index.find(n, [this](NodeId v) -> std::string_view { return nodes[v].name; });
 }
 
-void Graph::index_names() {
-  buffer_index.clear();
-  node_index.clear();
-  buffer_index.reserve(buffers.size());
-  node_index.reserve(nodes.size());
-  auto buffer_name = [this](BufId b) -> std::string_view { return buffers[b].name; };
-  auto node_name = [this](NodeId v) -> std::string_view { return nodes[v].name; };
-  for (BufId b = 0; b < num_buffers(); ++b)
-    if (buffer_index.insert(buffers[b].name, b, buffer_name) != NameIndex::kAbsent) throw Error("duplicate buffer name \"" + buffers[b].name + "\"");
-  for (NodeId v = 0; v < num_nodes(); ++v)
-    if (node_index.insert(nodes[v].name, v, node_name) != NameIndex::kAbsent) throw Error("duplicate node name \"" + nodes[v].name + "\"");
-}
-
 Order Graph::baseline_order() const {
   Order o(nodes.size());
   for (std::size_t i = 0; i < o.size(); ++i) o[i] = static_cast<NodeId>(i);

@@ -1,6 +1,7 @@
 // core/graph — the schedgraph/1 model.
 //
-// Contract: a Graph is loaded and validated once (see loader.h) and is then
+// Contract: a Graph is loaded (loader.h) or assembled (builder.h), validated
+// once by validate() in builder.h, and is then
 // immutable plain data. Everything inside is indexed by dense integer ids:
 // inputs and buffers share one table (`buffers`, inputs first), nodes are in
 // the file's baseline order. Names exist only for the edges (reports, I/O).
@@ -47,6 +48,12 @@ struct Dep {
   std::vector<std::int64_t> size;  // iteration sizes (memory deps)
   bool is_weak() const { return kind == DepKind::Weak || kind == DepKind::FakeWeak; }
 };
+
+// Deps compare by value as Inductor's Dep objects do: buffer, kind, and for
+// memory deps index and size (bytes are not part of the identity).
+inline bool same_dep_value(const Dep& a, const Dep& b) {
+  return a.buf == b.buf && a.kind == b.kind && (a.kind != DepKind::Memory || (a.index == b.index && a.size == b.size));
+}
 
 struct Buffer {
   std::string name;
@@ -107,9 +114,6 @@ struct Graph {
   std::int32_t num_buffers() const { return static_cast<std::int32_t>(buffers.size()); }
   BufId find_buffer(std::string_view n) const;  // kNone when absent
   NodeId find_node(std::string_view n) const;    // kNone when absent
-  // Rebuilds both indexes from the tables (for graphs assembled in code);
-  // throws Error naming a duplicate.
-  void index_names();
   Order baseline_order() const;
   bool is_pre_fusion() const;  // no node carries `members`
 };

@@ -13,23 +13,13 @@
 #include <memory>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 
+#include "core/graph/builder.h"
 #include "core/util/error.h"
 #include "core/util/json_doc.h"
 
 namespace schedlab {
 namespace {
-
-std::string quoted_name(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s.substr(0, 120)) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
-  }
-  if (s.size() > 120) out += "...";
-  return out + "\"";
-}
 
 // One step of a path: a field (`reads`), an index (`[2]`) or both, and for
 // named things their name (`nodes[3] "op7"`), after which ": " separates.
@@ -108,12 +98,6 @@ std::vector<std::string> get_string_array(const JsonValue& v, const Place& where
   return out;
 }
 
-bool default_freeable(std::string_view name) {
-  for (std::string_view p : {"primals_", "arg", "fwd_rng_state", "bwd_rng_state", "tangents"})
-    if (name.substr(0, p.size()) == p) return false;
-  return true;
-}
-
 class Loader {
  public:
   Graph run(const JsonValue& root) {
@@ -121,9 +105,10 @@ class Loader {
     expect_object(root, top);
     std::string_view fmt = get_string(require(root, "format", top), top.at("format"));
     if (fmt != "schedgraph/1") fail(top.at("format"), "expected \"schedgraph/1\", got " + quoted_name(fmt));
-    if (auto v = root.find("name")) g_.name = get_string(v, top.at("name"));
-    if (auto v = root.find("source")) g_.source = get_string(v, top.at("source"));
-    if (auto v = root.find("world_size")) g_.world_size = get_int(v, top.at("world_size"), 1);
+    Graph& g = b_.graph();
+    if (auto v = root.find("name")) g.name = get_string(v, top.at("name"));
+    if (auto v = root.find("source")) g.source = get_string(v, top.at("source"));
+    if (auto v = root.find("world_size")) g.world_size = get_int(v, top.at("world_size"), 1);
 
     JsonValue inputs = require(root, "inputs", top);
     JsonValue nodes = require(root, "nodes", top);
@@ -137,47 +122,22 @@ class Loader {
     for (std::size_t i = 0; i < nodes.size(); ++i) load_node_body(nodes[i], i, top.at("nodes"));
     load_outputs(outputs, top.at("outputs"));
     if (auto ops = root.find("operations")) load_operations(ops, top.at("operations"));
-    check_topological();
-    return std::move(g_);
+    return b_.finish();
   }
 
  private:
-  Graph g_;
-  std::int64_t total_bytes_ = 0;
+  GraphBuilder b_;
 
   void reserve(const JsonValue& inputs, const JsonValue& nodes) {
     std::size_t buffers = inputs.size();
     for (std::size_t i = 0; i < nodes.size(); ++i)
       if (nodes[i].is_object())
         if (auto outs = nodes[i].find("outputs"); outs && outs.is_array()) buffers += outs.size();
-    g_.buffers.reserve(buffers);
-    g_.buffer_index.reserve(buffers);
-    g_.node_index.reserve(nodes.size());
-  }
-
-  // Every byte count in the file is added here: when the total fits in 63
-  // bits, no sum a pass takes over a subset can overflow.
-  std::int64_t add_bytes(std::int64_t b, const Place& where) {
-    if (total_bytes_ > std::numeric_limits<std::int64_t>::max() - b) fail(where, "byte sizes of the graph sum past 63 bits");
-    total_bytes_ += b;
-    return b;
-  }
-
-  auto buffer_name() const {
-    return [this](BufId b) -> std::string_view { return g_.buffers[b].name; };
-  }
-
-  BufId add_buffer(Buffer b, const Place& where) {
-    const auto id = static_cast<BufId>(g_.buffers.size());
-    g_.buffers.push_back(std::move(b));
-    const std::string& name = g_.buffers.back().name;
-    if (g_.buffer_index.insert(name, id, buffer_name()) != NameIndex::kAbsent)
-      fail(where.at("name"), "duplicate buffer or input name " + quoted_name(name));
-    return id;
+    b_.reserve(buffers, nodes.size());
   }
 
   BufId resolve(std::string_view name, const Place& where) const {
-    BufId b = g_.buffer_index.find(name, buffer_name());
+    BufId b = b_.find_buffer(name);
     if (b == kNone) fail(where, "unknown buffer " + quoted_name(name));
     return b;
   }
@@ -187,58 +147,48 @@ class Loader {
       JsonValue in = inputs[i];
       Place where = list.item(i);
       expect_object(in, where);
-      Buffer b;
       const std::string_view name = get_string(require(in, "name", where), where.at("name"));
-      b.name = std::string(name);
       where.name = name;  // views the JSON text, which outlives this call
-      b.bytes = add_bytes(get_int(require(in, "bytes", where), where.at("bytes"), 0), where.at("bytes"));
-      b.is_input = true;
-      b.freeable = default_freeable(b.name);
+      const std::int64_t bytes = get_int(require(in, "bytes", where), where.at("bytes"), 0);
+      std::optional<bool> freeable;
       if (auto fr = in.find("freeable")) {
         if (!fr.is_bool()) fail(where.at("freeable"), "expected a boolean, got " + std::string(fr.type_name()));
-        b.freeable = fr.as_bool();
+        freeable = fr.as_bool();
       }
-      add_buffer(std::move(b), where);
+      b_.add_input(std::string(name), bytes, freeable);
     }
-    g_.num_inputs = static_cast<std::int32_t>(g_.buffers.size());
   }
 
   // First pass over nodes: names, kinds and output buffers, so that deps can
-  // name any buffer (check_topological then reports forward reads).
+  // name any buffer (validate() then reports forward reads).
   void declare_nodes(const JsonValue& nodes, const Place& list) {
-    g_.nodes.resize(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       JsonValue jn = nodes[i];
       Place where = list.item(i);
       expect_object(jn, where);
-      Node& n = g_.nodes[i];
+      Node n;
       n.name = std::string(get_string(require(jn, "name", where), where.at("name")));
       where.name = n.name;
-      auto node_name = [this](NodeId v) -> std::string_view { return g_.nodes[v].name; };
-      if (g_.node_index.insert(n.name, static_cast<NodeId>(i), node_name) != NameIndex::kAbsent)
-        fail(where, "duplicate node name " + quoted_name(n.name));
       std::string_view kind = get_string(require(jn, "kind", where), where.at("kind"));
       auto k = parse_node_kind(kind);
       if (!k) fail(where.at("kind"), "unknown value " + quoted_name(kind));
       n.kind = *k;
+      const NodeId v = b_.add_node(std::move(n));
+      where.name = b_.node(v).name;  // the moved-from string no longer holds it
       if (auto outs = jn.find("outputs")) {
         const Place op = where.at("outputs");
         expect_array(outs, op);
-        n.outputs.reserve(outs.size());
-        for (std::size_t j = 0; j < outs.size(); ++j) {
-          const Place bw = op.item(j);
-          n.outputs.push_back(add_buffer(parse_buffer(outs[j], bw, static_cast<NodeId>(i)), bw));
-        }
+        b_.node(v).outputs.reserve(outs.size());
+        for (std::size_t j = 0; j < outs.size(); ++j) b_.add_node_output(v, parse_buffer(outs[j], op.item(j)));
       }
     }
   }
 
-  Buffer parse_buffer(const JsonValue& jb, const Place& where, NodeId producer) {
+  Buffer parse_buffer(const JsonValue& jb, const Place& where) {
     expect_object(jb, where);
     Buffer b;
     b.name = std::string(get_string(require(jb, "name", where), where.at("name")));
-    b.producer = producer;
-    b.bytes = add_bytes(get_int(require(jb, "bytes", where), where.at("bytes"), 0), where.at("bytes"));
+    b.bytes = get_int(require(jb, "bytes", where), where.at("bytes"), 0);
     if (auto v = jb.find("layout")) {
       std::string_view s = get_string(v, where.at("layout"));
       auto l = parse_layout(s);
@@ -252,7 +202,7 @@ class Loader {
   }
 
   void load_node_body(const JsonValue& jn, std::size_t i, const Place& list) {
-    Node& n = g_.nodes[i];
+    Node& n = b_.node(static_cast<NodeId>(i));
     Place where = list.item(i);
     where.name = n.name;
     if (auto v = jn.find("members")) n.members = get_string_array(v, where.at("members"));
@@ -268,13 +218,11 @@ class Loader {
     if (auto v = jn.find("runtime_us")) n.runtime_us = get_number(v, where.at("runtime_us"));
     n.reads = parse_deps(jn.find("reads"), where.at("reads"));
     n.writes = parse_deps(jn.find("writes"), where.at("writes"));
-    load_mutations(jn, static_cast<NodeId>(i), where);
+    load_mutations(jn, n, where);
     load_collective(jn, n, where);
   }
 
-  // mutation_of names an input, an earlier node's buffer, or an earlier
-  // output of this same node.
-  void load_mutations(const JsonValue& jn, NodeId i, const Place& where) {
+  void load_mutations(const JsonValue& jn, const Node& n, const Place& where) {
     JsonValue outs = jn.find("outputs");
     if (!outs) return;
     for (std::size_t j = 0; j < outs.size(); ++j) {
@@ -283,19 +231,12 @@ class Loader {
       const Place outp = where.at("outputs");
       const Place item = outp.item(j);
       const Place mw = item.at("mutation_of");
-      std::string_view target = get_string(m, mw);
-      BufId t = resolve(target, mw);
-      BufId self = g_.nodes[i].outputs[j];
-      const Buffer& tb = g_.buffers[t];
-      bool earlier = tb.is_input || tb.producer < i || (tb.producer == i && t < self);
-      if (!earlier) fail(mw, quoted_name(target) + " is not an input or a buffer produced earlier");
-      g_.buffers[self].mutation_of = t;
+      b_.buffer(n.outputs[j]).mutation_of = resolve(get_string(m, mw), mw);
     }
   }
 
   void load_collective(const JsonValue& jn, Node& n, const Place& where) {
     JsonValue coll = jn.find("collective");
-    if (n.kind == NodeKind::Collective && !coll) fail(where, "a collective node needs a \"collective\" object");
     if (!coll) return;
     const Place cw = where.at("collective");
     expect_object(coll, cw);
@@ -305,9 +246,9 @@ class Loader {
     if (!op)
       fail(cw.at("op"), "unknown collective " + quoted_name(c.op) + " (expected all_reduce, all_gather, reduce_scatter, all_to_all or broadcast)");
     c.kind = *op;
-    c.group_size = g_.world_size;
+    c.group_size = b_.graph().world_size;
     if (auto v = coll.find("group_size")) c.group_size = get_int(v, cw.at("group_size"), 1);
-    if (auto v = coll.find("bytes")) c.bytes = add_bytes(get_int(v, cw.at("bytes"), 0), cw.at("bytes"));
+    if (auto v = coll.find("bytes")) c.bytes = get_int(v, cw.at("bytes"), 0);
     n.collective = std::move(c);
   }
 
@@ -339,7 +280,7 @@ class Loader {
         } else if (key == "size") {
           d.size = get_int_array(v, dw.at("size"));
         } else if (key == "bytes") {
-          d.bytes = add_bytes(get_int(v, dw.at("bytes"), 0), dw.at("bytes"));
+          d.bytes = get_int(v, dw.at("bytes"), 0);
         }
       }
       if (!named) fail(dw, "missing required field \"name\"");
@@ -348,16 +289,14 @@ class Loader {
   }
 
   void load_outputs(const JsonValue& outs, const Place& list) {
-    g_.outputs.reserve(outs.size());
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const Place where = list.item(i);
-      g_.outputs.push_back(resolve(get_string(outs[i], where), where));
+      b_.add_graph_output(resolve(get_string(outs[i], where), where));
     }
   }
 
   void load_operations(const JsonValue& ops, const Place& list) {
     expect_array(ops, list);
-    std::unordered_map<std::string, std::size_t> seen;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       JsonValue jo = ops[i];
       Place where = list.item(i);
@@ -365,7 +304,6 @@ class Loader {
       Operation op;
       op.name = std::string(get_string(require(jo, "name", where), where.at("name")));
       where.name = op.name;
-      if (!seen.emplace(op.name, i).second) fail(where, "duplicate operation name " + quoted_name(op.name));
       for (auto [key, into] : {std::pair{"outputs", &op.outputs}, std::pair{"reads", &op.reads}}) {
         JsonValue v = jo.find(key);
         if (!v) continue;
@@ -373,64 +311,8 @@ class Loader {
         expect_array(v, fw);
         for (std::size_t j = 0; j < v.size(); ++j) into->push_back(resolve(get_string(v[j], fw.item(j)), fw.item(j)));
       }
-      g_.operations.push_back(std::move(op));
+      b_.add_operation(std::move(op));
     }
-  }
-
-  // The baseline order must be topological. A forward read is either part
-  // of a cycle (reported as the cycle) or simply out of order.
-  void check_topological() const {
-    const Place top;
-    const Place list = top.at("nodes");
-    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
-      const Node& node = g_.nodes[i];
-      for (std::size_t j = 0; j < node.reads.size(); ++j) {
-        NodeId p = g_.buffers[node.reads[j].buf].producer;
-        if (p == kNone || p <= static_cast<NodeId>(i)) continue;
-        std::string cycle = find_cycle();
-        if (!cycle.empty()) fail(list, "dependency cycle: " + cycle);
-        Place where = list.item(i);
-        where.name = node.name;
-        fail(where.at("reads").item(j), "reads " + quoted_name(g_.buffers[node.reads[j].buf].name) + ", produced by the later node " +
-                                            quoted_name(g_.nodes[p].name) + " (nodes must be in topological order)");
-      }
-    }
-  }
-
-  // Iterative DFS over producer edges; returns `"a" -> "b" -> "a"` or "".
-  std::string find_cycle() const {
-    const auto n = g_.nodes.size();
-    std::vector<std::uint8_t> state(n, 0);  // 0 new, 1 on the stack, 2 done
-    std::vector<NodeId> parent(n, kNone);
-    for (std::size_t s = 0; s < n; ++s) {
-      if (state[s]) continue;
-      std::vector<std::pair<NodeId, std::size_t>> stack{{static_cast<NodeId>(s), 0}};
-      state[s] = 1;
-      while (!stack.empty()) {
-        auto& [v, k] = stack.back();
-        const auto& reads = g_.nodes[v].reads;
-        if (k == reads.size()) {
-          state[v] = 2;
-          stack.pop_back();
-          continue;
-        }
-        NodeId u = g_.buffers[reads[k++].buf].producer;
-        if (u == kNone || u == v) continue;
-        if (state[u] == 1) {
-          std::string out = quoted_name(g_.nodes[u].name);
-          std::vector<NodeId> path;
-          for (NodeId w = v; w != u; w = parent[w]) path.push_back(w);
-          for (auto it = path.rbegin(); it != path.rend(); ++it) out += " -> " + quoted_name(g_.nodes[*it].name);
-          return out + " -> " + quoted_name(g_.nodes[u].name) + " (each reads a buffer of the next)";
-        }
-        if (state[u] == 0) {
-          state[u] = 1;
-          parent[u] = v;
-          stack.emplace_back(u, 0);
-        }
-      }
-    }
-    return {};
   }
 };
 

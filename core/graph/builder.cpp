@@ -1,0 +1,283 @@
+#include "core/graph/builder.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <unordered_set>
+
+#include "core/util/error.h"
+
+namespace schedlab {
+
+bool default_freeable(std::string_view name) {
+  for (std::string_view p : {"primals_", "arg", "fwd_rng_state", "bwd_rng_state", "tangents"})
+    if (name.substr(0, p.size()) == p) return false;
+  return true;
+}
+
+std::string quoted_name(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s.substr(0, 120)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+  }
+  if (s.size() > 120) out += "...";
+  return out + "\"";
+}
+
+namespace {
+
+// Places as the loader names them: `inputs[1] "x"`, `nodes[3] "op7"`.
+std::string input_place(const Graph& g, BufId b) { return "inputs[" + std::to_string(b) + "] " + quoted_name(g.buffers[b].name); }
+std::string node_place(const Graph& g, NodeId v) { return "nodes[" + std::to_string(v) + "] " + quoted_name(g.nodes[v].name); }
+std::string item(std::string_view field, std::size_t i) { return std::string(field) + "[" + std::to_string(i) + "]"; }
+
+// `nodes[3] "op7": outputs[0]` for a produced buffer, `inputs[1] "x"` for an input.
+std::string buffer_place(const Graph& g, BufId b) {
+  const Buffer& buf = g.buffers[b];
+  if (buf.is_input || buf.producer == kNone) return input_place(g, b);
+  const auto& outs = g.nodes[buf.producer].outputs;
+  std::size_t j = 0;
+  while (j < outs.size() && outs[j] != b) ++j;
+  return node_place(g, buf.producer) + ": " + item("outputs", j);
+}
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where.empty() ? what : where + ": " + what); }
+
+auto buffer_name_of(const Graph& g) {
+  return [&g](BufId b) -> std::string_view { return g.buffers[b].name; };
+}
+auto node_name_of(const Graph& g) {
+  return [&g](NodeId v) -> std::string_view { return g.nodes[v].name; };
+}
+
+void index_buffer(Graph& g, BufId b) {
+  if (g.buffer_index.insert(g.buffers[b].name, b, buffer_name_of(g)) == NameIndex::kAbsent) return;
+  const std::string where = g.buffers[b].is_input ? input_place(g, b) + ": name" : buffer_place(g, b) + ".name";
+  fail(where, "duplicate buffer or input name " + quoted_name(g.buffers[b].name));
+}
+
+void index_node(Graph& g, NodeId v) {
+  if (g.node_index.insert(g.nodes[v].name, v, node_name_of(g)) != NameIndex::kAbsent)
+    fail(node_place(g, v), "duplicate node name " + quoted_name(g.nodes[v].name));
+}
+
+void index_all(Graph& g) {
+  g.buffer_index.clear();
+  g.node_index.clear();
+  g.buffer_index.reserve(g.buffers.size());
+  g.node_index.reserve(g.nodes.size());
+  for (BufId b = 0; b < g.num_inputs; ++b) index_buffer(g, b);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    index_node(g, v);
+    for (BufId b : g.nodes[v].outputs) index_buffer(g, b);
+  }
+}
+
+// Ids in range, inputs first, node outputs numbered in node order: what the
+// builder and the loader produce, and what graphs filled by hand must keep.
+void check_tables(const Graph& g) {
+  const BufId nb = g.num_buffers();
+  if (g.num_inputs < 0 || g.num_inputs > nb) fail("inputs", "num_inputs out of range");
+  for (BufId b = 0; b < g.num_inputs; ++b)
+    if (!g.buffers[b].is_input || g.buffers[b].producer != kNone) fail(input_place(g, b), "an input must have no producer");
+  BufId next = g.num_inputs;
+  auto in_range = [nb](BufId b) { return b >= 0 && b < nb; };
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& n = g.nodes[v];
+    for (std::size_t j = 0; j < n.outputs.size(); ++j) {
+      BufId b = n.outputs[j];
+      if (b != next++ || !in_range(b) || g.buffers[b].producer != v || g.buffers[b].is_input)
+        fail(node_place(g, v) + ": " + item("outputs", j), "buffer ids must number node outputs in node order");
+    }
+    for (auto [field, deps] : {std::pair{"reads", &n.reads}, std::pair{"writes", &n.writes}})
+      for (std::size_t j = 0; j < deps->size(); ++j)
+        if (!in_range((*deps)[j].buf)) fail(node_place(g, v) + ": " + item(field, j), "buffer id out of range");
+  }
+  if (next != nb) fail("nodes", "a buffer is neither an input nor a node output");
+  for (std::size_t i = 0; i < g.outputs.size(); ++i)
+    if (!in_range(g.outputs[i])) fail(item("outputs", i), "buffer id out of range");
+  for (std::size_t i = 0; i < g.operations.size(); ++i)
+    for (const auto* list : {&g.operations[i].outputs, &g.operations[i].reads})
+      for (BufId b : *list)
+        if (!in_range(b)) fail(item("operations", i), "buffer id out of range");
+}
+
+// Every byte count is added in file order: when the total fits in 63 bits,
+// no sum a pass takes over a subset can overflow.
+class ByteTotal {
+ public:
+  template <typename Where>
+  void add(std::int64_t b, const Where& where) {
+    if (b < 0) fail(where(), "value " + std::to_string(b) + " is below the minimum 0");
+    if (total_ > std::numeric_limits<std::int64_t>::max() - b) fail(where(), "byte sizes of the graph sum past 63 bits");
+    total_ += b;
+  }
+
+ private:
+  std::int64_t total_ = 0;
+};
+
+void check_bytes(const Graph& g) {
+  ByteTotal total;
+  for (BufId b = 0; b < g.num_inputs; ++b) total.add(g.buffers[b].bytes, [&] { return input_place(g, b) + ": bytes"; });
+  for (NodeId v = 0; v < g.num_nodes(); ++v)
+    for (BufId b : g.nodes[v].outputs) total.add(g.buffers[b].bytes, [&] { return buffer_place(g, b) + ".bytes"; });
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& n = g.nodes[v];
+    for (auto [field, deps] : {std::pair{"reads", &n.reads}, std::pair{"writes", &n.writes}})
+      for (std::size_t j = 0; j < deps->size(); ++j)
+        total.add((*deps)[j].bytes, [&] { return node_place(g, v) + ": " + item(field, j) + ".bytes"; });
+    if (n.collective) total.add(n.collective->bytes, [&] { return node_place(g, v) + ": collective.bytes"; });
+  }
+}
+
+void check_node(const Graph& g, NodeId v) {
+  const Node& n = g.nodes[v];
+  if (n.runtime_us && (!std::isfinite(*n.runtime_us) || *n.runtime_us < 0))
+    fail(node_place(g, v) + ": runtime_us", "expected a finite number >= 0");
+  if (n.kind == NodeKind::Collective && !n.collective) fail(node_place(g, v), "a collective node needs a \"collective\" object");
+  if (n.collective && n.collective->group_size < 1)
+    fail(node_place(g, v) + ": collective.group_size", "value " + std::to_string(n.collective->group_size) + " is below the minimum 1");
+  // mutation_of names an input, an earlier node's buffer, or an earlier
+  // output of this same node.
+  for (std::size_t j = 0; j < n.outputs.size(); ++j) {
+    const BufId self = n.outputs[j];
+    const BufId t = g.buffers[self].mutation_of;
+    if (t == kNone) continue;
+    const std::string where = node_place(g, v) + ": " + item("outputs", j) + ".mutation_of";
+    if (t < 0 || t >= g.num_buffers()) fail(where, "buffer id out of range");
+    const Buffer& tb = g.buffers[t];
+    const bool earlier = tb.is_input || tb.producer < v || (tb.producer == v && t < self);
+    if (!earlier) fail(where, quoted_name(tb.name) + " is not an input or a buffer produced earlier");
+  }
+}
+
+// Iterative DFS over producer edges; returns `"a" -> "b" -> "a"` or "".
+std::string find_cycle(const Graph& g) {
+  const auto n = g.nodes.size();
+  std::vector<std::uint8_t> state(n, 0);  // 0 new, 1 on the stack, 2 done
+  std::vector<NodeId> parent(n, kNone);
+  for (std::size_t s = 0; s < n; ++s) {
+    if (state[s]) continue;
+    std::vector<std::pair<NodeId, std::size_t>> stack{{static_cast<NodeId>(s), 0}};
+    state[s] = 1;
+    while (!stack.empty()) {
+      auto& [v, k] = stack.back();
+      const auto& reads = g.nodes[v].reads;
+      if (k == reads.size()) {
+        state[v] = 2;
+        stack.pop_back();
+        continue;
+      }
+      NodeId u = g.buffers[reads[k++].buf].producer;
+      if (u == kNone || u == v) continue;
+      if (state[u] == 1) {
+        std::string out = quoted_name(g.nodes[u].name);
+        std::vector<NodeId> path;
+        for (NodeId w = v; w != u; w = parent[w]) path.push_back(w);
+        for (auto it = path.rbegin(); it != path.rend(); ++it) out += " -> " + quoted_name(g.nodes[*it].name);
+        return out + " -> " + quoted_name(g.nodes[u].name) + " (each reads a buffer of the next)";
+      }
+      if (state[u] == 0) {
+        state[u] = 1;
+        parent[u] = v;
+        stack.emplace_back(u, 0);
+      }
+    }
+  }
+  return {};
+}
+
+// The baseline order must be topological. A forward read is either part of
+// a cycle (reported as the cycle) or simply out of order.
+void check_topological(const Graph& g) {
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& node = g.nodes[v];
+    for (std::size_t j = 0; j < node.reads.size(); ++j) {
+      NodeId p = g.buffers[node.reads[j].buf].producer;
+      if (p == kNone || p <= v) continue;
+      std::string cycle = find_cycle(g);
+      if (!cycle.empty()) fail("nodes", "dependency cycle: " + cycle);
+      fail(node_place(g, v) + ": " + item("reads", j), "reads " + quoted_name(g.buffers[node.reads[j].buf].name) +
+                                                           ", produced by the later node " + quoted_name(g.nodes[p].name) +
+                                                           " (nodes must be in topological order)");
+    }
+  }
+}
+
+void check_operations(const Graph& g) {
+  std::unordered_set<std::string_view> seen;
+  for (std::size_t i = 0; i < g.operations.size(); ++i)
+    if (!seen.insert(g.operations[i].name).second)
+      fail(item("operations", i) + " " + quoted_name(g.operations[i].name), "duplicate operation name " + quoted_name(g.operations[i].name));
+}
+
+}  // namespace
+
+void validate(Graph& g) {
+  if (g.world_size < 1) fail("world_size", "value " + std::to_string(g.world_size) + " is below the minimum 1");
+  check_tables(g);
+  if (g.buffer_index.size() != g.buffers.size() || g.node_index.size() != g.nodes.size()) index_all(g);
+  check_bytes(g);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) check_node(g, v);
+  check_topological(g);
+  check_operations(g);
+}
+
+GraphBuilder::GraphBuilder() = default;
+
+void GraphBuilder::reserve(std::size_t buffers, std::size_t nodes) {
+  g_.buffers.reserve(buffers);
+  g_.nodes.reserve(nodes);
+  g_.buffer_index.reserve(buffers);
+  g_.node_index.reserve(nodes);
+}
+
+BufId GraphBuilder::add_input(std::string name, std::int64_t bytes, std::optional<bool> freeable) {
+  if (g_.num_buffers() != g_.num_inputs) throw std::logic_error("GraphBuilder: inputs must come before node outputs");
+  Buffer b;
+  b.freeable = freeable.value_or(default_freeable(name));
+  b.name = std::move(name);
+  b.bytes = bytes;
+  b.is_input = true;
+  const auto id = static_cast<BufId>(g_.buffers.size());
+  g_.buffers.push_back(std::move(b));
+  ++g_.num_inputs;
+  index_buffer(g_, id);
+  return id;
+}
+
+NodeId GraphBuilder::add_node(Node n) {
+  if (!n.outputs.empty()) throw std::logic_error("GraphBuilder: add outputs through add_node_output");
+  const auto id = static_cast<NodeId>(g_.nodes.size());
+  g_.nodes.push_back(std::move(n));
+  index_node(g_, id);
+  return id;
+}
+
+BufId GraphBuilder::add_node_output(NodeId producer, Buffer b) {
+  if (producer != g_.num_nodes() - 1) throw std::logic_error("GraphBuilder: outputs belong to the most recent node");
+  b.producer = producer;
+  b.is_input = false;
+  const auto id = static_cast<BufId>(g_.buffers.size());
+  g_.buffers.push_back(std::move(b));
+  g_.nodes[producer].outputs.push_back(id);
+  index_buffer(g_, id);
+  return id;
+}
+
+BufId GraphBuilder::require_buffer(std::string_view name) const {
+  BufId b = g_.find_buffer(name);
+  if (b == kNone) throw Error("unknown buffer " + quoted_name(name));
+  return b;
+}
+
+Graph GraphBuilder::finish() {
+  validate(g_);
+  Graph out = std::move(g_);
+  g_ = Graph{};
+  return out;
+}
+
+}  // namespace schedlab
