@@ -5,6 +5,8 @@
 #include "core/comms/report.h"
 #include "core/cost/cost_model.h"
 #include "core/graph/loader.h"
+#include "core/memory/estimate.h"
+#include "core/memory/planning_info.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -90,6 +92,14 @@ PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
     r.order = r.comm->order;
   }
   r.simulation = opts.comm_passes.empty() ? r.simulation_before_comm : simulate_two_streams(g, r.order, r.runtimes_us);
+  if (r.comm) {
+    const MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
+    r.final_memory = estimate_peak_memory(g, info, r.order);
+    r.final_peak_live = live_buffers_at(g, info, r.order, r.final_memory.peak_step);
+  } else {
+    r.final_memory = r.memory.estimate;
+    r.final_peak_live = r.memory.peak_live;
+  }
   return r;
 }
 
@@ -99,6 +109,11 @@ json names_of(const Graph& g, const Order& order) {
   json out = json::array();
   for (NodeId v : order) out.push_back(g.nodes[v].name);
   return out;
+}
+
+// The node running at `step` of `order`; empty past the last step.
+std::string node_at_step(const Graph& g, const Order& order, std::int32_t step) {
+  return step >= 0 && step < static_cast<std::int32_t>(order.size()) ? g.nodes[order[step]].name : std::string();
 }
 
 }  // namespace
@@ -134,6 +149,10 @@ json plan_to_json(const Graph& input, const PlanOptions& opts, const PlanResult&
       {"options", {{"memory_methods", opts.memory_methods}, {"comm_passes", opts.comm_passes}, {"comm", comm_knobs_to_json(opts.comm)}}},
       {"memory", std::move(memory)},
       {"order", names_of(g, r.order)},
+      {"final",
+       {{"peak_bytes", r.final_memory.peak},
+        {"peak_step", r.final_memory.peak_step},
+        {"peak_node", node_at_step(g, r.order, r.final_memory.peak_step)}}},
   };
   if (r.comm) out["comm"] = comm_pipeline_to_json(g, *r.comm, r.simulation_before_comm, r.simulation);
   out["simulation"] = simulation_to_json(g, r.simulation);
@@ -183,15 +202,21 @@ std::string plan_to_text(const Graph& input, const PlanResult& r) {
     }
     out += line;
   }
-  const auto& est = r.memory.estimate;
-  std::snprintf(line, sizeof line, "peak %s at step %d of %zu", human_bytes(est.peak).c_str(), est.peak_step, r.order.size());
-  out += line;
-  if (est.peak_step < static_cast<std::int32_t>(r.order.size()))
-    out += " (while running " + g.nodes[r.order[est.peak_step]].name + ")";
-  out += r.memory.peak_live.empty() ? "\nlive at the peak: nothing\n" : "\nlive at the peak, largest first:\n";
+  // The final order's peak (what runs), and the memory method's beside it,
+  // each with its own step and the node its own order runs there.
+  const auto peak_line = [&](const char* what, const PeakMemoryEstimate& est, const Order& order) {
+    std::snprintf(line, sizeof line, "%s %s at step %d of %zu", what, human_bytes(est.peak).c_str(), est.peak_step, order.size());
+    std::string text = line;
+    const std::string node = node_at_step(g, order, est.peak_step);
+    if (!node.empty()) text += " (while running " + node + ")";
+    return text + "\n";
+  };
+  out += peak_line("peak", r.final_memory, r.order);
+  if (r.comm) out += peak_line(("  memory method's (" + chosen.method + ") peak").c_str(), r.memory.estimate, r.memory.order());
+  out += r.final_peak_live.empty() ? "live at the peak: nothing\n" : "live at the peak, largest first:\n";
   std::size_t shown = 0;
   std::int64_t rest = 0;
-  for (const auto& lb : r.memory.peak_live) {
+  for (const auto& lb : r.final_peak_live) {
     if (shown < 10) {
       const Buffer& b = g.buffers[lb.buf];
       std::snprintf(line, sizeof line, "  %-24s %12s  %s\n", b.name.c_str(), human_bytes(lb.bytes).c_str(),
@@ -202,8 +227,8 @@ std::string plan_to_text(const Graph& input, const PlanResult& r) {
       rest += lb.bytes;
     }
   }
-  if (r.memory.peak_live.size() > shown) {
-    std::snprintf(line, sizeof line, "  ... %zu more, %s\n", r.memory.peak_live.size() - shown, human_bytes(rest).c_str());
+  if (r.final_peak_live.size() > shown) {
+    std::snprintf(line, sizeof line, "  ... %zu more, %s\n", r.final_peak_live.size() - shown, human_bytes(rest).c_str());
     out += line;
   }
   if (!r.simulation.collectives.empty()) {

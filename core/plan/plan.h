@@ -36,6 +36,10 @@ PlanOptions parse_plan_options(std::string_view options_json);
 struct PlanResult {
   MemoryPlan memory;
   Order order;  // the final order
+  // The final order's memory (after the comm passes, which may raise the
+  // peak within their budget): the same estimator as the memory methods'.
+  PeakMemoryEstimate final_memory;
+  std::vector<LiveBuffer> final_peak_live;  // alive at final_memory.peak_step, largest first
   // Per-node runtimes (a node's runtime_us, else the cost model under
   // opts.hardware) the comm passes and the simulation use.
   std::vector<double> runtimes_us;

@@ -9,6 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/graph/loader.h"
+#include "core/memory/estimate.h"
+#include "core/memory/planning_info.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -35,6 +38,57 @@ TEST_CASE("plan writes schedplan/1 and prints the report", "[cli]") {
   CHECK(plan["memory"]["chosen"] == "lpmf");
   CHECK(plan["memory"]["peak"] == 37842984);
   CHECK(plan["order"].size() == 16);
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("after comm passes, plan reports the final order's peak, with the memory method's beside it", "[cli][final]") {
+  // The comm passes raise this graph's peak within their budget: the final
+  // order peaks higher than the memory method's order did.
+  const std::string graph = schedlab::test::data_path("exported/fsdp_step_0_inf.post.json");
+  std::string out = temp_path("fsdp_final.plan.json");
+  std::filesystem::remove(out);
+  Run r = run_cli("plan " + graph +
+                  " --comm-passes reorder_communication_preserving_peak_memory,sink_waits_iterative,overlap_schedule -o " + out);
+  REQUIRE(r.code == 0);
+  std::ifstream in(out);
+  auto plan = nlohmann::json::parse(in);
+  const auto& fin = plan["final"];
+  const std::int64_t final_peak = fin["peak_bytes"];
+  const std::int32_t final_step = fin["peak_step"];
+  const std::int64_t method_peak = plan["memory"]["peak"];
+  const std::int32_t method_step = plan["memory"]["peak_step"];
+  CHECK(final_peak == 15728640);   // 15.00 MiB
+  CHECK(method_peak == 11796480);  // 11.25 MiB
+  CHECK(fin["peak_node"] == plan["order"][final_step]);
+
+  // Recomputed independently from the graph and the plan's final order.
+  schedlab::Graph g = schedlab::load_graph_file(graph);
+  schedlab::Order order;
+  for (const auto& name : plan["order"]) order.push_back(g.find_node(name.get<std::string>()));
+  auto est = schedlab::estimate_peak_memory(g, schedlab::compute_planning_info(g, g.baseline_order()), order);
+  CHECK(est.peak == final_peak);
+  CHECK(est.peak_step == final_step);
+
+  // The text report: the final order's peak and node, then the memory
+  // method's peak with its own step and the node its own order runs there.
+  const std::string chosen = plan["memory"]["chosen"];
+  const auto& method_order = plan["memory"]["methods"][chosen]["order"];
+  CHECK_THAT(r.out, Catch::Contains("peak 15.00 MiB at step " + std::to_string(final_step) + " of " + std::to_string(order.size()) +
+                                    " (while running " + fin["peak_node"].get<std::string>() + ")"));
+  CHECK_THAT(r.out, Catch::Contains("memory method's (" + chosen + ") peak 11.25 MiB at step " + std::to_string(method_step) + " of " +
+                                    std::to_string(order.size()) + " (while running " +
+                                    method_order[method_step].get<std::string>() + ")"));
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("without comm passes the final peak is the memory method's", "[cli][final]") {
+  std::string out = temp_path("mlp_final.plan.json");
+  REQUIRE(run_cli("plan " + schedlab::test::data_path("inductor/mlp_2.post.json") + " -o " + out).code == 0);
+  std::ifstream in(out);
+  auto plan = nlohmann::json::parse(in);
+  CHECK(plan["final"]["peak_bytes"] == plan["memory"]["peak"]);
+  CHECK(plan["final"]["peak_step"] == plan["memory"]["peak_step"]);
+  CHECK(plan["final"]["peak_node"] == plan["order"][plan["memory"]["peak_step"].get<int>()]);
   std::filesystem::remove(out);
 }
 
