@@ -21,11 +21,12 @@ from .apply import apply
 from .compat import SUPPORTED_RELEASE, UnsupportedTorch, check_torch, missing_internals
 
 
-def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: bool = True):
-    """See session.capture (imported lazily: this package imports without torch)."""
+def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: bool = True, **measure_options):
+    """See session.capture (imported lazily: this package imports without torch).
+    measure_options: measure, cudagraphs, measure_on_exit, samples."""
     from .session import capture as _capture
 
-    return _capture(out_dir, prefix=prefix, strict=strict, reset_dynamo=reset_dynamo)
+    return _capture(out_dir, prefix=prefix, strict=strict, reset_dynamo=reset_dynamo, **measure_options)
 
 
 __all__ = ["apply", "capture", "check_torch", "missing_internals", "SUPPORTED_RELEASE", "UnsupportedTorch"]

@@ -47,6 +47,14 @@ class ExportedGraph:
     expected: dict | None = None
     files: list[Path] = field(default_factory=list)
     has_post: bool = False
+    device: str = "cuda"
+    input_names: list[str] = field(default_factory=list)
+    freeable_inputs: set[str] = field(default_factory=set)
+    data_dependent: bool = False
+    launch_plan: object = None  # measure.LaunchPlan, when measuring
+    codegen_node: str | None = None
+    codegen_members: list[str] = field(default_factory=list)
+    measured: bool = False
 
 
 @dataclass
@@ -57,6 +65,12 @@ class CaptureSession:
     torch_version: str
     graphs: list[ExportedGraph] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    measure: bool = False
+    cudagraphs: bool = False
+    samples: int = 50
+    pending: list = field(default_factory=list)  # measure.PendingCall, first call of each graph
+    notes: list[str] = field(default_factory=list)  # graphs that could not be measured, and why
+    last_codegen: ExportedGraph | None = None
 
     # --- writing -------------------------------------------------------------
     def _write(self, graph: ExportedGraph, suffix: str, obj: dict, compact: bool) -> None:
@@ -97,7 +111,16 @@ class CaptureSession:
         self.graphs.append(graph)
         lowering.scheduler._schedlab_export_graph = graph
         graph.pre_order = [n.get_name() for n in nodes]
-        self._write(graph, "pre", graph_dict(f"{case}.pre", self.source, list(nodes), fused=False), True)
+        pre = graph_dict(f"{case}.pre", self.source, list(nodes), fused=False)
+        graph.device = pre["device"]
+        graph.input_names = [str(k) for k in lowering.graph_inputs]
+        graph.freeable_inputs = {i["name"] for i in pre["inputs"] if i["freeable"]}
+        graph.data_dependent = _has_hints(pre)
+        if self.measure:
+            from .measure import LaunchPlan
+
+            graph.launch_plan = LaunchPlan()
+        self._write(graph, "pre", pre, True)
 
     def on_fusion_input(self, scheduler, nodes) -> None:
         graph = getattr(scheduler, "_schedlab_export_graph", None)
@@ -106,6 +129,8 @@ class CaptureSession:
 
     def on_final_order(self, scheduler) -> None:
         graph = getattr(scheduler, "_schedlab_export_graph", None)
+        if graph is not None:
+            self.last_codegen = graph
         if graph is not None and graph.expected is not None:
             graph.expected["final_order"] = [n.get_name() for n in scheduler.nodes]
             self._write(graph, "expected", graph.expected, False)
@@ -142,7 +167,7 @@ class CaptureSession:
             "case": graph.case,
             "source": self.source,
             "graph_kind": graph.kind,
-            "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+            "device": torch.cuda.get_device_name() if graph.device == "cuda" else graph.device,
             "fusion_input": graph.fusion_input,
             "fusion_groups": groups,
             "memory": memory,
@@ -157,6 +182,73 @@ class CaptureSession:
         graph.expected = expected
         graph.has_post = True
 
+    # --- measurement hooks (measure=True) -----------------------------------------
+    def on_codegen_node(self, scheduler, snode) -> None:
+        from . import measure
+
+        graph = getattr(scheduler, "_schedlab_export_graph", None)
+        if graph is not None and graph.launch_plan is not None:
+            measure.record_node(graph, snode)
+
+    def on_kernel_call(self, kernel_name) -> None:
+        from torch._inductor.virtualized import V
+
+        from . import measure
+
+        graph = getattr(getattr(V.graph, "scheduler", None), "_schedlab_export_graph", None)
+        if graph is not None and graph.launch_plan is not None:
+            measure.record_launch(graph, kernel_name)
+
+    def on_compiled(self, compiled, lowering) -> None:
+        """CompiledFxGraph.__init__: tie the artifact to the exported graph."""
+        graph = getattr(getattr(lowering, "scheduler", None), "_schedlab_export_graph", None)
+        if graph is None:
+            graph = self.last_codegen
+        if graph is not None and graph.has_post and graph.device == "cuda":
+            compiled._schedlab_export_graph = graph
+        self.last_codegen = None
+
+    def on_first_call(self, compiled, inputs) -> None:
+        """The compiled graph's first call: keep its inputs for measurement
+        (freeable ones copied, since this very call frees them)."""
+        import torch
+
+        from .measure import PendingCall, copy_inputs
+
+        graph = compiled._schedlab_export_graph
+        compiled._schedlab_export_graph = None
+        names = graph.input_names if len(graph.input_names) == len(inputs) else []
+        freeable = [bool(names) and names[i] in graph.freeable_inputs for i in range(len(inputs))]
+        with torch.no_grad():
+            kept = copy_inputs(list(inputs), freeable)
+        self.pending.append(
+            PendingCall(graph=graph, compiled=compiled, inputs=kept, freeable=freeable,
+                        disabled_cudagraphs_reason=getattr(compiled, "disabled_cudagraphs_reason", None))
+        )
+
+    def measure_pending(self) -> None:
+        """Measures every graph called so far, one at a time, in call order."""
+        from . import measure
+
+        pending, self.pending = self.pending, []
+        for call in pending:
+            try:
+                measure._check_inputs_alive(call)
+            except measure.NotMeasurable as e:
+                self.notes.append(f"{call.graph.case}: not measured: {e}")
+                print(f"schedlab_export: {self.notes[-1]}", file=sys.stderr)
+                call.inputs = []
+                continue
+            path = self._guard(
+                f"measuring {call.graph.case}",
+                lambda c=call: measure.measure_graph(c, self.out_dir, samples=self.samples,
+                                                     cudagraphs=self.cudagraphs),
+            )
+            if path is not None:
+                call.graph.measured = True
+                call.graph.files.append(path)
+            call.inputs = []
+
     def summary(self) -> str:
         lines = [f"schedlab_export: {len(self.graphs)} graph(s) -> {self.out_dir}"]
         for g in self.graphs:
@@ -167,17 +259,33 @@ class CaptureSession:
         return "\n".join(lines)
 
 
+def _has_hints(graph: dict) -> bool:
+    return any(
+        item.get("size_hint")
+        for n in graph["nodes"]
+        for item in n.get("outputs", []) + n.get("reads", []) + n.get("writes", [])
+    )
+
+
 def _patch(module, name: str, replacement, restore: list) -> None:
     restore.append((module, name, getattr(module, name)))
     setattr(module, name, replacement)
 
 
 @contextlib.contextmanager
-def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: bool = True):
+def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: bool = True,
+            measure: bool = False, cudagraphs: bool = False, measure_on_exit: bool = True,
+            samples: int = 50):
     """Export every graph Inductor compiles inside the block into `out_dir`:
     `<prefix>_<k>_<fwd|bwd|inf>.{pre,post,expected}.json`. Yields the session
     (its `graphs` and `errors`). With strict=True an exporter failure raises
-    instead of being reported and skipped."""
+    instead of being reported and skipped.
+
+    measure=True also measures each GPU graph's compiled call (its first
+    call's inputs are kept) -> `<case>.measured.json`, one graph at a time
+    when the block ends (measure_on_exit=False: when the caller calls
+    session.measure_pending()); cudagraphs=True adds the CUDA-graph replay
+    time; `samples` timed calls per figure."""
     global _ACTIVE
     version = check_torch()
     import torch
@@ -191,7 +299,8 @@ def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: 
         raise RuntimeError("schedlab_export.capture() blocks do not nest")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    session = CaptureSession(out_dir=out, prefix=prefix, strict=strict, torch_version=version)
+    session = CaptureSession(out_dir=out, prefix=prefix, strict=strict, torch_version=version,
+                             measure=measure, cudagraphs=cudagraphs, samples=max(20, int(samples)))
     if not inductor_config.reorder_for_peak_memory:
         print(
             "schedlab_export: torch._inductor.config.reorder_for_peak_memory is off; "
@@ -238,10 +347,50 @@ def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: 
             _patch(inductor_memory, "reorder_for_peak_memory", reorder_for_peak_memory, restore)
             _patch(Scheduler, "fuse_nodes", fuse_nodes, restore)
             _patch(Scheduler, "compute_last_usage", compute_last_usage, restore)
+            if measure:
+                _patch_measurement_hooks(session, restore)
             _ACTIVE = session
             yield session
         finally:
             _ACTIVE = None
             for module, name, value in reversed(restore):
                 setattr(module, name, value)
+    if measure and measure_on_exit:
+        session.measure_pending()
     print(session.summary(), file=sys.stderr)
+
+
+def _patch_measurement_hooks(session: CaptureSession, restore: list) -> None:
+    """Codegen: which node emits which kernel call; compile: which artifact is
+    which graph; run: the first call's inputs (module docstring of measure.py)."""
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+    from torch._inductor.output_code import CompiledFxGraph
+    from torch._inductor.scheduler import Scheduler
+
+    original_enter_context = Scheduler.enter_context
+    original_kernel_call = PythonWrapperCodegen.generate_kernel_call
+    original_init = CompiledFxGraph.__init__
+    original_call = CompiledFxGraph.__call__
+
+    def enter_context(self, node, *args, **kwargs):
+        session._guard("codegen node", lambda: session.on_codegen_node(self, node))
+        return original_enter_context(self, node, *args, **kwargs)
+
+    def generate_kernel_call(self, kernel_name, *args, **kwargs):
+        session._guard("kernel call", lambda: session.on_kernel_call(kernel_name))
+        return original_kernel_call(self, kernel_name, *args, **kwargs)
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        lowering = kwargs.get("graph", args[1] if len(args) > 1 else None)
+        session._guard("compiled graph", lambda: session.on_compiled(self, lowering))
+
+    def call(self, inputs, *args, **kwargs):
+        if getattr(self, "_schedlab_export_graph", None) is not None:
+            session._guard("first call", lambda: session.on_first_call(self, inputs))
+        return original_call(self, inputs, *args, **kwargs)
+
+    _patch(Scheduler, "enter_context", enter_context, restore)
+    _patch(PythonWrapperCodegen, "generate_kernel_call", generate_kernel_call, restore)
+    _patch(CompiledFxGraph, "__init__", init, restore)
+    _patch(CompiledFxGraph, "__call__", call, restore)

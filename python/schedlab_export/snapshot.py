@@ -9,11 +9,14 @@ get_estimated_runtime (milliseconds; written as microseconds).
 from __future__ import annotations
 
 import torch
+from torch._inductor import config as inductor_config
 from torch._inductor import dependencies, ir
 from torch._inductor import scheduler as inductor_scheduler
 from torch._inductor.comm_analysis import get_collective_group_size
 from torch._inductor.utils import is_collective, is_nonfreeable_buffers, is_wait
 from torch._inductor.virtualized import V
+
+from . import pricing
 
 _DTYPE_NAMES = {
     torch.float64: "f64",
@@ -34,7 +37,44 @@ class ExportError(RuntimeError):
 
 
 def _hint(expr) -> int:
+    """Inductor's own size hint with fallback 0: what its memory planner and
+    fusion see for data-dependent sizes (the `bytes`/`shape`/`size` fields
+    keep it so that Inductor's decisions reproduce)."""
     return int(V.graph.sizevars.size_hint(expr, fallback=0))
+
+
+def _fallback_hint(expr) -> int:
+    """Inductor's fallback hint for a data-dependent size: unbacked symbols
+    count config.unbacked_symint_fallback, clamped to their value ranges."""
+    return int(V.graph.sizevars.size_hint(expr, fallback=inductor_config.unbacked_symint_fallback))
+
+
+def _is_symbolic(expr) -> bool:
+    return bool(getattr(expr, "free_symbols", None))
+
+
+def _is_data_dependent(expr) -> bool:
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return bool(free_unbacked_symbols(expr)) if _is_symbolic(expr) else False
+
+
+def _size_fields(byte_expr, dims=None) -> dict:
+    """Additive symbolic-size fields (docs/schedgraph-1.md, "Symbolic sizes"):
+    `bytes_expr` and `shape_expr` whenever the size has symbols; `size_hint` (true), `hint_bytes`
+    and `hint_source` when it depends on data (unbacked symbols)."""
+    out: dict = {}
+    symbolic_dims = dims is not None and any(_is_symbolic(d) for d in dims)
+    if not _is_symbolic(byte_expr) and not symbolic_dims:
+        return out
+    out["bytes_expr"] = str(byte_expr)
+    if dims is not None:
+        out["shape_expr"] = [str(d) for d in dims]
+    if _is_data_dependent(byte_expr) or (dims is not None and any(_is_data_dependent(d) for d in dims)):
+        out["size_hint"] = True
+        out["hint_bytes"] = _fallback_hint(byte_expr)
+        out["hint_source"] = "fallback"
+    return out
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -53,8 +93,10 @@ def _buffer(sbuf, mutation_real_name: dict[str, str]) -> dict:
         dtype = node.get_dtype()
         out["layout"] = "multi_output_item" if isinstance(node, ir.MultiOutput) else "fixed"
         out["dtype"] = _dtype_name(dtype)
-        out["shape"] = [_hint(s) for s in node.get_size()]
+        dims = list(node.get_size())
+        out["shape"] = [_hint(s) for s in dims]
         out["bytes"] = _hint(node.get_numel()) * dtype.itemsize
+        out.update(_size_fields(node.get_numel() * dtype.itemsize, dims))
     real = mutation_real_name.get(out["name"])
     if real is not None:
         out["mutation_of"] = real
@@ -70,6 +112,10 @@ def _dep(dep) -> dict:
         out["dep"] = "memory"
         out["index"] = str(dep.index)
         out["size"] = [_hint(s) for s in dep.size]
+        if any(_is_symbolic(s) for s in dep.size):
+            out["size_expr"] = [str(s) for s in dep.size]
+            if any(_is_data_dependent(s) for s in dep.size):
+                out["size_hint"] = True
     elif isinstance(dep, dependencies.StarDep):
         out["dep"] = "star"
     elif isinstance(dep, dependencies.WeakDep):
@@ -77,7 +123,31 @@ def _dep(dep) -> dict:
     else:
         raise ExportError(f"dependency {dep!r}: unknown type {type(dep).__name__}")
     out["bytes"] = int(V.graph.get_dep_size_hint(dep))
+    if out.get("size_hint") or (out["bytes"] == 0 and out["dep"] != "weak" and out["dep"] != "fake_weak"):
+        _dep_hint(dep, out)
     return out
+
+
+def _dep_hint(dep, out: dict) -> None:
+    """A dep whose bytes Inductor sees as 0 because they depend on data:
+    the byte expression and Inductor's fallback hint beside it."""
+    try:
+        buf = V.graph.get_buffer(dep.name)
+        if buf is None:
+            return
+        dtype = buf.get_dtype()
+        if isinstance(dep, dependencies.MemoryDep):
+            numel = dep.get_numel()
+        else:
+            numel = buf.get_numel()
+        expr = numel * dtype.itemsize
+    except Exception:  # noqa: BLE001 - no storage (multi-output containers, none layouts)
+        return
+    if _is_data_dependent(expr):
+        out["bytes_expr"] = str(expr)
+        out["size_hint"] = True
+        out["hint_bytes"] = _fallback_hint(expr)
+        out["hint_source"] = "fallback"
 
 
 # When members of one scheduled node differ in kind, the node takes the first
@@ -105,6 +175,113 @@ def node_kind(snode) -> str:
     return next(k for k in _KIND_PRECEDENCE if k in kinds)
 
 
+def _group_fields(group) -> dict:
+    """`group` = [numel, rnumel]. The Triton backend's group is (device,
+    (numel, rnumel)); the C++ backend's is (device, (loop sizes, reduction
+    sizes)), tuples of sizes: their products, with the sizes themselves in
+    `group_dims`. Symbolic groups also get `group_expr`."""
+    if not (isinstance(group, tuple) and len(group) == 2 and isinstance(group[1], tuple) and len(group[1]) == 2):
+        return {}
+    numel, rnumel = group[1]
+    out: dict = {}
+    if isinstance(numel, (tuple, list)) or isinstance(rnumel, (tuple, list)):
+        from torch._inductor.utils import sympy_product
+
+        dims = [list(numel) if isinstance(numel, (tuple, list)) else [numel],
+                list(rnumel) if isinstance(rnumel, (tuple, list)) else [rnumel]]
+        out["group_dims"] = [[_hint(d) for d in part] for part in dims]
+        numel, rnumel = sympy_product(dims[0]), sympy_product(dims[1])
+    out["group"] = [_hint(numel), _hint(rnumel)]
+    if _is_symbolic(numel) or _is_symbolic(rnumel):
+        out["group_expr"] = [str(numel), str(rnumel)]
+    return out
+
+
+def _shape_value(v):
+    """An FX argument as pricing.op_flops wants it: tensors as shapes
+    (size hints), lists element-wise, everything else as is."""
+    import torch.fx
+
+    if isinstance(v, torch.fx.Node):
+        v = v.meta.get("val")
+    if isinstance(v, torch.Tensor):
+        return [_sym_int(d) for d in v.shape]
+    if isinstance(v, (list, tuple)):
+        return [_shape_value(x) for x in v]
+    if isinstance(v, torch.SymInt):
+        return _sym_int(v)
+    return v
+
+
+def _sym_int(d) -> int:
+    if isinstance(d, torch.SymInt):
+        return _fallback_hint(d.node.expr)
+    return int(d)
+
+
+def _bind(target, args, kwargs) -> dict:
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return {}
+    bound = {a.name: _shape_value(v) for a, v in zip(schema.arguments, args)}
+    bound.update({k: _shape_value(v) for k, v in kwargs.items()})
+    return bound
+
+
+def _shape_flops(snode, kind: str) -> int | None:
+    """Flops of an extern or template node from its FX origin's shapes
+    (pricing.op_flops). None when no origin is priced by flops; pointwise and
+    reduction nodes keep Inductor's estimate (their origins may include a
+    matmul that a sibling extern node computes)."""
+    if kind not in ("extern", "template"):
+        return None
+    origins = set()
+    for member in snode.get_nodes():
+        origins |= set(getattr(getattr(member, "node", None), "origins", None) or ())
+    total = None
+    for origin in sorted(origins, key=lambda o: o.name):
+        op = pricing.operator_name(str(getattr(origin, "target", "")))
+        if pricing.op_class(op) not in ("gemm", "attention", "convolution"):
+            continue
+        val = origin.meta.get("val")
+        out_shape = _shape_value(val) if isinstance(val, torch.Tensor) else None
+        flops = pricing.op_flops(op, _bind(origin.target, origin.args, origin.kwargs), out_shape)
+        if flops is not None:
+            total = (total or 0) + flops
+    return total
+
+
+def _foreach_groups() -> dict[str, int]:
+    """Operation name -> foreach group id: V.graph.lists in order (the lists
+    Inductor turns into ForeachKernelSchedulerNodes), ids 0, 1, ... over the
+    lists that name any operation."""
+    cached = getattr(V.graph, "_schedlab_foreach", None)
+    if cached is not None:
+        return cached
+    groups: dict[str, int] = {}
+    next_id = 0
+    for names in getattr(V.graph, "lists", {}).values():
+        names = [n for n in names if n not in groups]
+        if not names:
+            continue
+        for n in names:
+            groups[n] = next_id
+        next_id += 1
+    V.graph._schedlab_foreach = groups
+    return groups
+
+
+def _foreach_id(snode) -> int | None:
+    groups = _foreach_groups()
+    if not groups:
+        return None
+    for member in snode.get_nodes():
+        gid = groups.get(member.get_name())
+        if gid is not None:
+            return gid
+    return None
+
+
 def _collective(snode, outputs: list[dict], world_size: int) -> dict:
     collective_ir = next(
         (m.node for m in snode.get_nodes() if is_collective(getattr(m, "node", None))), None
@@ -116,11 +293,19 @@ def _collective(snode, outputs: list[dict], world_size: int) -> dict:
     except (TypeError, ValueError, RuntimeError, KeyError):
         group_size = world_size
     op = (collective_ir.python_kernel_name or type(collective_ir).__name__).removeprefix("torch.ops.")
-    return {
-        "op": op,
-        "group_size": group_size,
-        "bytes": sum(b["bytes"] for b in outputs if b.get("layout", "fixed") == "fixed"),
-    }
+    payload = sum(b["bytes"] for b in outputs if b.get("layout", "fixed") == "fixed")
+    if payload == 0:
+        # In-place collectives (all_reduce_, all_reduce_coalesced_, ...) produce
+        # no new storage: their payload is the tensors they update.
+        payload = sum(_ir_bytes(t) for t in getattr(collective_ir, "inputs", ()) or ())
+    return {"op": op, "group_size": group_size, "bytes": payload}
+
+
+def _ir_bytes(node) -> int:
+    try:
+        return _hint(node.get_numel()) * node.get_dtype().itemsize
+    except Exception:  # noqa: BLE001 - not a tensor (e.g. a constant argument)
+        return 0
 
 
 def _optional(estimate):
@@ -141,12 +326,15 @@ def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: boo
     kernel = getattr(getattr(snode, "node", None), "python_kernel_name", None)
     if kernel:
         out["kernel"] = kernel
-    group = getattr(snode, "group", None)
-    if isinstance(group, tuple) and len(group) == 2 and isinstance(group[1], tuple) and len(group[1]) == 2:
-        out["group"] = [_hint(group[1][0]), _hint(group[1][1])]
-    flops = _optional(snode.estimate_flops)
+    out.update(_group_fields(getattr(snode, "group", None)))
+    flops = _shape_flops(snode, kind)
+    if flops is None:
+        flops = _optional(snode.estimate_flops)
     if flops:
         out["flops"] = int(flops)
+    foreach = _foreach_id(snode)
+    if foreach is not None:
+        out["foreach"] = foreach
     runtime_ms = _optional(snode.get_estimated_runtime)
     if runtime_ms is not None:
         out["runtime_us"] = float(runtime_ms) * 1000.0
@@ -156,6 +344,28 @@ def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: boo
     if kind == "collective":
         out["collective"] = _collective(snode, out["outputs"], world_size)
     return out
+
+
+def _node_named(snode, mutation_real_name, world_size: int, fused: bool) -> dict:
+    """_node, with any failure reported as an ExportError naming the node."""
+    try:
+        return _node(snode, mutation_real_name, world_size, fused)
+    except ExportError:
+        raise
+    except Exception as e:  # noqa: BLE001 - re-raised with the node's name
+        origin = getattr(getattr(snode, "node", None), "python_kernel_name", None) or type(snode).__name__
+        raise ExportError(
+            f"node {snode.get_name()} ({origin}): cannot export: {type(e).__name__}: {e}"
+        ) from e
+
+
+def graph_device() -> str:
+    """"cuda" when the graph runs any kernel on a GPU, else "cpu"."""
+    types = set(getattr(V.graph, "device_types", ()) or ())
+    for t in ("cuda", "xpu", "mps"):
+        if t in types:
+            return t
+    return "cpu" if not types or "cpu" in types else sorted(types)[0]
 
 
 def _world_size() -> int:
@@ -200,7 +410,7 @@ def graph_dict(name: str, source: str, snodes: list, fused: bool) -> dict:
     `operations`)."""
     mutation_real_name = dict(V.graph.scheduler.mutation_real_name)
     world_size = _world_size()
-    nodes = [_node(s, mutation_real_name, world_size, fused) for s in snodes]
+    nodes = [_node_named(s, mutation_real_name, world_size, fused) for s in snodes]
     # Inductor names a graph output that is None (e.g. the gradient of an input
     # that needs none) without any storage behind it: not an output here.
     produced = {b["name"] for n in nodes for b in n["outputs"]}
@@ -210,6 +420,7 @@ def graph_dict(name: str, source: str, snodes: list, fused: bool) -> dict:
         "format": "schedgraph/1",
         "name": name,
         "source": source,
+        "device": graph_device(),
         "world_size": world_size,
         "inputs": _inputs(nodes, outputs),
         "outputs": outputs,

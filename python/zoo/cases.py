@@ -243,6 +243,366 @@ def tp_block():
     torch.compile(model)(x).float().sum().backward()
 
 
+# --- grown zoo (issue 14): what users train ------------------------------------------
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + self.eps).to(x.dtype) * self.weight
+
+
+def _rope(x, cos, sin):
+    """Rotary embedding on [batch, heads, seq, head_dim] (rotate-half form)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+class LlamaBlock(nn.Module):
+    """Llama-style block: RMSNorm, RoPE, grouped-query attention, SwiGLU MLP."""
+
+    def __init__(self, dim: int, heads: int, kv_heads: int, hidden: int):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, dim // heads
+        self.norm1, self.norm2 = RMSNorm(dim), RMSNorm(dim)
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wkv = nn.Linear(dim, 2 * kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(dim, dim, bias=False)
+        self.w_gate = nn.Linear(dim, hidden, bias=False)
+        self.w_up = nn.Linear(dim, hidden, bias=False)
+        self.w_down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, d = x.shape
+        h = self.norm1(x)
+        q = self.wq(h).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k, v = self.wkv(h).view(b, t, 2, self.kv_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+        repeat = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.wo(a.transpose(1, 2).reshape(b, t, d))
+        h = self.norm2(x)
+        return x + self.w_down(F.silu(self.w_gate(h)) * self.w_up(h))
+
+
+def _rope_tables(seq: int, head_dim: int, dtype):
+    inv = 1.0 / (10000 ** (torch.arange(0, head_dim, 2, device=DEVICE).float() / head_dim))
+    angles = torch.outer(torch.arange(seq, device=DEVICE).float(), inv)
+    angles = torch.cat((angles, angles), dim=-1)
+    return angles.cos().to(dtype), angles.sin().to(dtype)
+
+
+def llama_block():
+    dim, heads, kv_heads, seq = 512, 8, 2, 256
+    model = nn.ModuleList(LlamaBlock(dim, heads, kv_heads, 1408) for _ in range(2)).to(DEVICE, torch.bfloat16)
+    cos, sin = _rope_tables(seq, dim // heads, torch.bfloat16)
+
+    def forward(x):
+        for block in model:
+            x = block(x, cos, sin)
+        return x
+
+    x = torch.randn(2, seq, dim, device=DEVICE, dtype=torch.bfloat16)
+    torch.compile(forward)(x).float().pow(2).mean().backward()
+
+
+class ViT(nn.Module):
+    """Vision transformer: patch-embedding convolution, class token, learned
+    position embedding, pre-LN encoder blocks (non-causal SDPA), linear head."""
+
+    def __init__(self, image: int, patch: int, dim: int, heads: int, layers: int, classes: int):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Conv2d(3, dim, patch, stride=patch)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, dim) * 0.02)
+        self.blocks = nn.ModuleList(EncoderBlock(dim, heads) for _ in range(layers))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, img):
+        x = self.embed(img).flatten(2).transpose(1, 2)
+        x = torch.cat((self.cls.expand(x.shape[0], -1, -1), x), dim=1) + self.pos
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x[:, 0]))
+
+
+class EncoderBlock(Block):
+    """Block without the causal mask (encoders: ViT, BERT)."""
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+def vit():
+    model = ViT(image=224, patch=16, dim=384, heads=6, layers=2, classes=1000).to(DEVICE, torch.bfloat16)
+    img = torch.randn(8, 3, 224, 224, device=DEVICE, dtype=torch.bfloat16)
+    y = torch.randint(0, 1000, (8,), device=DEVICE)
+    F.cross_entropy(torch.compile(model)(img).float(), y).backward()
+
+
+class UNetBlock(nn.Module):
+    def __init__(self, cin: int, cout: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+        self.norm1 = nn.GroupNorm(8, cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        self.norm2 = nn.GroupNorm(8, cout)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        h = F.silu(self.norm1(self.conv1(x)))
+        return F.silu(self.norm2(self.conv2(h))) + self.skip(x)
+
+
+class UNet(nn.Module):
+    """Two-level UNet: GroupNorm/SiLU residual blocks, strided-conv down,
+    transposed-conv up, skip concatenation."""
+
+    def __init__(self, channels: int = 32):
+        super().__init__()
+        c = channels
+        self.inp = nn.Conv2d(3, c, 3, padding=1)
+        self.down1, self.pool1 = UNetBlock(c, c), nn.Conv2d(c, c, 3, stride=2, padding=1)
+        self.down2, self.pool2 = UNetBlock(c, 2 * c), nn.Conv2d(2 * c, 2 * c, 3, stride=2, padding=1)
+        self.mid = UNetBlock(2 * c, 2 * c)
+        self.up2, self.dec2 = nn.ConvTranspose2d(2 * c, 2 * c, 2, stride=2), UNetBlock(4 * c, c)
+        self.up1, self.dec1 = nn.ConvTranspose2d(c, c, 2, stride=2), UNetBlock(2 * c, c)
+        self.out = nn.Conv2d(c, 3, 1)
+
+    def forward(self, x):
+        s1 = self.down1(self.inp(x))
+        s2 = self.down2(self.pool1(s1))
+        h = self.mid(self.pool2(s2))
+        h = self.dec2(torch.cat((self.up2(h), s2), dim=1))
+        h = self.dec1(torch.cat((self.up1(h), s1), dim=1))
+        return self.out(h)
+
+
+def unet_gn():
+    model = UNet(32).to(DEVICE)
+    x = torch.randn(4, 3, 64, 64, device=DEVICE)
+    F.mse_loss(torch.compile(model)(x), x).backward()
+
+
+def lm_head_ce():
+    """Final norm, LM head (32k vocabulary) and cross-entropy over 2k tokens."""
+    dim, vocab, tokens = 512, 32000, 2048
+    norm = RMSNorm(dim).to(DEVICE, torch.bfloat16)
+    head = nn.Linear(dim, vocab, bias=False).to(DEVICE, torch.bfloat16)
+    h = torch.randn(tokens, dim, device=DEVICE, dtype=torch.bfloat16, requires_grad=True)
+    y = torch.randint(0, vocab, (tokens,), device=DEVICE)
+
+    def loss(h, y):
+        return F.cross_entropy(head(norm(h)).float(), y)
+
+    torch.compile(loss)(h, y).backward()
+
+
+def moe_static():
+    """Switch-style top-1 MoE with a static capacity (GShard dispatch/combine
+    einsums): the expert MLPs are batched matmuls, every size is static."""
+    tokens, dim, hidden, experts = 1024, 256, 512, 8
+    capacity = 2 * tokens // experts
+    router = nn.Linear(dim, experts, bias=False).to(DEVICE)
+    w1 = (torch.randn(experts, dim, hidden, device=DEVICE) * 0.02).requires_grad_()
+    w2 = (torch.randn(experts, hidden, dim, device=DEVICE) * 0.02).requires_grad_()
+
+    def forward(x):
+        probs = F.softmax(router(x), dim=-1)
+        gate, idx = probs.max(dim=-1)
+        mask = F.one_hot(idx, experts).to(x.dtype)
+        position = (torch.cumsum(mask, dim=0) * mask - 1).long()
+        keep = (position < capacity) & (mask > 0)
+        dispatch = F.one_hot(position.clamp(min=0), capacity).to(x.dtype) * keep.unsqueeze(-1)
+        xe = torch.einsum("tec,td->ecd", dispatch, x)
+        he = torch.bmm(F.gelu(torch.bmm(xe, w1)), w2)
+        return torch.einsum("tec,ecd->td", dispatch * gate[:, None, None], he)
+
+    x = torch.randn(tokens, dim, device=DEVICE, requires_grad=True)
+    torch.compile(forward)(x).pow(2).mean().backward()
+
+
+def moe_dropless():
+    """Mixtral-style dropless top-2 MoE forward: each expert's tokens come from
+    nonzero(), so their counts are data-dependent (unbacked symbols u0...)."""
+    tokens, dim, hidden, experts = 512, 256, 512, 4
+    torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    router = nn.Linear(dim, experts, bias=False).to(DEVICE)
+    mlps = nn.ModuleList(
+        nn.Sequential(nn.Linear(dim, hidden), nn.SiLU(), nn.Linear(hidden, dim)) for _ in range(experts)
+    ).to(DEVICE)
+
+    def forward(x):
+        weights, chosen = torch.topk(F.softmax(router(x), dim=-1), 2, dim=-1)
+        out = torch.zeros_like(x)
+        for e, mlp in enumerate(mlps):
+            token, slot = torch.nonzero(chosen == e, as_tuple=True)
+            out = out.index_add(0, token, mlp(x[token]) * weights[token, slot].unsqueeze(-1))
+        return out
+
+    x = torch.randn(tokens, dim, device=DEVICE)
+    with torch.no_grad():
+        torch.compile(forward)(x)
+
+
+def bert_dynamic():
+    """BERT-style encoder compiled with a dynamic sequence length
+    (mark_dynamic): sizes are symbols s0..., hinted by the example input."""
+    model = nn.Sequential(*[EncoderBlock(256, 4) for _ in range(2)]).to(DEVICE)
+    x = torch.randn(8, 128, 256, device=DEVICE)
+    torch._dynamo.mark_dynamic(x, 1)
+    torch.compile(model)(x).pow(2).mean().backward()
+
+
+class DecodeLayer(nn.Module):
+    """One decode step of a GQA attention layer with a static KV cache:
+    in-place cache writes (index_copy_) at a tensor position, masked SDPA."""
+
+    def __init__(self, dim: int, heads: int, kv_heads: int, max_len: int, batch: int):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, dim // heads
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wk = nn.Linear(dim, kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(dim, kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(dim, dim, bias=False)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.register_buffer("cache_k", torch.zeros(batch, kv_heads, max_len, self.head_dim))
+        self.register_buffer("cache_v", torch.zeros(batch, kv_heads, max_len, self.head_dim))
+
+    def forward(self, x, pos):
+        b = x.shape[0]
+        q = self.wq(x).view(b, 1, self.heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(b, 1, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(b, 1, self.kv_heads, self.head_dim).transpose(1, 2)
+        self.cache_k.index_copy_(2, pos, k)
+        self.cache_v.index_copy_(2, pos, v)
+        mask = (torch.arange(self.cache_k.shape[2], device=x.device) <= pos).view(1, 1, 1, -1)
+        repeat = self.heads // self.kv_heads
+        keys = self.cache_k.repeat_interleave(repeat, dim=1)
+        values = self.cache_v.repeat_interleave(repeat, dim=1)
+        a = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
+        x = x + self.wo(a.transpose(1, 2).reshape(b, 1, -1))
+        return x + self.mlp(x)
+
+
+def kv_decode():
+    layers = nn.ModuleList(DecodeLayer(1024, 16, 4, 1024, 8) for _ in range(2)).to(DEVICE, torch.bfloat16)
+
+    def step(x, pos):
+        for layer in layers:
+            x = layer(x, pos)
+        return x
+
+    x = torch.randn(8, 1, 1024, device=DEVICE, dtype=torch.bfloat16)
+    pos = torch.tensor([300], device=DEVICE)
+    with torch.no_grad():
+        torch.compile(step)(x, pos)
+
+
+def _sdpa_case(backend_name: str, dtype, causal: bool, batch: int, heads: int, seq: int, head_dim: int):
+    """One attention layer through a chosen SDPA backend, forward and backward."""
+
+    def run():
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        backend = getattr(SDPBackend, backend_name)
+        proj = nn.Linear(heads * head_dim, 3 * heads * head_dim).to(DEVICE, dtype)
+        out = nn.Linear(heads * head_dim, heads * head_dim).to(DEVICE, dtype)
+
+        def forward(x):
+            b, t, d = x.shape
+            q, k, v = proj(x).view(b, t, 3, heads, head_dim).permute(2, 0, 3, 1, 4)
+            with sdpa_kernel(backend):
+                a = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return out(a.transpose(1, 2).reshape(b, t, d))
+
+        x = torch.randn(batch, seq, heads * head_dim, device=DEVICE, dtype=dtype, requires_grad=True)
+        torch.compile(forward)(x).float().pow(2).mean().backward()
+
+    return run
+
+
+def gemm_sweep():
+    """Matrix products over a range of shapes and dtypes in one graph (each its
+    own extern kernel): GEMM efficiency against size for the time model."""
+    shapes = [(64, 64, 64), (128, 512, 256), (256, 256, 1024), (512, 1024, 512), (1024, 1024, 1024),
+              (2048, 512, 2048), (2048, 2048, 2048), (4096, 1024, 4096), (4096, 4096, 4096),
+              (8192, 2048, 1024), (16384, 256, 512), (333, 777, 555)]
+    operands = []
+    for dtype in (torch.bfloat16, torch.float32):
+        for m, k, n in shapes:
+            operands.append((torch.randn(m, k, device=DEVICE, dtype=dtype),
+                             torch.randn(k, n, device=DEVICE, dtype=dtype)))
+    batched = (torch.randn(32, 256, 128, device=DEVICE, dtype=torch.bfloat16),
+               torch.randn(32, 128, 256, device=DEVICE, dtype=torch.bfloat16))
+
+    def products(operands, batched):
+        return [a @ b for a, b in operands] + [torch.bmm(*batched)]
+
+    with torch.no_grad():
+        torch.compile(products)(operands, batched)
+
+
+def pointwise_sweep():
+    """Pointwise and reduction kernels over sizes from 4 KiB to 256 MiB (each
+    size its own kernel): Triton efficiency against size for the time model."""
+    sizes = [1 << k for k in range(10, 27, 2)]
+    xs = [torch.randn(n, device=DEVICE) for n in sizes]
+    rows = [torch.randn(r, c, device=DEVICE) for r, c in
+            ((64, 64), (1024, 1024), (4096, 512), (512, 8192), (32768, 128), (8, 1 << 20), (8192, 4096))]
+
+    def kernels(xs, rows):
+        out = [torch.sigmoid(x) * x + 1.0 for x in xs]
+        out += [r.softmax(dim=-1) for r in rows]
+        out += [r.sum(dim=0) for r in rows]
+        return out
+
+    with torch.no_grad():
+        torch.compile(kernels)(xs, rows)
+
+
+def conv_sweep():
+    """Convolutions forward and backward over channel counts and resolutions
+    (fp32 with TF32, and bf16): convolution efficiency for the time model."""
+    configs = [(3, 64, 128, 7, 2), (64, 64, 56, 3, 1), (128, 128, 28, 3, 1), (256, 256, 14, 3, 1),
+               (64, 256, 56, 1, 1), (512, 512, 7, 3, 1)]
+    for dtype in (torch.float32, torch.bfloat16):
+        convs = nn.ModuleList(nn.Conv2d(cin, cout, k, stride=s, padding=k // 2, bias=False)
+                              for cin, cout, _, k, s in configs).to(DEVICE, dtype)
+        xs = [torch.randn(8, cin, hw, hw, device=DEVICE, dtype=dtype, requires_grad=True)
+              for cin, _, hw, _, _ in configs]
+
+        def forward(xs):
+            return sum(conv(x).float().mean() for conv, x in zip(convs, xs))
+
+        torch.compile(forward)(xs).backward()
+
+
+def cpu_mlp():
+    """A CPU-compiled MLP, forward and backward (Inductor's C++ backend)."""
+    model = nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 256), nn.LayerNorm(256))
+    x = torch.randn(128, 256)
+    torch.compile(model)(x).pow(2).mean().backward()
+
+
+def cpu_convnet():
+    """A CPU-compiled conv/BatchNorm/ReLU stack in inference."""
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(32, 10)).eval()
+    with torch.no_grad():
+        torch.compile(model)(torch.randn(4, 3, 32, 32))
+
+
 SINGLE_GPU_CASES = {
     "transformer_s": _transformer(256, 4, 1, 4, 128, torch.float32),
     "transformer_m": _transformer(512, 8, 2, 4, 256, torch.bfloat16),
@@ -250,11 +610,149 @@ SINGLE_GPU_CASES = {
     "convnet_bn": convnet_bn,
     "mlp_checkpoint": mlp_checkpoint,
     "adamw_step": adamw_step,
+    "llama_block": llama_block,
+    "vit": vit,
+    "unet_gn": unet_gn,
+    "lm_head_ce": lm_head_ce,
+    "moe_static": moe_static,
+    "moe_dropless": moe_dropless,
+    "bert_dynamic": bert_dynamic,
+    "kv_decode": kv_decode,
+    "sdpa_flash": _sdpa_case("FLASH_ATTENTION", torch.bfloat16, True, 4, 16, 1024, 64),
+    "sdpa_efficient": _sdpa_case("EFFICIENT_ATTENTION", torch.float32, False, 4, 8, 512, 64),
+    "sdpa_cudnn": _sdpa_case("CUDNN_ATTENTION", torch.bfloat16, True, 4, 16, 1024, 128),
+    "gemm_sweep": gemm_sweep,
+    "pointwise_sweep": pointwise_sweep,
+    "conv_sweep": conv_sweep,
 }
+
+CPU_CASES = {
+    "cpu_mlp": cpu_mlp,
+    "cpu_convnet": cpu_convnet,
+}
+
+def _parallel_functions(group):
+    """Megatron's f and g over `group` (the tensor-parallel dimension)."""
+
+    class CopyToParallel(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return _funcol().all_reduce(grad, "sum", group)
+
+    class ReduceFromParallel(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return _funcol().all_reduce(x, "sum", group)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    return CopyToParallel, ReduceFromParallel
+
+
+def tp2d():
+    """2-D parallelism on a (dp=2, tp=4) device mesh: FSDP-style all-gather of
+    weight shards over the dp group, Megatron MLP (column then row parallel)
+    with all-reduces over the tp group: two process groups in one graph."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh(DEVICE, (2, 4), mesh_dim_names=("dp", "tp"))
+    dp, tp = mesh.get_group("dp"), mesh.get_group("tp")
+    funcol = _funcol()
+    copy_to, reduce_from = _parallel_functions(tp)
+    dim, hidden, layers = 1024, 4096 // 4, 2
+    shards = []
+    for _ in range(layers):
+        shards.append((torch.randn(hidden * dim // 2, device=DEVICE, dtype=torch.bfloat16) * 0.02).requires_grad_())
+        shards.append((torch.randn(dim * hidden // 2, device=DEVICE, dtype=torch.bfloat16) * 0.02).requires_grad_())
+
+    def forward(x, *shards):
+        for up_shard, down_shard in zip(shards[::2], shards[1::2]):
+            w_up = funcol.all_gather_tensor_autograd(up_shard, 0, dp).view(hidden, dim)
+            w_down = funcol.all_gather_tensor_autograd(down_shard, 0, dp).view(dim, hidden)
+            h = F.gelu(copy_to.apply(x) @ w_up.t())
+            x = x + reduce_from.apply(h @ w_down.t())
+        return x
+
+    x = torch.randn(2048, dim, device=DEVICE, dtype=torch.bfloat16, requires_grad=True)
+    torch.compile(forward)(x, *shards).float().pow(2).mean().backward()
+
+
+class _FSDP2Block(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(x)))
+
+
+def _fsdp2_model(dim: int = 1024, blocks: int = 2):
+    from torch.distributed.fsdp import fully_shard
+
+    model = nn.Sequential(*[_FSDP2Block(dim) for _ in range(blocks)]).to(DEVICE)
+    for block in model:
+        fully_shard(block)
+    fully_shard(model)
+    return model
+
+
+def fsdp2_eager_hooks():
+    """FSDP2 (fully_shard) with each block compiled (block.compile(), the
+    documented pattern) and default settings: FSDP2's hooks run eagerly, so
+    the compiled graphs hold no all-gather (exporter docs, "FSDP2")."""
+    model = _fsdp2_model()
+    for block in model:
+        block.compile()
+    model(torch.randn(512, 1024, device=DEVICE)).pow(2).mean().backward()
+
+
+def fsdp2_traced():
+    """FSDP2 with its hooks traced (torch._dynamo.config.skip_fsdp_hooks=False),
+    the whole model compiled with fullgraph=True and compiled autograd for the
+    backward: all-gathers and reduce-scatters inside the compiled graphs."""
+    import functools
+
+    model = _fsdp2_model()
+    x = torch.randn(512, 1024, device=DEVICE)
+    model(x).pow(2).mean().backward()  # FSDP2's lazy init must run eagerly
+    with torch._dynamo.config.patch(skip_fsdp_hooks=False), \
+            torch._dynamo.compiled_autograd._enable(functools.partial(torch.compile, fullgraph=True)):
+        torch.compile(model, fullgraph=True)(x).pow(2).mean().backward()
+
 
 DISTRIBUTED_CASES = {
     "fsdp_train": fsdp_train,
     "fsdp_step": fsdp_step,
     "ddp_step": ddp_step,
     "tp_block": tp_block,
+    "tp2d": tp2d,
+    "fsdp2_eager_hooks": fsdp2_eager_hooks,
 }
+
+# Run only when named (run_zoo.py --only NAME): in PyTorch 2.11 this fails to
+# compile (docs/exporter.md, "FSDP2 and torch.compile"); kept to re-check.
+EXPERIMENT_CASES = {
+    "fsdp2_traced": fsdp2_traced,
+}
+
+
+def case_device(name: str) -> str:
+    return "cpu" if name in CPU_CASES else DEVICE
+
+
+ALL_CASES = {**SINGLE_GPU_CASES, **CPU_CASES, **DISTRIBUTED_CASES}
+KNOWN_CASES = {**ALL_CASES, **EXPERIMENT_CASES}
+
+
+def is_distributed(name: str) -> bool:
+    return name in DISTRIBUTED_CASES or name in EXPERIMENT_CASES
+
+# Time-model fitting split (tests/data/measured/README.md): these models are
+# held out; every other measured graph may be fitted on.
+HELD_OUT = ("llama_block", "vit", "unet_gn", "moe_dropless", "kv_decode", "bert_dynamic", "tp2d")

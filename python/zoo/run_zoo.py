@@ -1,69 +1,183 @@
-"""Export the model zoo (cases.py): one capture per case, prefix = case name.
+"""Export (and measure) the model zoo (cases.py): one capture per case, prefix = case name.
 
     PYTHONPATH=python python3 python/zoo/run_zoo.py --out out/zoo [--only NAME ...]
+        [--measure [--cudagraphs]] [--jobs N]
 
-A case that fails is reported and skipped; the exit status is non-zero if any
-did. Single-GPU cases run first, then the fake process group is started for
-the distributed ones (so the single-GPU graphs say world_size 1).
+Each case runs in its own process (so distributed cases get their own fake
+process group and a failing case cannot take others down). All cases compile
+in parallel; with --measure, measurement then runs one case at a time while
+the others wait idle (concurrent kernels would corrupt the timings). A case
+that fails is reported and skipped; the exit status is non-zero if any did.
+The report (zoo_report.json) lists every case's graphs, errors and seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 
-import torch
-
-import schedlab_export
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import cases  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
-def run_case(name: str, fn, out: Path) -> dict:
+def _wait_for(path: Path, deadline: float) -> bool:
+    while time.time() < deadline:
+        if path.exists():
+            return True
+        time.sleep(0.2)  # idle waiting: stays off the measuring process's cores
+    return False
+
+
+def worker(name: str, out: Path, sync: Path, measure: bool, cudagraphs: bool, timeout: float) -> int:
+    """One case: compile + export (+ keep inputs), signal ready, wait for the
+    go, measure, write the record."""
+    import torch
+
+    import schedlab_export
+
+    sys.path.insert(0, str(HERE))
+    import cases
+
+    torch.manual_seed(0)
     started = time.time()
     record = {"case": name, "graphs": [], "errors": []}
+    session = None
     try:
-        with schedlab_export.capture(out, prefix=name) as session:
-            fn()
-        record["graphs"] = [
-            {"case": g.case, "kind": g.kind, "complete": g.has_post} for g in session.graphs
-        ]
-        record["errors"] = session.errors
-    except Exception:  # noqa: BLE001 - the zoo goes on with the next case
+        if cases.is_distributed(name):
+            cases.init_fake_process_group()
+        on_gpu = cases.case_device(name) != "cpu"
+        with schedlab_export.capture(out, prefix=name, measure=measure and on_gpu, cudagraphs=cudagraphs,
+                                     measure_on_exit=False) as session:
+            cases.KNOWN_CASES[name]()
+    except Exception:  # noqa: BLE001 - reported in the record
         record["errors"].append(traceback.format_exc())
         print(f"zoo: case {name} failed:\n{record['errors'][-1]}", file=sys.stderr)
+    record["compile_seconds"] = round(time.time() - started, 1)
+    (sync / f"ready.{name}").write_text("")
+    if session is not None and session.pending:
+        if _wait_for(sync / f"go.{name}", time.time() + timeout):
+            session.measure_pending()
+        else:
+            record["errors"].append("measurement never started (orchestrator timeout)")
+    if session is not None:
+        record["graphs"] = [
+            {"case": g.case, "kind": g.kind, "device": g.device, "complete": g.has_post, "measured": g.measured}
+            for g in session.graphs
+        ]
+        record["errors"] += session.errors
+        record["notes"] = session.notes
     record["seconds"] = round(time.time() - started, 1)
-    print(f"zoo: {name}: {len(record['graphs'])} graph(s), {len(record['errors'])} error(s), "
-          f"{record['seconds']} s", file=sys.stderr, flush=True)
-    return record
+    (sync / f"done.{name}.json").write_text(json.dumps(record))
+    return 0
+
+
+def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jobs: int,
+                compile_timeout: float, measure_timeout: float) -> list[dict]:
+    sync = out / ".sync"
+    sync.mkdir(parents=True, exist_ok=True)
+    for f in sync.iterdir():
+        f.unlink()
+    logs = out / "logs"
+    logs.mkdir(exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    procs: dict[str, subprocess.Popen] = {}
+    queue = list(names)
+    ready: list[str] = []
+    deadline = time.time() + compile_timeout
+    # compile phase: at most `jobs` processes compiling at a time; a ready
+    # process waits idle (holding its compiled graphs) until measured
+    while (queue or any(n not in ready for n in procs)) and time.time() < deadline:
+        compiling = [n for n, p in procs.items() if n not in ready and p.poll() is None]
+        while queue and len(compiling) < jobs:
+            name = queue.pop(0)
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, "--out", str(out),
+                   "--sync", str(sync), "--timeout", str(compile_timeout + measure_timeout * len(names))]
+            if measure:
+                cmd.append("--measure")
+            if cudagraphs:
+                cmd.append("--cudagraphs")
+            log = open(logs / f"{name}.log", "w")
+            procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+            compiling.append(name)
+        for n, p in procs.items():
+            if n not in ready and ((sync / f"ready.{n}").exists() or p.poll() is not None):
+                ready.append(n)
+                print(f"zoo: {n} compiled ({time.time() - deadline + compile_timeout:.0f} s)", file=sys.stderr,
+                      flush=True)
+        time.sleep(0.1)
+    for n, p in procs.items():
+        if n not in ready:
+            print(f"zoo: {n}: compile timeout, killed", file=sys.stderr)
+            p.kill()
+    # measurement phase: one process at a time
+    for n in names:
+        p = procs.get(n)
+        if p is None or p.poll() is not None:
+            continue
+        time.sleep(1.0)  # the previous case's process has just exited: let the machine settle
+        (sync / f"go.{n}").write_text("")
+        t0 = time.time()
+        try:
+            p.wait(timeout=measure_timeout)
+        except subprocess.TimeoutExpired:
+            print(f"zoo: {n}: measurement timeout, killed", file=sys.stderr)
+            p.kill()
+        print(f"zoo: {n} measured ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    records = []
+    for n in names:
+        done = sync / f"done.{n}.json"
+        if done.exists():
+            records.append(json.loads(done.read_text()))
+        else:
+            tail = (logs / f"{n}.log").read_text()[-3000:] if (logs / f"{n}.log").exists() else ""
+            records.append({"case": n, "graphs": [], "errors": [f"worker died or timed out:\n{tail}"]})
+    return records
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
     parser.add_argument("--only", nargs="*", help="case names (default: all)")
+    parser.add_argument("--measure", action="store_true")
+    parser.add_argument("--cudagraphs", action="store_true")
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2))
+    parser.add_argument("--compile-timeout", type=float, default=420)
+    parser.add_argument("--measure-timeout", type=float, default=90)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--sync", help=argparse.SUPPRESS)
+    parser.add_argument("--timeout", type=float, default=900, help=argparse.SUPPRESS)
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(0)
-    wanted = set(args.only) if args.only else None
+    if args.worker:
+        return worker(args.worker, out, Path(args.sync), args.measure, args.cudagraphs, args.timeout)
 
-    records = []
-    for name, fn in cases.SINGLE_GPU_CASES.items():
-        if wanted is None or name in wanted:
-            records.append(run_case(name, fn, out))
-    distributed = [(n, f) for n, f in cases.DISTRIBUTED_CASES.items() if wanted is None or n in wanted]
-    if distributed:
-        cases.init_fake_process_group()
-        for name, fn in distributed:
-            records.append(run_case(name, fn, out))
+    sys.path.insert(0, str(HERE))
+    import cases  # noqa: E402 - torch imported only here, not in the workers' parent logic
+
+    unknown = sorted(set(args.only or []) - set(cases.KNOWN_CASES))
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(unknown)}")
+    names = [n for n in cases.KNOWN_CASES if n in (args.only or cases.ALL_CASES)]
+    started = time.time()
+    records = orchestrate(names, out, args.measure, args.cudagraphs, args.jobs,
+                          args.compile_timeout, args.measure_timeout)
+    import torch
+
     (out / "zoo_report.json").write_text(json.dumps(
-        {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "cases": records}, indent=1))
+        {"torch": torch.__version__,
+         "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+         "seconds": round(time.time() - started, 1), "cases": records}, indent=1))
+    for r in records:
+        print(f"zoo: {r['case']}: {len(r['graphs'])} graph(s), "
+              f"{sum(1 for g in r['graphs'] if g.get('measured'))} measured, {len(r['errors'])} error(s)",
+              file=sys.stderr)
     return 1 if any(r["errors"] for r in records) else 0
 
 

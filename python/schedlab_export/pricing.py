@@ -1,0 +1,151 @@
+"""Floating-point work of the operators whose cost depends on it, from shapes.
+
+Standard library only: tests/exporter checks these formulas against
+hand-computed values without torch. `snapshot.py` binds a scheduler node's
+FX origin to its operator schema and calls `op_flops` with the arguments by
+name (tensors given as their shapes, other arguments as their values).
+
+Conventions (docs/exporter.md, "Flops"): a multiply-add counts 2; bias adds,
+softmax and scaling are not counted; causal attention counts only the
+unmasked scores (top-left aligned mask, as SDPA's `is_causal`), which is
+what the flash / memory-efficient / cuDNN kernels compute up to tile edges;
+attention backward counts 5 matrix products (the forward's S = QK^T
+recomputed, dV, dP, dQ, dK) against the forward's 2, i.e. 2.5 x forward.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+MATMUL_OPS = ("mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "_int_mm", "addmm_", "_addmm_activation")
+ATTENTION_FORWARD_OPS = (
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_fused_attention_overrideable",
+    "_flash_attention_forward",
+    "_efficient_attention_forward",
+)
+ATTENTION_BACKWARD_OPS = tuple(op + "_backward" for op in ATTENTION_FORWARD_OPS)
+CONVOLUTION_OPS = ("convolution", "_convolution", "cudnn_convolution", "convolution_overrideable")
+CONVOLUTION_BACKWARD_OPS = ("convolution_backward", "convolution_backward_overrideable")
+
+# Backward attention = this many times the forward's matrix-product work.
+ATTENTION_BACKWARD_FACTOR = 2.5
+
+
+def matmul_flops(m: int, k: int, n: int, batch: int = 1) -> int:
+    """(batch x) an m x k by k x n product: one multiply-add per m*n*k."""
+    return 2 * batch * m * n * k
+
+
+def causal_scores(q_len: int, kv_len: int) -> int:
+    """Unmasked entries of a top-left aligned causal mask (row i sees keys 0..i)."""
+    full_rows = min(q_len, kv_len)
+    # rows 0..full_rows-1 see i+1 keys; later rows (q_len > kv_len) see all kv_len
+    return full_rows * (full_rows + 1) // 2 + max(0, q_len - kv_len) * kv_len
+
+
+def attention_forward_flops(q_shape, k_shape, v_shape, is_causal: bool) -> int:
+    """SDPA layout [batch..., heads, seq, head_dim]: S = QK^T and O = PV."""
+    *lead, q_len, head_dim = q_shape
+    kv_len = k_shape[-2]
+    value_dim = v_shape[-1]
+    rows = prod(lead)  # batch x query heads (GQA: query heads, as the kernels iterate)
+    scores = causal_scores(q_len, kv_len) if is_causal else q_len * kv_len
+    return 2 * rows * scores * (head_dim + value_dim)
+
+
+def attention_backward_flops(q_shape, k_shape, v_shape, is_causal: bool) -> int:
+    forward = attention_forward_flops(q_shape, k_shape, v_shape, is_causal)
+    return int(forward * ATTENTION_BACKWARD_FACTOR)
+
+
+def convolution_flops(weight_shape, out_shape, in_shape, transposed: bool) -> int:
+    """Each weight element meets every output position of its batch once:
+    2 * weight.numel() * batch * spatial positions (the output's for a normal
+    convolution, the input's for a transposed one)."""
+    batch = out_shape[0]
+    spatial = prod(in_shape[2:]) if transposed else prod(out_shape[2:])
+    return 2 * prod(weight_shape) * batch * spatial
+
+
+def _matmul_from_args(op: str, a: dict) -> int | None:
+    if op in ("mm", "_scaled_mm", "_int_mm"):
+        x, w = a.get("self"), a.get("mat2")
+        if x is None or w is None:
+            return None
+        return matmul_flops(x[-2], x[-1], w[-1])
+    if op in ("addmm", "addmm_", "_addmm_activation"):
+        x, w = a.get("mat1"), a.get("mat2")
+        if x is None or w is None:
+            return None
+        return matmul_flops(x[-2], x[-1], w[-1])
+    if op in ("bmm", "baddbmm"):
+        x, w = (a.get("self"), a.get("mat2")) if op == "bmm" else (a.get("batch1"), a.get("batch2"))
+        if x is None or w is None:
+            return None
+        return matmul_flops(x[-2], x[-1], w[-1], batch=prod(x[:-2]))
+    return None
+
+
+def op_flops(op: str, args: dict, out_shape=None) -> int | None:
+    """Flops of one call of aten operator `op` (name without namespace and
+    overload), given its arguments by schema name: tensors as shapes (lists
+    of int), everything else as values. None when `op` is not priced by flops
+    or an argument it needs is missing."""
+    if op in MATMUL_OPS:
+        return _matmul_from_args(op, args)
+    if op in ATTENTION_FORWARD_OPS or op in ATTENTION_BACKWARD_OPS:
+        q, k, v = args.get("query"), args.get("key"), args.get("value")
+        if q is None or k is None or v is None:
+            return None
+        if op.startswith("_flash_attention") or op.startswith("_efficient_attention"):
+            # low-level kernels take [batch, seq, heads, dim]: move heads before seq
+            q, k, v = ([*s[:-3], s[-2], s[-3], s[-1]] for s in (q, k, v))
+        causal = bool(args.get("is_causal", False)) or int(args.get("custom_mask_type", 0) or 0) == 1
+        if op in ATTENTION_BACKWARD_OPS:
+            return attention_backward_flops(q, k, v, causal)
+        return attention_forward_flops(q, k, v, causal)
+    if op in CONVOLUTION_OPS:
+        x, w = args.get("input"), args.get("weight")
+        if x is None or w is None or out_shape is None:
+            return None
+        return convolution_flops(w, out_shape, x, bool(args.get("transposed", False)))
+    if op in CONVOLUTION_BACKWARD_OPS:
+        grad_out, x, w = args.get("grad_output"), args.get("input"), args.get("weight")
+        if grad_out is None or x is None or w is None:
+            return None
+        mask = list(args.get("output_mask") or [True, True, True])
+        one = convolution_flops(w, grad_out, x, bool(args.get("transposed", False)))
+        return one * (int(bool(mask[0])) + int(bool(mask[1])))
+    return None
+
+
+def op_class(op: str | None) -> str | None:
+    """The time-model class of an extern operator (docs/schedmeasured-1.md)."""
+    if op is None:
+        return None
+    if op in MATMUL_OPS:
+        return "gemm"
+    if op in ATTENTION_FORWARD_OPS or op in ATTENTION_BACKWARD_OPS or "attention" in op:
+        return "attention"
+    if op in CONVOLUTION_OPS or op in CONVOLUTION_BACKWARD_OPS:
+        return "convolution"
+    if op in ("copy_", "clone", "_to_copy", "copy"):
+        return "copy"
+    return None
+
+
+def operator_name(kernel: str | None) -> str | None:
+    """The operator of a kernel or FX target, without namespace or overload:
+    `extern_kernels.mm`, `torch.ops.aten.mm.default`, `aten.mm.default`
+    (str of an OpOverload) and `aten::mm` (profiler) all give `mm`."""
+    if not kernel:
+        return None
+    if "::" in kernel:
+        return kernel.split("::", 1)[1].split(".", 1)[0]
+    parts = kernel.removeprefix("torch.ops.").split(".")
+    if parts[0] == "extern_kernels" or len(parts) == 1:
+        return parts[-1]
+    return parts[1]

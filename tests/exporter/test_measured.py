@@ -1,0 +1,216 @@
+"""Checks of the flops formulas and of the checked-in measured files, without torch.
+
+    python3 -m unittest discover -s tests/exporter -p 'test_*.py'
+
+Flops: pricing.op_flops against values computed by hand. Measured files
+(tests/data/measured/<gpu>/<case>.measured.json, docs/schedmeasured-1.md):
+each names a checked-in graph, every kernel's node exists in that graph,
+kernel_time_us is the sum of the kernel durations, the memory figures obey
+the written convention, and the fields the time model needs are present.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+from schedlab_export import pricing  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+MEASURED = DATA / "measured"
+EXPORTED = DATA / "exported"
+KERNEL_CLASSES = {
+    "gemm", "attention", "convolution", "triton_pointwise", "triton_reduction",
+    "triton_persistent_reduction", "triton_template", "extern", "copy", "collective", "other",
+}
+
+
+class Flops(unittest.TestCase):
+    def test_matmul_family(self):
+        self.assertEqual(pricing.op_flops("mm", {"self": [128, 64], "mat2": [64, 32]}), 2 * 128 * 64 * 32)
+        self.assertEqual(pricing.op_flops("addmm", {"self": [32], "mat1": [128, 64], "mat2": [64, 32]}),
+                         524288)
+        self.assertEqual(pricing.op_flops("bmm", {"self": [4, 8, 16], "mat2": [4, 16, 2]}), 2 * 4 * 8 * 16 * 2)
+        self.assertEqual(pricing.op_flops("baddbmm", {"self": [4, 8, 2], "batch1": [4, 8, 16],
+                                                      "batch2": [4, 16, 2]}), 2048)
+        self.assertEqual(pricing.op_flops("_scaled_mm", {"self": [16, 32], "mat2": [32, 8]}), 8192)
+
+    def test_attention_forward_full_and_causal(self):
+        q = k = v = [2, 4, 8, 16]  # batch 2, 4 heads, 8 tokens, head dim 16
+        full = pricing.op_flops("_scaled_dot_product_flash_attention",
+                                {"query": q, "key": k, "value": v, "is_causal": False})
+        self.assertEqual(full, 2 * (2 * 4) * (8 * 8) * (16 + 16))  # QK^T and PV
+        causal = pricing.op_flops("_scaled_dot_product_flash_attention",
+                                  {"query": q, "key": k, "value": v, "is_causal": True})
+        self.assertEqual(causal, 2 * 8 * 36 * 32)  # 1+2+...+8 = 36 unmasked scores per head
+
+    def test_causal_mask_shapes(self):
+        self.assertEqual(pricing.causal_scores(4, 4), 10)
+        self.assertEqual(pricing.causal_scores(2, 5), 3)  # top-left aligned: rows see 1 and 2 keys
+        self.assertEqual(pricing.causal_scores(5, 2), 1 + 2 + 2 + 2 + 2)
+
+    def test_attention_backward_is_five_products(self):
+        args = {"grad_out": [1, 2, 4, 8], "query": [1, 2, 4, 8], "key": [1, 2, 6, 8], "value": [1, 2, 6, 8],
+                "is_causal": False}
+        forward = 2 * 2 * 4 * 6 * 16
+        self.assertEqual(pricing.op_flops("_scaled_dot_product_efficient_attention_backward", args),
+                         int(forward * 2.5))
+        self.assertEqual(pricing.op_flops("_scaled_dot_product_cudnn_attention_backward", args),
+                         int(forward * 2.5))
+
+    def test_low_level_attention_layout(self):
+        # _flash_attention_forward takes [batch, seq, heads, dim]
+        args = {"query": [2, 8, 4, 16], "key": [2, 8, 4, 16], "value": [2, 8, 4, 16], "is_causal": False}
+        self.assertEqual(pricing.op_flops("_flash_attention_forward", args), 2 * 8 * 64 * 32)
+
+    def test_convolution_forward_and_backward(self):
+        # 3x3 conv, 16 -> 32 channels, batch 2, 8x8 output: each output = 16*9 MACs
+        args = {"input": [2, 16, 8, 8], "weight": [32, 16, 3, 3], "transposed": False}
+        self.assertEqual(pricing.op_flops("convolution", args, out_shape=[2, 32, 8, 8]),
+                         2 * (2 * 32 * 8 * 8) * (16 * 9))
+        # transposed: input positions count (weight [cin, cout/groups, k, k])
+        t_args = {"input": [1, 4, 5, 5], "weight": [4, 2, 2, 2], "transposed": True}
+        self.assertEqual(pricing.op_flops("convolution", t_args, out_shape=[1, 2, 10, 10]), 2 * 32 * 25)
+        back = {"grad_output": [2, 32, 8, 8], "input": [2, 16, 8, 8], "weight": [32, 16, 3, 3],
+                "transposed": False, "output_mask": [True, True, False]}
+        self.assertEqual(pricing.op_flops("convolution_backward", back), 2 * 2 * (2 * 32 * 64) * 144)
+        back["output_mask"] = [False, True, True]  # first layer: no input gradient
+        self.assertEqual(pricing.op_flops("convolution_backward", back), 2 * (2 * 32 * 64) * 144)
+
+    def test_unpriced_and_incomplete(self):
+        self.assertIsNone(pricing.op_flops("add", {"self": [4], "other": [4]}))
+        self.assertIsNone(pricing.op_flops("mm", {"self": [4, 4]}))
+
+    def test_operator_names(self):
+        for kernel in ("extern_kernels.mm", "torch.ops.aten.mm.default", "aten.mm.default", "aten::mm"):
+            self.assertEqual(pricing.operator_name(kernel), "mm")
+        self.assertEqual(pricing.operator_name("torch.ops._c10d_functional.all_reduce_.default"), "all_reduce_")
+        self.assertEqual(pricing.op_class("convolution_backward"), "convolution")
+        self.assertEqual(pricing.op_class("_scaled_dot_product_cudnn_attention"), "attention")
+
+
+def _graph_of(measured: Path) -> Path:
+    """The measured graph: beside the measured file when that GPU's Inductor
+    compiled it differently, else the checked-in export."""
+    case = measured.name[: -len(".measured.json")]
+    local = measured.parent / f"{case}.post.json"
+    return local if local.exists() else EXPORTED / f"{case}.post.json"
+
+
+def _measured_files():
+    return sorted(MEASURED.glob("*/*.measured.json"))
+
+
+class MeasuredFiles(unittest.TestCase):
+    def test_there_are_measurements_for_both_gpus(self):
+        kinds = {p.parent.name for p in _measured_files()}
+        self.assertEqual(kinds, {"h100", "h200"})
+
+    def test_each_file_matches_its_graph(self):
+        files = _measured_files()
+        self.assertTrue(files)
+        for path in files:
+            with self.subTest(path=str(path.relative_to(DATA))):
+                m = json.loads(path.read_text())
+                case = path.name[: -len(".measured.json")]
+                self.assertEqual(m["format"], "schedmeasured/1")
+                self.assertEqual(m["graph"], f"{case}.post")
+                post = json.loads(_graph_of(path).read_text())
+                names = {n["name"] for n in post["nodes"]}
+                for k in m["kernels"]:
+                    self.assertTrue(k["node"] is None or k["node"] in names, f"{k['name']} -> {k['node']}")
+                    self.assertIn(k["class"], KERNEL_CLASSES)
+                    self.assertGreaterEqual(k["duration_us"], 0)
+                total = sum(k["duration_us"] for k in m["kernels"])
+                self.assertAlmostEqual(m["kernel_time_us"], total, delta=0.01 + 1e-6 * total)
+                starts = [k["start_us"] for k in m["kernels"]]
+                self.assertEqual(starts, sorted(starts), "kernels in launch (device) order")
+
+    def test_memory_follows_its_convention(self):
+        for path in _measured_files():
+            with self.subTest(path=str(path.relative_to(DATA))):
+                mem = json.loads(path.read_text())["memory"]
+                self.assertIn("freeable", mem["convention"])
+                self.assertGreaterEqual(mem["peak_allocated_bytes"], mem["freeable_inputs_bytes"])
+                self.assertEqual(mem["peak_allocated_bytes"] % 512, mem["freeable_inputs_bytes"] % 512)
+                self.assertGreaterEqual(mem["peak_reserved_bytes"], mem["reserved_before_bytes"])
+
+    def test_times_and_environment(self):
+        for path in _measured_files():
+            with self.subTest(path=str(path.relative_to(DATA))):
+                m = json.loads(path.read_text())
+                self.assertGreaterEqual(m["wall_samples"], 20)
+                self.assertGreater(m["wall_time_us"], 0)
+                self.assertIn(path.parent.name, m["env"]["device_kind"])
+                for key in ("device", "driver", "torch", "cuda", "sm_count"):
+                    self.assertTrue(m["env"][key], key)
+                cg = m["wall_time_us_cudagraphs"]
+                self.assertTrue(cg is None or cg > 0)
+                if cg is None:
+                    self.assertTrue(m.get("cudagraphs_note"))
+
+    def test_data_dependent_sizes_are_observed(self):
+        for path in _measured_files():
+            m = json.loads(path.read_text())
+            if not m["unbacked"]:
+                continue
+            case = path.name[: -len(".measured.json")]
+            post = json.loads(_graph_of(path).read_text())
+            symbols = {s for n in post["nodes"] for b in n["outputs"] for s in b.get("shape_expr", [])
+                       if s.startswith("u")}
+            self.assertTrue(symbols <= set(m["unbacked"]), f"{case}: {sorted(symbols - set(m['unbacked']))}")
+
+    def test_split_is_documented(self):
+        readme = (MEASURED / "README.md").read_text()
+        self.assertIn("held out", readme)
+
+
+class ExportedPricing(unittest.TestCase):
+    """Every graph prices every node: flops where the class needs them, a
+    non-zero payload for collectives, hints beside data-dependent sizes."""
+
+    def _posts(self):
+        return sorted(EXPORTED.glob("*.post.json"))
+
+    def test_flops_for_gemm_attention_and_convolution(self):
+        for path in self._posts():
+            post = json.loads(path.read_text())
+            for n in post["nodes"]:
+                op = pricing.operator_name(n.get("kernel"))
+                if n["kind"] == "extern" and pricing.op_class(op) in ("gemm", "attention", "convolution"):
+                    with self.subTest(graph=path.name, node=n["name"]):
+                        self.assertGreater(n.get("flops", 0), 0)
+
+    def test_collectives_have_payload(self):
+        for path in self._posts():
+            post = json.loads(path.read_text())
+            for n in post["nodes"]:
+                if n["kind"] == "collective":
+                    with self.subTest(graph=path.name, node=n["name"]):
+                        self.assertGreater(n["collective"]["bytes"], 0)
+
+    def test_data_dependent_sizes_carry_a_hint(self):
+        for path in self._posts():
+            post = json.loads(path.read_text())
+            for n in post["nodes"]:
+                for b in n["outputs"]:
+                    if b.get("size_hint"):
+                        with self.subTest(graph=path.name, buffer=b["name"]):
+                            self.assertIn("bytes_expr", b)
+                            self.assertGreaterEqual(b["hint_bytes"], 0)
+                            self.assertIn(b["hint_source"], ("observed", "fallback"))
+
+    def test_device_field(self):
+        for path in self._posts():
+            post = json.loads(path.read_text())
+            if "device" in post:
+                self.assertIn(post["device"], ("cuda", "cpu"))
+
+
+if __name__ == "__main__":
+    unittest.main()
