@@ -186,28 +186,33 @@ def ddp_step():
     torch.compile(backward)(acts, weights, dy)
 
 
-class _CopyToParallel(torch.autograd.Function):
-    """Megatron's f: identity forward, all-reduce of the gradient backward."""
+def _parallel_functions(group_of):
+    """Megatron's f (identity forward, all-reduce of the gradient backward) and
+    g (all-reduce forward, identity backward) over the group `group_of()`
+    returns when the graph is traced."""
 
-    @staticmethod
-    def forward(ctx, x):
-        return x
+    class CopyToParallel(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
 
-    @staticmethod
-    def backward(ctx, grad):
-        return _funcol().all_reduce(grad, "sum", dist.group.WORLD)
+        @staticmethod
+        def backward(ctx, grad):
+            return _funcol().all_reduce(grad, "sum", group_of())
+
+    class ReduceFromParallel(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return _funcol().all_reduce(x, "sum", group_of())
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    return CopyToParallel, ReduceFromParallel
 
 
-class _ReduceFromParallel(torch.autograd.Function):
-    """Megatron's g: all-reduce forward, identity backward."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return _funcol().all_reduce(x, "sum", dist.group.WORLD)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
+_CopyToParallel, _ReduceFromParallel = _parallel_functions(lambda: dist.group.WORLD)
 
 
 class TensorParallelBlock(nn.Module):
@@ -631,30 +636,6 @@ CPU_CASES = {
     "cpu_convnet": cpu_convnet,
 }
 
-def _parallel_functions(group):
-    """Megatron's f and g over `group` (the tensor-parallel dimension)."""
-
-    class CopyToParallel(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            return _funcol().all_reduce(grad, "sum", group)
-
-    class ReduceFromParallel(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return _funcol().all_reduce(x, "sum", group)
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad
-
-    return CopyToParallel, ReduceFromParallel
-
-
 def tp2d():
     """2-D parallelism on a (dp=2, tp=4) device mesh: FSDP-style all-gather of
     weight shards over the dp group, Megatron MLP (column then row parallel)
@@ -664,7 +645,7 @@ def tp2d():
     mesh = init_device_mesh(DEVICE, (2, 4), mesh_dim_names=("dp", "tp"))
     dp, tp = mesh.get_group("dp"), mesh.get_group("tp")
     funcol = _funcol()
-    copy_to, reduce_from = _parallel_functions(tp)
+    copy_to, reduce_from = _parallel_functions(lambda: tp)
     dim, hidden, layers = 1024, 4096 // 4, 2
     shards = []
     for _ in range(layers):
