@@ -3,14 +3,24 @@
 # packages and npm only. Idempotent: skips what is already there.
 #   scripts/install-deps.sh          native build and tests
 #   scripts/install-deps.sh --web    also Emscripten, Node, Chromium and playwright-core
+#   scripts/install-deps.sh --hardening  also clang and its sanitizer/libFuzzer runtimes
+#   (flags combine: --web --hardening)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 web=0
-[[ "${1:-}" == "--web" ]] && web=1
+hardening=0
+for arg in "$@"; do
+  case "$arg" in
+    --web) web=1 ;;
+    --hardening) hardening=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--web] [--hardening]" >&2; exit 2 ;;
+  esac
+done
 
 pkgs=(cmake g++ make catch2 nlohmann-json3-dev)
 ((web)) && pkgs+=(emscripten nodejs npm chromium)
+((hardening)) && pkgs+=(clang libclang-rt-14-dev python3)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,12 +2,15 @@
 # Installs what is missing, builds, and runs every test through one ctest:
 # the native Catch2 suite, the exporter's checks, the same suite compiled to
 # WebAssembly under node, WASM/native plan parity, and the playground in
-# headless Chromium. The CUDA executor is compiled too where nvcc exists
-# (it runs only on GPU machines: scripts/gpu-validate.sh).
+# headless Chromium; the adversarial corpus, and a clang ASan+UBSan build that
+# runs the suite, the corpus and both libFuzzer targets (60 s each). The CUDA
+# executor is compiled too where nvcc exists (it runs only on GPU machines:
+# scripts/gpu-validate.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --web
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSCHEDLAB_BUILD_TESTS=ON -DSCHEDLAB_WEB_TESTS=ON -DSCHEDLAB_BUILD_CUDA=ON >/dev/null
+scripts/install-deps.sh --web --hardening
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSCHEDLAB_BUILD_TESTS=ON -DSCHEDLAB_WEB_TESTS=ON \
+      -DSCHEDLAB_HARDENING_TESTS=ON -DSCHEDLAB_BUILD_CUDA=ON >/dev/null
 cmake --build build -j"$(nproc)"
 cd build
 set +e
