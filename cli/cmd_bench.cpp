@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/memory/methods.h"
 #include "core/plan/plan.h"
 #include "core/util/error.h"

@@ -3,8 +3,8 @@
 
 #include "cli/commands.h"
 #include "core/fusion/fusion.h"
-#include "core/graph/loader.h"
-#include "core/graph/writer.h"
+#include "core/io/graph_reader.h"
+#include "core/io/graph_writer.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {

@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "core/gen/distributed.h"
-#include "core/graph/writer.h"
+#include "core/io/graph_writer.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/plan/plan.h"
 #include "core/util/error.h"
 

@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
 #include "core/plan/plan.h"

@@ -12,7 +12,7 @@
 #endif
 
 #include "core/graph/graph.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 
 namespace schedlab::test {
 

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/comms/passes.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
 #include "core/memory/planning_info.h"

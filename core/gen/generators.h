@@ -1,6 +1,6 @@
 // core/gen — synthetic graphs for scale tests and benchmarks. Generators are
 // deterministic in their seed and return validated Graphs (write them with
-// core/graph/writer.h; they load back through the normal loader).
+// core/io/graph_writer.h; they load back through the normal loader).
 #pragma once
 
 #include <cstdint>

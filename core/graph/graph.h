@@ -1,7 +1,7 @@
 // core/graph — the schedgraph/1 model.
 //
-// Contract: a Graph is loaded (loader.h) or assembled (builder.h), validated
-// once by validate() in builder.h, and is then
+// Contract: a Graph is read (core/io/graph_reader.h) or assembled
+// (builder.h), validated once by validate() (builder.h), and is then
 // immutable plain data. Everything inside is indexed by dense integer ids:
 // inputs and buffers share one table (`buffers`, inputs first), nodes are in
 // the file's baseline order. Names exist only for the edges (reports, I/O).

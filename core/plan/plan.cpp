@@ -4,7 +4,7 @@
 
 #include "core/comms/report.h"
 #include "core/cost/cost_model.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/planning_info.h"
 #include "core/util/error.h"

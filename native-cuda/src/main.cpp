@@ -17,7 +17,7 @@
 
 #include "cli/commands.h"
 #include "core/util/error.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "native-cuda/host/calibration.h"
 #include "native-cuda/host/execution_schedule.h"

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/planning_info.h"
 #include "tests/test_util.h"

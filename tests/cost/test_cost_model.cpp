@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/cost/cost_model.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/util/error.h"
 
 using namespace schedlab;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/deps/dependencies.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "tests/test_util.h"
 
 using namespace schedlab;

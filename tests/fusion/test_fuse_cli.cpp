@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <string>
 
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "tests/test_util.h"
 
 using namespace schedlab;

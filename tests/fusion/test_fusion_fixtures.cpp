@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fusion/fusion.h"
-#include "core/graph/writer.h"
+#include "core/io/graph_writer.h"
 #include "core/plan/plan.h"
 #include "tests/test_util.h"
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/fusion/fusion.h"
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "tests/test_util.h"
 
 using namespace schedlab;

@@ -7,8 +7,8 @@
 #include "core/fusion/fusion.h"
 #include "core/gen/distributed.h"
 #include "core/graph/builder.h"
-#include "core/graph/loader.h"
-#include "core/graph/writer.h"
+#include "core/io/graph_reader.h"
+#include "core/io/graph_writer.h"
 #include "core/util/error.h"
 #include "tests/test_util.h"
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "core/graph/loader.h"
-#include "core/graph/writer.h"
+#include "core/io/graph_reader.h"
+#include "core/io/graph_writer.h"
 #include "core/util/error.h"
 #include "tests/test_util.h"
 

@@ -1,4 +1,4 @@
-// core/graph — writing a Graph back as schedgraph/1 (the inverse of the
+// core/io — writing a Graph back as schedgraph/1 (the inverse of the
 // loader: load(write(g)) gives back g, field for field). Used by `fuse`
 // (post-fusion graphs) and `gen` (generated graphs). It streams into one
 // string, so a million-node graph costs its text and no DOM.

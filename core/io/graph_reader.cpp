@@ -4,7 +4,7 @@
 // Paths are built lazily from a chain of `Place` frames on the stack, only
 // when something fails: a 57 MB graph has millions of places and building
 // their strings eagerly cost more than the parse itself.
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 
 #include <cmath>
 #include <cerrno>
@@ -16,7 +16,7 @@
 
 #include "core/graph/builder.h"
 #include "core/util/error.h"
-#include "core/util/json_doc.h"
+#include "core/io/json_doc.h"
 
 namespace schedlab {
 namespace {

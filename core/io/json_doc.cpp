@@ -1,4 +1,4 @@
-#include "core/util/json_doc.h"
+#include "core/io/json_doc.h"
 
 #include <array>
 #include <cstdlib>

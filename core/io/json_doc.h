@@ -1,4 +1,4 @@
-// core/util — a read-only JSON document built for loading large graphs fast.
+// core/io — a read-only JSON document built for loading large graphs fast.
 //
 // Why not nlohmann's DOM: a 57 MB graph takes ~1.3 s there (maps and a heap
 // string per key), and its callback parser (needed to bound nesting) is ten

@@ -1,4 +1,4 @@
-#include "core/graph/writer.h"
+#include "core/io/graph_writer.h"
 
 #include <charconv>
 

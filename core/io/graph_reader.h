@@ -1,4 +1,4 @@
-// core/graph — loading and validating schedgraph/1 (docs/schedgraph-1.md).
+// core/io — reading schedgraph/1 into a validated Graph (docs/schedgraph-1.md).
 //
 // Contract: either a fully validated Graph comes back, or schedlab::Error is
 // thrown with a one-line message that names the place of the first problem.
