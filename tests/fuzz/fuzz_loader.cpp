@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/graph/loader.h"
+#include "core/io/graph_reader.h"
 #include "core/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
