@@ -232,9 +232,17 @@ def _shape_flops(snode, kind: str) -> int | None:
     """Flops of an extern or template node from its FX origin's shapes
     (pricing.op_flops). None when no origin is priced by flops; pointwise and
     reduction nodes keep Inductor's estimate (their origins may include a
-    matmul that a sibling extern node computes)."""
+    matmul that a sibling extern node computes), and an extern node is priced
+    only by origins of its own operator's class (a MultiOutput item shares
+    its producer's origins but runs nothing)."""
     if kind not in ("extern", "template"):
         return None
+    wanted = None  # template: any priced origin (the template computes it)
+    if kind == "extern":
+        # only the node that runs the operator: its MultiOutput items share its origins
+        wanted = pricing.op_class(pricing.operator_name(getattr(snode.node, "python_kernel_name", None)))
+        if wanted is None:
+            return None
     origins = set()
     for member in snode.get_nodes():
         origins |= set(getattr(getattr(member, "node", None), "origins", None) or ())
@@ -242,6 +250,8 @@ def _shape_flops(snode, kind: str) -> int | None:
     for origin in sorted(origins, key=lambda o: o.name):
         op = pricing.operator_name(str(getattr(origin, "target", "")))
         if pricing.op_class(op) not in ("gemm", "attention", "convolution"):
+            continue
+        if wanted is not None and pricing.op_class(op) != wanted:
             continue
         val = origin.meta.get("val")
         out_shape = _shape_value(val) if isinstance(val, torch.Tensor) else None

@@ -186,6 +186,16 @@ class ExportedPricing(unittest.TestCase):
                     with self.subTest(graph=path.name, node=n["name"]):
                         self.assertGreater(n.get("flops", 0), 0)
 
+    def test_flops_only_where_the_work_runs(self):
+        """A multi-output item shares its producer's origins but runs nothing:
+        no flops of its own (the producer's would count twice)."""
+        for path in self._posts():
+            post = json.loads(path.read_text())
+            for n in post["nodes"]:
+                if n["kind"] == "extern" and "flops" in n:
+                    with self.subTest(graph=path.name, node=n["name"]):
+                        self.assertIsNotNone(pricing.op_class(pricing.operator_name(n.get("kernel"))))
+
     def test_collectives_have_payload(self):
         for path in self._posts():
             post = json.loads(path.read_text())
