@@ -125,9 +125,14 @@ void check_bytes(const Graph& g) {
     for (BufId b : g.nodes[v].outputs) total.add(g.buffers[b].bytes, [&] { return buffer_place(g, b) + ".bytes"; });
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.nodes[v];
-    for (auto [field, deps] : {std::pair{"reads", &n.reads}, std::pair{"writes", &n.writes}})
-      for (std::size_t j = 0; j < deps->size(); ++j)
-        total.add((*deps)[j].bytes, [&] { return node_place(g, v) + ": " + item(field, j) + ".bytes"; });
+    // Plain variables, not a structured binding: clang 14 (Debian's emcc)
+    // cannot capture a binding in the lambda.
+    for (const auto& field_deps : {std::pair{"reads", &n.reads}, std::pair{"writes", &n.writes}}) {
+      const char* field = field_deps.first;
+      const std::vector<Dep>& deps = *field_deps.second;
+      for (std::size_t j = 0; j < deps.size(); ++j)
+        total.add(deps[j].bytes, [&] { return node_place(g, v) + ": " + item(field, j) + ".bytes"; });
+    }
     if (n.collective) total.add(n.collective->bytes, [&] { return node_place(g, v) + ": collective.bytes"; });
   }
 }
