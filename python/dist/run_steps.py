@@ -96,13 +96,20 @@ def emitted_graphs(kind: str, session, out: Path) -> list[dict]:
     return graphs
 
 
+def align_ranks() -> None:
+    """Every rank starts the next step at about the same time, so that a
+    collective's kernel does not also hold the time its peer was late."""
+    dist.barrier()
+    torch.cuda.synchronize()
+
+
 def time_steps(run, iters: int) -> tuple[list[float], list[float]]:
     """Per step: GPU time between events around it, and the CPU's time to
     issue it (when that is close to the GPU time, the step is CPU-bound)."""
     times, cpu = [], []
     for _ in range(iters):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
+        align_ranks()
         start.record()
         t = time.perf_counter()
         run()
@@ -130,6 +137,7 @@ def profile_steps(run, count: int) -> dict:
         for i in range(count):
             torch.cuda.synchronize()
             time.sleep(0.005)  # an idle gap on the GPU between profiled steps
+            align_ranks()  # its kernel is launched outside the step's annotation: not counted
             with record_function(f"{trace_analysis.STEP_MARK}_{i}"):
                 run()
             torch.cuda.synchronize()
@@ -154,6 +162,7 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     compile_s = time.time() - started
     graphs = emitted_graphs(kind, session, out)
     result = {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size(),
+              "sm_carveout": args.sm_carveout,
               "describe": step.describe, "compile_s": round(compile_s, 1), "graphs": graphs,
               "warnings": [str(w.message) for w in caught if "schedlab" in str(w.message)]}
     if kind == "apply":
@@ -212,6 +221,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--profile-steps", type=int, default=5)
+    parser.add_argument("--sm-carveout", type=int, default=0,
+                        help="SMs cuBLAS leaves free for NCCL (torch._C._set_sm_carveout_experimental)")
     args = parser.parse_args()
     missing = {k: v for k, v in MULTICAST_OFF.items() if os.environ.get(k) != v}
     if missing:
@@ -222,6 +233,10 @@ def main() -> int:
     torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
     world = dist.get_world_size()
+    if args.sm_carveout:
+        # cuBLAS's persistent Hopper GEMMs take every SM: an NCCL kernel
+        # issued while one runs starts only as it drains (docs/gpu-validation.md).
+        torch._C._set_sm_carveout_experimental(args.sm_carveout)
     out = Path(args.out)
     status = 0
     summary = []

@@ -17,7 +17,9 @@ returns the tensors whose values the schedules must agree on.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -26,6 +28,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 DEVICE = "cuda"
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zoo"))
+# Megatron's f and g (all-reduce of the gradient / of the output), as the zoo
+# traces them with the fake process group; here over the real WORLD group.
+from cases import _CopyToParallel, _ReduceFromParallel  # noqa: E402
 
 
 def _funcol():
@@ -48,30 +55,6 @@ def _seeded(seed: int) -> torch.Generator:
 
 
 # --- tensor parallel ------------------------------------------------------------
-class _CopyToParallel(torch.autograd.Function):
-    """Megatron's f: identity forward, all-reduce of the gradient backward."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _funcol().all_reduce(grad, "sum", dist.group.WORLD)
-
-
-class _ReduceFromParallel(torch.autograd.Function):
-    """Megatron's g: all-reduce forward, identity backward."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return _funcol().all_reduce(x, "sum", dist.group.WORLD)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
-
-
 class TensorParallelBlock(nn.Module):
     def __init__(self, dim: int, heads: int, world: int):
         super().__init__()
