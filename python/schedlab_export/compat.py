@@ -54,6 +54,14 @@ REQUIRED_INTERNALS = [
     ("torch._inductor.config", "fx_graph_cache"),
 ]
 
+# What --measure (capture(measure=True)) patches in addition.
+MEASURE_INTERNALS = [
+    ("torch._inductor.scheduler", "Scheduler.enter_context"),
+    ("torch._inductor.codegen.wrapper", "PythonWrapperCodegen.generate_kernel_call"),
+    ("torch._inductor.output_code", "CompiledFxGraph.__init__"),
+    ("torch._inductor.output_code", "CompiledFxGraph.__call__"),
+]
+
 # Signatures the hooks rely on: name -> parameters that must come first, in order.
 REQUIRED_SIGNATURES = {
     ("torch._inductor.memory", "reorder_for_peak_memory"): [
@@ -96,6 +104,17 @@ def missing_internals() -> list[str]:
             missing.append(f"{module_name}.{path}({', '.join(params)}, ...) [has ({', '.join(found)})]")
     if not _weak_dep_has_is_fake():
         missing.append("torch._inductor.dependencies.WeakDep.is_fake")
+    return missing
+
+
+def missing_measure_internals() -> list[str]:
+    """Names of the internals measurement patches that this PyTorch lacks."""
+    missing = []
+    for module_name, path in MEASURE_INTERNALS:
+        try:
+            _resolve(module_name, path)
+        except (ImportError, AttributeError):
+            missing.append(f"{module_name}.{path}")
     return missing
 
 

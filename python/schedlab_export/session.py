@@ -363,6 +363,11 @@ def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: 
 def _patch_measurement_hooks(session: CaptureSession, restore: list) -> None:
     """Codegen: which node emits which kernel call; compile: which artifact is
     which graph; run: the first call's inputs (module docstring of measure.py)."""
+    from .compat import UnsupportedTorch, missing_measure_internals
+
+    missing = missing_measure_internals()
+    if missing:
+        raise UnsupportedTorch("measuring needs Inductor internals this PyTorch lacks: " + "; ".join(missing))
     from torch._inductor.codegen.wrapper import PythonWrapperCodegen
     from torch._inductor.output_code import CompiledFxGraph
     from torch._inductor.scheduler import Scheduler
