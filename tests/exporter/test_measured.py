@@ -165,6 +165,29 @@ class MeasuredFiles(unittest.TestCase):
                        if s.startswith("u")}
             self.assertTrue(symbols <= set(m["unbacked"]), f"{case}: {sorted(symbols - set(m['unbacked']))}")
 
+    def test_observed_hints_follow_from_observed_symbols(self):
+        """Where the post graph says `hint_source: observed`, hint_bytes is its
+        bytes_expr evaluated at the symbol values the H100 measurement saw."""
+        checked = 0
+        for path in sorted((MEASURED / "h100").glob("*.measured.json")):
+            unbacked = json.loads(path.read_text())["unbacked"]
+            if not unbacked:
+                continue
+            post = json.loads(_graph_of(path).read_text())
+            for n in post["nodes"]:
+                for item in n["outputs"] + n.get("reads", []) + n.get("writes", []):
+                    if item.get("hint_source") != "observed":
+                        continue
+                    try:  # products and sums of symbols; anything fancier is not checked here
+                        value = eval(item["bytes_expr"], {"__builtins__": {}}, dict(unbacked))  # noqa: S307
+                    except (NameError, SyntaxError, TypeError):
+                        continue
+                    with self.subTest(graph=path.name, item=item["name"], expr=item["bytes_expr"]):
+                        self.assertEqual(item["hint_bytes"], value)
+                        self.assertEqual(item["bytes"], 0)  # what Inductor's planner sees
+                        checked += 1
+        self.assertGreater(checked, 0)
+
     def test_split_is_documented(self):
         readme = (MEASURED / "README.md").read_text()
         self.assertIn("held out", readme)
@@ -214,6 +237,25 @@ class ExportedPricing(unittest.TestCase):
                             self.assertIn("bytes_expr", b)
                             self.assertGreaterEqual(b["hint_bytes"], 0)
                             self.assertIn(b["hint_source"], ("observed", "fallback"))
+
+    def test_foreach_ids_are_inductors_foreach_groups(self):
+        """Nodes sharing a `foreach` id in the pre graph are exactly one of
+        the groups Inductor's fusion started from (fusion_input)."""
+        checked = 0
+        for path in sorted(EXPORTED.glob("*.pre.json")):
+            groups: dict[int, list[str]] = {}
+            for n in json.loads(path.read_text())["nodes"]:
+                if "foreach" in n:
+                    groups.setdefault(n["foreach"], []).append(n["name"])
+            if not groups:
+                continue
+            expected = json.loads(path.with_name(path.name.replace(".pre.", ".expected.")).read_text())
+            fusion_input = [set(g) for g in expected["fusion_input"]]
+            for gid, names in groups.items():
+                with self.subTest(graph=path.name, foreach=gid):
+                    self.assertIn(set(names), fusion_input)
+                    checked += 1
+        self.assertGreater(checked, 0)
 
     def test_device_field(self):
         for path in self._posts():
