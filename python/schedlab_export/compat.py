@@ -87,14 +87,19 @@ def _resolve(module_name: str, path: str):
     return obj
 
 
-def missing_internals() -> list[str]:
-    """Names of the required internals this PyTorch lacks or changed."""
+def _absent(internals) -> list[str]:
     missing = []
-    for module_name, path in REQUIRED_INTERNALS:
+    for module_name, path in internals:
         try:
             _resolve(module_name, path)
         except (ImportError, AttributeError):
             missing.append(f"{module_name}.{path}")
+    return missing
+
+
+def missing_internals() -> list[str]:
+    """Names of the required internals this PyTorch lacks or changed."""
+    missing = _absent(REQUIRED_INTERNALS)
     for (module_name, path), params in REQUIRED_SIGNATURES.items():
         try:
             found = list(inspect.signature(_resolve(module_name, path)).parameters)
@@ -109,13 +114,7 @@ def missing_internals() -> list[str]:
 
 def missing_measure_internals() -> list[str]:
     """Names of the internals measurement patches that this PyTorch lacks."""
-    missing = []
-    for module_name, path in MEASURE_INTERNALS:
-        try:
-            _resolve(module_name, path)
-        except (ImportError, AttributeError):
-            missing.append(f"{module_name}.{path}")
-    return missing
+    return _absent(MEASURE_INTERNALS)
 
 
 def _weak_dep_has_is_fake() -> bool:
