@@ -1,6 +1,7 @@
 #include "native-cuda/src/bootstrap.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -91,16 +92,20 @@ int connect_to(const std::string& host, int port, int timeout_s) {
   }
 }
 
-std::string wait_for_file(const std::string& path, int timeout_s) {
+// The file's text once it exists and holds `token` (a file left by an
+// earlier run does not).
+std::string wait_for_file(const std::string& path, int timeout_s, const std::string& token = "") {
   const auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
   while (true) {
     std::ifstream in(path, std::ios::binary);
     if (in) {
       std::ostringstream s;
       s << in.rdbuf();
-      return s.str();
+      if (s.str().find(token) != std::string::npos) return s.str();
     }
-    if (Clock::now() > deadline) throw Error("rendezvous: " + path + " did not appear in " + std::to_string(timeout_s) + " s");
+    if (Clock::now() > deadline)
+      throw Error("rendezvous: " + path + " did not appear" + (token.empty() ? "" : " for this run") + " in " +
+                  std::to_string(timeout_s) + " s");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -146,6 +151,8 @@ Rendezvous::Rendezvous(const LaunchEnv& env, std::string id_file, std::vector<st
   }
 }
 
+std::string Rendezvous::run_id() const { return encode_unique_id(std::vector<std::uint8_t>(id_.begin(), id_.begin() + 16)); }
+
 Rendezvous::~Rendezvous() {
   for (int fd : sockets_)
     if (fd >= 0) ::close(fd);
@@ -156,7 +163,8 @@ std::vector<std::string> Rendezvous::gather(const std::string& mine, const std::
     if (env_.rank != 0) return {};
     std::vector<std::string> all(env_.world_size);
     all[0] = mine;
-    for (int r = 1; r < env_.world_size; ++r) all[r] = wait_for_file(files.at(r), kJoinTimeoutS);
+    for (int r = 1; r < env_.world_size; ++r) all[r] = wait_for_file(files.at(r), kJoinTimeoutS, run_id());
+    std::remove(id_file_.c_str());  // every rank has read it (they all reported): the next run starts clean
     return all;
   }
   if (env_.rank != 0) {

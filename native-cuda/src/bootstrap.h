@@ -5,7 +5,8 @@
 //             own store holds MASTER_PORT); the reports come back over it, so
 //             the ranks need no shared file system
 //   id file   rank 0 writes the id (hex) to a file the others poll for; the
-//             reports are files next to the merged one (a shared file system)
+//             reports are files next to the merged one (a shared file system);
+//             rank 0 removes the id file once every rank has reported
 #pragma once
 
 #include <string>
@@ -27,9 +28,13 @@ class Rendezvous {
   Rendezvous& operator=(const Rendezvous&) = delete;
 
   const std::vector<std::uint8_t>& nccl_id() const { return id_; }
+  // The first 16 bytes of the NCCL id as hex: names this run in the reports,
+  // so that rank 0 never takes a report an earlier run left behind.
+  std::string run_id() const;
   // Rank 0 gets every rank's text (index = rank), the others send theirs and
-  // get nothing. Id-file mode: each rank has already written its text to
-  // files[rank] and rank 0 waits for and reads those files.
+  // get nothing. Id-file mode: each rank has already written its text
+  // (holding run_id()) to files[rank]; rank 0 waits for and reads those
+  // files, then removes the id file.
   std::vector<std::string> gather(const std::string& mine, const std::vector<std::string>& files);
 
   static constexpr int kJoinTimeoutS = 120;

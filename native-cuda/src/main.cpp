@@ -134,6 +134,7 @@ int run_as_rank(const RunRequest& q, const LaunchEnv& env) {
   GpuRuntime rt(env.local_rank, env.world_size, env.rank, rendezvous.nccl_id());
   nlohmann::json report = execute_and_report(q, rt);
   report["rank"] = env.rank;
+  report["run_id"] = rendezvous.run_id();
   const std::string mine = report.dump(1) + "\n";
   std::vector<std::string> files;
   for (int r = 0; r < env.world_size; ++r) files.push_back(rank_report_path(q.out_path, r));
