@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from schedlab_export.apply import without_runtimes  # noqa: E402
+from schedlab_export.apply import with_export_gaps_filled, without_runtimes  # noqa: E402
 
 SCHEDULE_ORDER = ("default", "recommended", "schedlab")
 
@@ -52,37 +52,6 @@ def in_order(graph: dict, order: list[str]) -> dict:
             r.get("dep") == "fake_weak" and position.get(producer.get(r["name"]), -1) > position[name])]
         nodes.append(dict(node, reads=reads) if len(reads) != len(node.get("reads", [])) else node)
     return dict(graph, nodes=nodes)
-
-
-_ITEMSIZE = {"f64": 8, "f32": 4, "i64": 8, "i32": 4, "bf16": 2, "f16": 2, "i16": 2, "i8": 1, "u8": 1, "b8": 1}
-
-
-def with_export_gaps_filled(graph: dict) -> tuple[dict, dict]:
-    """A diagnostic: the graph with two gaps of PyTorch 2.11's export filled,
-    to show what the model predicts once the export carries them.
-    * `mm` nodes without `flops` (estimate_flops returns None for some, e.g. a
-      product of transposed views): 2 x M x N x K, M x N from the output, K
-      from the two operands' read bytes (itemsize x K x (M + N)).
-    * in-place `all_reduce_` nodes, whose payload is 0 in the file (their only
-      outputs are a mutation and an alias): the bytes of the buffer they
-      read, as native-cuda's executor moves.
-    Returns the graph and how many nodes of each kind it filled."""
-    nodes, filled = [], {"matmul_flops": 0, "all_reduce_payload": 0}
-    for n in graph["nodes"]:
-        out = n["outputs"][0] if n.get("outputs") else {}
-        shape, reads = out.get("shape") or [], n.get("reads", [])
-        if (not n.get("flops") and n.get("kind") == "extern" and (n.get("kernel") or "").endswith(".mm")
-                and len(shape) == 2 and len(reads) == 2 and out.get("dtype") in _ITEMSIZE):
-            m, k_n = shape
-            k = sum(r.get("bytes", 0) for r in reads) / (_ITEMSIZE[out["dtype"]] * (m + k_n))
-            n = dict(n, flops=int(2 * m * k_n * k))
-            filled["matmul_flops"] += 1
-        elif n.get("kind") == "collective" and not n["collective"].get("bytes") and "all_reduce_" in n["collective"]["op"]:
-            payload = max((r.get("bytes", 0) for r in reads), default=0)
-            n = dict(n, collective=dict(n["collective"], bytes=payload))
-            filled["all_reduce_payload"] += 1
-        nodes.append(n)
-    return dict(graph, nodes=nodes), filled
 
 
 def simulate(graph: dict, schedlab: str, hardware: str, trace_path: Path | None) -> dict:

@@ -66,7 +66,8 @@ def schedule_context(schedule: str, out: Path, prefix: str, args):
     if schedule == "schedlab":
         with schedlab_export.apply(memory_methods=args.memory_methods, comm_passes=["overlap_schedule"],
                                    binary=args.schedlab, hardware=args.hardware, out_dir=out, prefix=prefix,
-                                   timeout_s=args.plan_timeout, reset_dynamo=False, quiet=True) as session:
+                                   timeout_s=args.plan_timeout, fill_export_gaps=args.fill_export_gaps,
+                                   reset_dynamo=False, quiet=True) as session:
             yield "apply", session
         return
     passes = RECOMMENDED if schedule == "recommended" else list(config.reorder_for_compute_comm_overlap_passes)
@@ -162,7 +163,7 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     compile_s = time.time() - started
     graphs = emitted_graphs(kind, session, out)
     result = {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size(),
-              "sm_carveout": args.sm_carveout,
+              "sm_carveout": args.sm_carveout, "fill_export_gaps": args.fill_export_gaps,
               "describe": step.describe, "compile_s": round(compile_s, 1), "graphs": graphs,
               "warnings": [str(w.message) for w in caught if "schedlab" in str(w.message)]}
     if kind == "apply":
@@ -221,6 +222,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--profile-steps", type=int, default=5)
+    parser.add_argument("--fill-export-gaps", action="store_true",
+                        help="apply plans with the export's missing matmul flops and all-reduce payloads filled in")
     parser.add_argument("--sm-carveout", type=int, default=0,
                         help="SMs cuBLAS leaves free for NCCL (torch._C._set_sm_carveout_experimental)")
     args = parser.parse_args()

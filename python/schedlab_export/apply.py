@@ -80,6 +80,37 @@ def without_runtimes(graph: dict) -> dict:
     return out
 
 
+_ITEMSIZE = {"f64": 8, "f32": 4, "i64": 8, "i32": 4, "bf16": 2, "f16": 2, "i16": 2, "i8": 1, "u8": 1, "b8": 1}
+
+
+def with_export_gaps_filled(graph: dict) -> tuple[dict, dict]:
+    """The graph with two gaps of PyTorch 2.11's export filled (apply's
+    `fill_export_gaps`, compare.py's `--fill-export-gaps`):
+    * `mm` nodes without `flops` (estimate_flops returns None for some, e.g. a
+      product of transposed views): 2 x M x N x K, M x N from the output, K
+      from the two operands' read bytes (itemsize x K x (M + N)).
+    * in-place `all_reduce_` nodes, whose payload is 0 in the file (their only
+      outputs are a mutation and an alias): the bytes of the buffer they
+      read, as native-cuda's executor moves.
+    Returns the graph and how many nodes of each kind it filled."""
+    nodes, filled = [], {"matmul_flops": 0, "all_reduce_payload": 0}
+    for n in graph["nodes"]:
+        out = n["outputs"][0] if n.get("outputs") else {}
+        shape, reads = out.get("shape") or [], n.get("reads", [])
+        if (not n.get("flops") and n.get("kind") == "extern" and (n.get("kernel") or "").endswith(".mm")
+                and len(shape) == 2 and len(reads) == 2 and out.get("dtype") in _ITEMSIZE):
+            m, k_n = shape
+            k = sum(r.get("bytes", 0) for r in reads) / (_ITEMSIZE[out["dtype"]] * (m + k_n))
+            n = dict(n, flops=int(2 * m * k_n * k))
+            filled["matmul_flops"] += 1
+        elif n.get("kind") == "collective" and not n["collective"].get("bytes") and "all_reduce_" in n["collective"]["op"]:
+            payload = max((r.get("bytes", 0) for r in reads), default=0)
+            n = dict(n, collective=dict(n["collective"], bytes=payload))
+            filled["all_reduce_payload"] += 1
+        nodes.append(n)
+    return dict(graph, nodes=nodes), filled
+
+
 def plan_command(binary: str, graph_path: str, plan_path: str, memory_methods: Sequence[str],
                  comm_passes: Sequence[str], hardware: str | None, comm_knobs: dict | None) -> list[str]:
     cmd = [binary, "plan", graph_path, "-o", plan_path, "--no-fuse", "--format", "json"]
@@ -219,6 +250,7 @@ class ApplySession:
     comm_knobs: dict | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     use_graph_runtimes: bool = False
+    fill_export_gaps: bool = False
     out_dir: Path | None = None
     prefix: str = "graph"
     strict: bool = False
@@ -284,6 +316,8 @@ class ApplySession:
         graph["name"] = f"{record.name}.post"
         self._write(record, "post", graph)
         binary = find_schedlab(self.binary)
+        if self.fill_export_gaps:
+            graph, _ = with_export_gaps_filled(graph)
         plan = run_plan(graph if self.use_graph_runtimes else without_runtimes(graph), binary=binary,
                         memory_methods=self.memory_methods, comm_passes=self.comm_passes,
                         hardware=self.hardware, comm_knobs=self.comm_knobs, timeout_s=self.timeout_s)
@@ -342,14 +376,17 @@ def _ranks_agree() -> Callable[[str], bool] | None:
 def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
           comm_passes: Sequence[str] = ("overlap_schedule",), *, binary: str | None = None,
           hardware: str | None = None, comm_knobs: dict | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-          use_graph_runtimes: bool = False, out_dir=None, prefix: str = "graph", strict: bool = False,
+          use_graph_runtimes: bool = False, fill_export_gaps: bool = False, out_dir=None,
+          prefix: str = "graph", strict: bool = False,
           reset_dynamo: bool = True, quiet: bool = False):
     """Compile inside the block with schedlab's orders (see the module doc).
     Yields the ApplySession: `graphs` (one GraphRecord each), `report()`.
     `hardware`: a built-in profile name or a profile file for the cost
     model (`schedlab plan --hardware`); `out_dir`: also write each graph
     (`<prefix>_<k>.post.json`) and its plan (`.plan.json`) there; `strict`:
-    raise instead of warning and falling back."""
+    raise instead of warning and falling back; `fill_export_gaps`: plan with
+    matmul flops and in-place all-reduce payloads the export lacks filled in
+    (with_export_gaps_filled; not yet measured on GPUs, docs/gpu-validation.md)."""
     from .compat import check_torch
 
     check_torch()
@@ -365,7 +402,7 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
     session = ApplySession(
         memory_methods=list(memory_methods), comm_passes=list(comm_passes), export=export,
         name_of=lambda n: n.get_name(), binary=binary, hardware=hardware, comm_knobs=comm_knobs,
-        timeout_s=timeout_s, use_graph_runtimes=use_graph_runtimes,
+        timeout_s=timeout_s, use_graph_runtimes=use_graph_runtimes, fill_export_gaps=fill_export_gaps,
         out_dir=Path(out_dir) if out_dir is not None else None, prefix=prefix, strict=strict)
 
     def schedlab_order(nodes):  # Inductor prints a pass's __name__ in its logs

@@ -226,6 +226,23 @@ class SessionFallbacks(unittest.TestCase):
         self._reorder(missing)
         self.assertEqual(keys[-1], "inductor")
 
+    def test_export_gaps_are_filled_before_planning_when_asked(self):
+        sent = []
+        ar = {"name": "a", "kind": "collective", "reads": [{"name": "x", "dep": "star", "bytes": 64}],
+              "collective": {"op": "_c10d_functional.all_reduce_.default", "group_size": 2, "bytes": 0}}
+        graph = dict(TINY, nodes=[ar, {"name": "b", "kind": "pointwise"}])
+        body = ("g = json.load(open(sys.argv[2])); open(sys.argv[sys.argv.index('-o') + 1], 'w')"
+                ".write(json.dumps({'order': ['a', 'b'], 'sent': g}))")
+        for fill in (False, True):
+            folder = self.dir / str(fill)
+            folder.mkdir()
+            session = ApplySession(["baseline"], [], export=lambda _n: dict(graph), name_of=lambda n: n.name,
+                                   binary=_fake_binary(folder, body), fill_export_gaps=fill, out_dir=folder)
+            session.reorder(self.nodes)
+            plan = json.loads((folder / "graph_0.plan.json").read_text())
+            sent.append(plan["sent"]["nodes"][0]["collective"]["bytes"])
+        self.assertEqual(sent, [0, 64])
+
     def test_plans_from_the_post_fusion_order(self):
         seen = []
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "dist"))
 sys.path.insert(0, str(ROOT / "python"))
 
-from compare import compare_run, in_order, with_export_gaps_filled  # noqa: E402
+from compare import compare_run, in_order, with_export_gaps_filled  # noqa: E402 - re-exported from apply
 
 RUNS = ROOT / "docs" / "data" / "dist" / "runs"
 PROFILE = ROOT / "docs" / "data" / "dist" / "profile.json"
