@@ -1,125 +1,105 @@
 #include "core/comms/iterative.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "core/memory/estimate.h"
 
 namespace schedlab::comms_detail {
 
-LinkedOrder LinkedOrder::from(const Order& order, std::int32_t num_nodes) {
-  LinkedOrder l;
-  l.prev.assign(num_nodes, kNone);
-  l.next.assign(num_nodes, kNone);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i > 0) l.prev[order[i]] = order[i - 1];
-    if (i + 1 < order.size()) l.next[order[i]] = order[i + 1];
+bool IterativeState::within_budget(std::int64_t potential_peak) const {
+  return !(static_cast<double>(potential_peak - peak) > static_cast<double>(peak) * budget);
+}
+
+namespace {
+
+// The largest potential peak that passes within_budget (a test in doubles,
+// so found from its floor and settled by the test itself).
+std::int64_t largest_within_budget(const IterativeState& s) {
+  constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max() / 4;
+  const double slack = static_cast<double>(s.peak) * s.budget;
+  if (!(slack < 1e18)) return kNoLimit;
+  std::int64_t limit = s.peak + static_cast<std::int64_t>(std::floor(slack));
+  while (!s.within_budget(limit)) --limit;
+  while (s.within_budget(limit + 1)) ++limit;
+  return limit;
+}
+
+}  // namespace
+
+IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget) {
+  const Graph& g = *cg.graph;
+  const std::int32_t n = cg.num_nodes();
+  MemoryPlanningInfo info = compute_planning_info(g, order);
+  AllocFreeEstimate est = estimate_peak_memory_allocfree(g, info, order);
+  std::vector<double> runtime = scaled_runtimes(cg, comm_mult, non_comm_mult);
+  std::vector<double> compute(n, 0);
+  std::vector<std::uint8_t> role(cg.role);
+  for (NodeId v = 0; v < n; ++v) {
+    if (!cg.is_collective(v)) compute[v] = runtime[v];
+    else if (!cg.is_async_collective(v)) role[v] |= kRoleSyncCollective;
   }
-  l.head = order.empty() ? kNone : order.front();
-  return l;
-}
-
-Order LinkedOrder::to_order() const {
-  Order out;
-  out.reserve(next.size());
-  for (NodeId v = head; v != kNone; v = next[v]) out.push_back(v);
-  return out;
-}
-
-void LinkedOrder::move_after(NodeId candidate, NodeId group_head, NodeId group_tail) {
-  NodeId before = prev[candidate];
-  if (before != kNone) next[before] = group_head;
-  prev[group_head] = before;
-  NodeId after = next[group_tail];
-  if (after != kNone) prev[after] = candidate;
-  next[candidate] = after;
-  prev[candidate] = group_tail;
-  next[group_tail] = candidate;
-  if (head == candidate) head = group_head;
-}
-
-void LinkedOrder::move_before(NodeId candidate, NodeId group_head, NodeId group_tail) {
-  NodeId before = prev[group_head];
-  if (before != kNone) next[before] = candidate;
-  prev[candidate] = before;
-  NodeId after = next[candidate];
-  if (after != kNone) prev[after] = group_tail;
-  next[group_tail] = after;
-  prev[group_head] = candidate;
-  next[candidate] = group_head;
-  if (head == group_head) head = candidate;
-}
-
-void LinkedOrder::segment(NodeId from, NodeId to, std::vector<NodeId>& out) const {
-  out.clear();
-  for (NodeId v = from; v != kNone; v = next[v]) {
-    out.push_back(v);
-    if (v == to) break;
-  }
-}
-
-IterativeMemory init_iterative_memory(const Graph& g, const Order& order) {
-  IterativeMemory m{compute_planning_info(g, order), 0, {}, {}, {}, {}, {}, {}};
-  AllocFreeEstimate est = estimate_peak_memory_allocfree(g, m.info, order);
-  m.peak = est.peak;
-  m.post_alloc.assign(g.nodes.size(), 0);
-  m.post_free.assign(g.nodes.size(), 0);
-  for (std::size_t t = 0; t < order.size(); ++t) {
-    m.post_alloc[order[t]] = est.post_alloc[t];
-    m.post_free[order[t]] = est.post_free[t];
-  }
-  m.size_alloc = std::move(est.node_alloc);
-  m.size_free = std::move(est.node_free);
-  m.last_use = std::move(est.last_use);
-  std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+  OrderTree tree(order, est.node_alloc, est.node_free, compute, role);
+  IterativeState s{cg, std::move(info), std::move(runtime), est.peak, budget, 0, std::move(est.last_use), {}, {}, {}, std::move(tree)};
+  s.max_potential_peak = largest_within_budget(s);
+  s.last_used_by.resize(n);
+  std::vector<std::pair<std::int32_t, std::int32_t>> kept_alive, readers;
   for (BufId b = 0; b < g.num_buffers(); ++b) {
-    if (m.last_use[b] == kNone) continue;
-    for (NodeId s : m.info.buffer_succ_nodes.row(b)) pairs.emplace_back(s, b);
+    if (s.last_use[b] == kNone) continue;
+    s.last_used_by[s.last_use[b]].push_back(b);
+    for (NodeId succ : s.info.buffer_succ_nodes.row(b)) kept_alive.emplace_back(succ, b);
   }
-  m.bufs_of_successor = Adjacency::from_pairs(g.num_nodes(), pairs);
-  return m;
+  s.bufs_of_successor = Adjacency::from_pairs(n, kept_alive);
+  for (NodeId v = 0; v < n; ++v)
+    for (BufId b : cg.data_bufs.row(v)) readers.emplace_back(cg.producer(b), v);
+  s.data_readers = Adjacency::from_pairs(n, readers);
+  return s;
 }
 
-Exposure collective_exposure(const CommGraph& cg, const std::vector<double>& runtime, const LinkedOrder& list, NodeId collective) {
-  Exposure e;
-  e.comm_us = runtime[collective];
-  for (NodeId s = list.next[collective]; s != kNone; s = list.next[s]) {
-    if (cg.reads_output_of(s, collective)) break;  // its wait
-    if (cg.is_collective(s)) {
-      if (!cg.is_async_collective(s)) break;
-      continue;  // another async collective: runs on the comm stream, adds no compute
-    }
-    e.comp_us += runtime[s];
+Exposure collective_exposure(IterativeState& s, NodeId collective) {
+  const std::int32_t from = s.position(collective) + 1;
+  std::int32_t end = s.order.size();
+  for (NodeId r : s.data_readers.row(collective)) end = std::min(end, s.position(r));  // its wait
+  const std::int32_t sync = s.order.first_match(from, end - 1, {.role_mask = kRoleSyncCollective});
+  if (sync >= 0) end = sync;
+  // Async collectives in between run on the comm stream: the tree counts no compute for them.
+  return {s.runtime[collective], s.order.compute_sum(from, end - 1), false};
+}
+
+Exposure wait_exposure(IterativeState& s, NodeId wait) {
+  const CommGraph& cg = s.cg;
+  const std::int32_t at = s.position(wait);
+  NodeId collective = kNone;
+  std::int32_t collective_pos = -1;
+  for (BufId b : cg.data_bufs.row(wait)) {
+    const NodeId p = cg.producer(b);
+    if (cg.is_collective(p) && s.position(p) > collective_pos) collective = p, collective_pos = s.position(p);
   }
+  // Walking back from the wait, compute restarts from zero at each
+  // synchronous collective and each collective with one of its waits in
+  // between: what counts lies between the collective and the first of those.
+  std::int32_t restart = -1;
+  for (std::int32_t c = s.order.first_match(collective_pos + 1, at - 1, {.role_mask = kRoleCollective}); c >= 0;
+       c = s.order.first_match(c + 1, at - 1, {.role_mask = kRoleCollective})) {
+    const NodeId inner = s.order.at(c);
+    bool restarts = !cg.is_async_collective(inner);
+    for (NodeId r : s.data_readers.row(inner))
+      if (!restarts && cg.is_wait(r) && s.position(r) < at) restarts = true;
+    if (restarts) {
+      restart = c;
+      break;
+    }
+  }
+  Exposure e;
+  e.comm_us = collective == kNone ? 0 : s.runtime[collective];
+  e.comp_us = s.order.compute_sum(collective_pos + 1, (restart >= 0 ? restart : at) - 1);
+  e.reset = restart >= 0;
   return e;
 }
 
-Exposure wait_exposure(const CommGraph& cg, const std::vector<double>& runtime, const LinkedOrder& list, NodeId wait, WaitScan& scan) {
-  Exposure e;
-  const std::uint32_t stamp = ++scan.stamp;
-  auto mark_collectives_read_by = [&](NodeId w, std::vector<std::uint32_t>& marks) {
-    for (BufId b : cg.data_bufs.row(w))
-      if (cg.is_collective(cg.producer(b))) marks[cg.producer(b)] = stamp;
-  };
-  mark_collectives_read_by(wait, scan.read_by_wait);
-  for (NodeId s = list.prev[wait]; s != kNone; s = list.prev[s]) {
-    if (cg.is_wait(s)) mark_collectives_read_by(s, scan.read_by_found);
-    if (cg.is_collective(s)) {
-      if (scan.read_by_wait[s] == stamp) {
-        e.comm_us = runtime[s];
-        break;
-      }
-      if (!cg.is_async_collective(s)) {
-        e.comp_us = 0;  // a synchronous collective: nothing after it overlapped ours
-        e.reset = true;
-        continue;
-      }
-      if (scan.read_by_found[s] == stamp) {
-        e.comp_us = 0;  // an inner collective/wait pair: compute after it does not overlap ours
-        e.reset = true;
-      }
-      continue;
-    }
-    e.comp_us += runtime[s];
-  }
-  return e;
+std::string peak_memory_limit(std::int64_t potential_peak, std::int64_t peak) {
+  return "peak memory new:" + std::to_string(potential_peak) + " vs base:" + std::to_string(peak);
 }
 
 }  // namespace schedlab::comms_detail

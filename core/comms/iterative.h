@@ -1,72 +1,67 @@
-// core/comms — internals shared by the two iterative passes
+// core/comms — what the two iterative passes share
 // (reorder_communication_preserving_peak_memory, sink_waits_iterative): the
-// doubly linked order, the incremental memory tracking (Inductor's
-// curr_memory / snodes_allocfree / buf_to_snode_last_use, seeded from
-// core/memory's estimate_peak_memory_allocfree) and the exposed-time walks.
+// order as an OrderTree that carries Inductor's curr_memory bookkeeping
+// (snodes_allocfree, buf_to_snode_last_use, seeded from core/memory's
+// estimate_peak_memory_allocfree), the budget test, and the exposed-time
+// measures (_coll_exposed_communication_time, _wait_exposed_communication_time)
+// answered by the tree's sums instead of a walk along the list.
+//
+// Both passes move a group one candidate at a time in the reference. Here a
+// run of candidates that would each take the plain swap (no data dependency,
+// no change of a buffer's last use, the peak within budget, no runtime
+// estimations) is passed in one move; each other candidate goes through
+// Inductor's named steps one at a time. The orders are the reference's.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/comms/comm_graph.h"
+#include "core/comms/order_tree.h"
 #include "core/memory/planning_info.h"
 #include "core/util/adjacency.h"
 
 namespace schedlab::comms_detail {
 
-// The order as a doubly linked list over NodeIds.
-struct LinkedOrder {
-  std::vector<NodeId> prev, next;
-  NodeId head = kNone;
+// A role bit of the tree only: a collective that is not async (shard_dim_alltoall).
+inline constexpr std::uint8_t kRoleSyncCollective = 32;
 
-  static LinkedOrder from(const Order& order, std::int32_t num_nodes);
-  Order to_order() const;
-  // candidate_prev -> candidate -> [head..tail] -> x  becomes  candidate_prev -> [head..tail] -> candidate -> x
-  void move_after(NodeId candidate, NodeId group_head, NodeId group_tail);
-  // x -> [head..tail] -> candidate -> y  becomes  x -> candidate -> [head..tail] -> y
-  void move_before(NodeId candidate, NodeId group_head, NodeId group_tail);
-  // The nodes from `from` to `to`, inclusive, into `out` (reused: no allocation per call).
-  void segment(NodeId from, NodeId to, std::vector<NodeId>& out) const;
-};
-
-// Memory state the swaps update in place; the values per NodeId.
-struct IterativeMemory {
+struct IterativeState {
+  const CommGraph& cg;
   MemoryPlanningInfo info;
-  std::int64_t peak = 0;
-  std::vector<std::int64_t> post_alloc, post_free;  // memory after the node's allocations / after its frees
-  std::vector<std::int64_t> size_alloc, size_free;  // bytes the node allocates / frees
-  std::vector<NodeId> last_use;                     // per buffer; kNone for buffers never freed
-  Adjacency bufs_of_successor;                      // per node: freed buffers it keeps alive
+  std::vector<double> runtime;  // scaled by the passes' multipliers
+  std::int64_t peak = 0;        // the input's peak: the budget's base
+  double budget = 0;            // the pass's peak-memory budget (a fraction of `peak`)
+  std::int64_t max_potential_peak = 0;  // the largest potential peak the budget allows
+  std::vector<NodeId> last_use;         // per buffer; kNone for buffers never freed
+  std::vector<std::vector<BufId>> last_used_by;  // per node: buffers it was made the last use of (may be stale)
+  Adjacency bufs_of_successor;          // per node: freed buffers it keeps alive (_build_candidate_buffer_map)
+  Adjacency data_readers;               // per node: nodes with a data dependency on one of its outputs
+  OrderTree order;
 
-  // A node's memory after its allocations is now `value`; after its frees
-  // follows from what it frees.
-  void set_post_alloc(NodeId v, std::int64_t value) {
-    post_alloc[v] = value;
-    post_free[v] = value - size_free[v];
-  }
+  bool within_budget(std::int64_t potential_peak) const;
+  std::int32_t position(NodeId v) const { return order.position(v); }
 };
 
-IterativeMemory init_iterative_memory(const Graph& g, const Order& order);
+// _initialize_memory_tracking and the list; `budget` is the pass's peak-memory budget.
+IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget);
 
 struct Exposure {
   double comm_us = 0;
   double comp_us = 0;
-  bool reset = false;  // wait walk only: the accumulated compute was zeroed on the way
+  bool reset = false;  // wait measure only: the accumulated compute was zeroed on the way
 };
 
 // _coll_exposed_communication_time: compute after `collective` up to the
 // first node that reads its output (or a synchronous collective).
-Exposure collective_exposure(const CommGraph& cg, const std::vector<double>& runtime, const LinkedOrder& list, NodeId collective);
-// Scratch marks for wait_exposure, sized to the graph, reused across calls
-// so that each walk costs O(length + degrees) instead of O(length x waits).
-struct WaitScan {
-  std::vector<std::uint32_t> read_by_wait, read_by_found;  // per node: stamp when marked
-  std::uint32_t stamp = 0;
-  explicit WaitScan(std::int32_t num_nodes) : read_by_wait(num_nodes, 0), read_by_found(num_nodes, 0) {}
-};
-
+Exposure collective_exposure(IterativeState& s, NodeId collective);
 // _wait_exposed_communication_time: compute before `wait` back to its
-// collective, restarting after an inner collective/wait pair.
-Exposure wait_exposure(const CommGraph& cg, const std::vector<double>& runtime, const LinkedOrder& list, NodeId wait, WaitScan& scan);
+// collective, restarting after an inner collective/wait pair or a
+// synchronous collective.
+Exposure wait_exposure(IterativeState& s, NodeId wait);
+
+// Why `candidate` stops a move because of the peak-memory budget.
+std::string peak_memory_limit(std::int64_t potential_peak, std::int64_t peak);
 
 }  // namespace schedlab::comms_detail

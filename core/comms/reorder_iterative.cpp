@@ -1,10 +1,13 @@
 // Inductor's reorder_communication_preserving_peak_memory: each async
-// collective, left to right, is swapped earlier past its predecessors one at
-// a time. A predecessor it (or its group) reads is pulled into the group
-// when groupable; the swap is refused once the incrementally tracked peak
-// would exceed the budget. Cost: O(moves x group size + sum of the
-// collectives' spans to their waits); the reference rebuilds lists per move.
+// collective, left to right, is moved earlier past its predecessors. A
+// predecessor it (or its group) reads is pulled into the group when
+// groupable; a move is refused once the tracked peak would exceed the budget.
+// The reference swaps one candidate at a time; here a run of candidates that
+// would each take the plain swap is passed in one move (see iterative.h), so
+// the cost is O((stops + groupings + last-use changes) x log N) per
+// collective instead of O(distance moved).
 #include <algorithm>
+#include <queue>
 #include <string>
 
 #include "core/comms/iterative.h"
@@ -13,12 +16,9 @@
 
 namespace schedlab {
 
-using comms_detail::collective_exposure;
+using comms_detail::BlockQuery;
 using comms_detail::Exposure;
-using comms_detail::init_iterative_memory;
-using comms_detail::IterativeMemory;
-using comms_detail::LinkedOrder;
-using comms_detail::wait_exposure;
+using comms_detail::IterativeState;
 
 namespace {
 
@@ -27,192 +27,303 @@ struct GroupWait {
   double comm_us, comp_us;
 };
 
+// The collective and the producers pulled in front of it, head to tail.
+struct ReorderGroup {
+  std::vector<NodeId> members;  // head first; the collective is the tail
+  std::int64_t peak = 0;        // group_peak_memory: raised when a node joins, as in the reference
+  double runtime = 0;           // group_runtime (runtime estimations only)
+  std::vector<GroupWait> waits;
+  // Positions before the group of nodes that stop a plain swap: producers
+  // the group reads, and other readers of buffers whose last use is in the
+  // group. Nodes before the group keep their positions while it moves.
+  std::priority_queue<std::int32_t> producers;
+  std::priority_queue<std::pair<std::int32_t, BufId>> last_use_readers;
+  NodeId head() const { return members.front(); }
+  NodeId tail() const { return members.back(); }
+};
+
+class ReorderPass {
+ public:
+  ReorderPass(const CommGraph& cg, const Order& order, const CommKnobs& k)
+      : cg_(cg),
+        k_(k),
+        s_(comms_detail::init_iterative_state(cg, order, k.reorder_sink_runtime_estimations_comm_mult,
+                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.reorder_iterative_peak_memory_budget)),
+        in_group_(cg.num_nodes(), -1),
+        group_reads_from_(cg.num_nodes(), -1),
+        moved_free_(cg.num_nodes(), 0),
+        post_alloc_after_(cg.num_nodes(), 0) {}
+
+  CommPassResult run(const Order& order);
+
+ private:
+  OverlapStat reorder_collective(NodeId curr);
+  void join_group(ReorderGroup& group, NodeId v);
+  std::int32_t nearest_stop_before_group(ReorderGroup& group);
+  void pass_run_of_candidates(ReorderGroup& group, std::int32_t first, OverlapStat& info);
+  // One candidate by the reference's steps; false when the move stops.
+  bool try_candidate(ReorderGroup& group, NodeId candidate, OverlapStat& info);
+  std::string runtime_estimation_limit(ReorderGroup& group, NodeId candidate, const OverlapStat& info);
+  void find_buffers_with_changed_last_use(NodeId candidate);
+  std::int64_t calculate_potential_peak_memory_reorder(const ReorderGroup& group, NodeId candidate);
+  void update_memory_tracking_after_swap_reorder(NodeId candidate);
+  void perform_double_linked_list_swap(const ReorderGroup& group, NodeId candidate);
+
+  const CommGraph& cg_;
+  const CommKnobs& k_;
+  IterativeState s_;
+  std::int32_t stamp_ = 0;  // one per processed collective
+  std::vector<std::int32_t> in_group_, group_reads_from_;
+  std::vector<std::int64_t> moved_free_;  // bytes a group node stops freeing after the swap
+  std::vector<std::int64_t> post_alloc_after_;
+  std::vector<BufId> changed_bufs_;
+  std::vector<NodeId> changed_nodes_;
+};
+
+// _is_node_groupable_for_reorder; empty when groupable.
+std::string not_groupable_for_reorder(const CommGraph& cg, NodeId candidate, const CommKnobs& k) {
+  if (!k.reorder_iterative_group_with_collectives && cg.is_async_collective(candidate)) return "candidate contains_collective";
+  if (!k.reorder_iterative_use_runtime_estimations && cg.is_gemm_like(candidate)) return "contains_gemm_like";
+  return {};
+}
+
+CommPassResult ReorderPass::run(const Order& order) {
+  CommPassResult result;
+  std::int32_t processed = 0;
+  auto next_of = [&](NodeId v) {
+    const std::int32_t p = s_.position(v) + 1;
+    return p < s_.order.size() ? s_.order.at(p) : kNone;
+  };
+  for (NodeId curr = order.front(); curr != kNone && next_of(curr) != kNone;) {
+    const NodeId next_curr = next_of(curr);
+    if (cg_.is_async_collective(curr)) {
+      if (k_.reorder_iterative_debug_limit_to_reorder >= 0 && processed >= k_.reorder_iterative_debug_limit_to_reorder) break;
+      ++processed;
+      result.stats.push_back(reorder_collective(curr));
+    }
+    curr = next_curr;
+  }
+  result.order = s_.order.to_order();
+  result.peak_before = s_.peak;
+  result.peak_after = estimate_peak_memory_allocfree(*cg_.graph, s_.info, result.order).peak;
+  return result;
+}
+
+OverlapStat ReorderPass::reorder_collective(NodeId curr) {
+  OverlapStat info;
+  info.node = curr;
+  const Exposure ex = comms_detail::collective_exposure(s_, curr);
+  info.comm_time_us = ex.comm_us;
+  info.comp_time_us = ex.comp_us;
+  info.initial_exposed_us = info.final_exposed_us = ex.comm_us - ex.comp_us;
+  ++stamp_;
+  ReorderGroup group;
+  group.peak = s_.order.post_alloc(curr);
+  join_group(group, curr);
+  while (s_.position(group.head()) > 0) {
+    if (!k_.reorder_iterative_use_runtime_estimations) {
+      // Runtime estimations judge every candidate; without them, the
+      // candidates up to the nearest stop all take the plain swap.
+      const std::int32_t stop = nearest_stop_before_group(group);
+      if (stop + 1 < s_.position(group.head())) pass_run_of_candidates(group, stop + 1, info);
+      if (stop < 0) break;
+    }
+    if (!try_candidate(group, s_.order.at(s_.position(group.head()) - 1), info)) break;
+  }
+  return info;
+}
+
+void ReorderPass::join_group(ReorderGroup& group, NodeId v) {
+  group.members.insert(group.members.begin(), v);
+  in_group_[v] = stamp_;
+  const std::int32_t head_pos = s_.position(v);
+  for (BufId b : cg_.data_bufs.row(v)) {
+    const NodeId p = cg_.producer(b);
+    group_reads_from_[p] = stamp_;
+    if (in_group_[p] != stamp_) group.producers.push(s_.position(p));
+  }
+  // Buffers whose last use joins the group: their other readers before it
+  // would become the last use on a swap.
+  for (BufId b : s_.last_used_by[v]) {
+    if (s_.last_use[b] != v) continue;
+    for (NodeId r : s_.info.buffer_succ_nodes.row(b)) {
+      if (in_group_[r] == stamp_) continue;
+      const std::int32_t p = s_.position(r);
+      if (p < head_pos) group.last_use_readers.emplace(p, b);
+    }
+  }
+}
+
+std::int32_t ReorderPass::nearest_stop_before_group(ReorderGroup& group) {
+  const std::int32_t head_pos = s_.position(group.head());
+  std::int32_t stop = -1;
+  while (!group.producers.empty() && group.producers.top() >= head_pos) group.producers.pop();
+  if (!group.producers.empty()) stop = group.producers.top();
+  while (!group.last_use_readers.empty()) {
+    auto [p, b] = group.last_use_readers.top();
+    if (p < head_pos && in_group_[s_.last_use[b]] == stamp_) break;
+    group.last_use_readers.pop();
+  }
+  if (!group.last_use_readers.empty()) stop = std::max(stop, group.last_use_readers.top().first);
+  if (!k_.reorder_iterative_unsafe_collectives_reorder)
+    stop = std::max(stop, s_.order.last_match(stop + 1, head_pos - 1, {.role_mask = kRoleCollective}));
+  // The plain swap's potential peak: max(group_peak - net(c), group_net + post_alloc(c)).
+  const std::int64_t group_net = s_.order.post_free(group.tail()) - s_.order.memory_before(group.head());
+  BlockQuery memory;
+  memory.net_below = group.peak - s_.max_potential_peak;
+  memory.post_alloc_above = s_.max_potential_peak - group_net;
+  return std::max(stop, s_.order.last_match(stop + 1, head_pos - 1, memory));
+}
+
+void ReorderPass::pass_run_of_candidates(ReorderGroup& group, std::int32_t first, OverlapStat& info) {
+  const std::int32_t head_pos = s_.position(group.head()), tail_pos = s_.position(group.tail());
+  // Each passed candidate becomes the first node of the collective's window:
+  // compute adds up, a synchronous collective restarts it.
+  const std::int32_t sync = s_.order.first_match(first, head_pos - 1, {.role_mask = comms_detail::kRoleSyncCollective});
+  if (sync >= 0) info.comp_time_us = s_.order.compute_sum(first, sync - 1);
+  else info.comp_time_us += s_.order.compute_sum(first, head_pos - 1);
+  info.final_exposed_us = info.comm_time_us - info.comp_time_us;
+  info.moves += head_pos - first;
+  s_.order.move_range(head_pos, tail_pos, first);
+}
+
+bool ReorderPass::try_candidate(ReorderGroup& group, NodeId candidate, OverlapStat& info) {
+  const bool use_estimates = k_.reorder_iterative_use_runtime_estimations;
+  if (use_estimates && info.final_exposed_us < -k_.reorder_iterative_extra_comm_comp_overlap * info.comm_time_us) {
+    info.limiting_factor = "unexposed by runtime estimations";
+    return false;
+  }
+  if (!k_.reorder_iterative_unsafe_collectives_reorder && cg_.is_collective(candidate)) {
+    info.limiting_factor = "collective ordering";
+    return false;
+  }
+  if (group_reads_from_[candidate] == stamp_) {
+    const std::string not_groupable = not_groupable_for_reorder(cg_, candidate, k_);
+    if (!not_groupable.empty()) {
+      info.limiting_factor = "data dependency: " + cg_.graph->nodes[candidate].name + " (" + not_groupable + ")";
+      return false;
+    }
+    if (use_estimates) {
+      if (cg_.is_wait(candidate)) {
+        const Exposure w = comms_detail::wait_exposure(s_, candidate);
+        group.waits.push_back({candidate, w.comm_us, w.comp_us});
+      }
+      if (!cg_.is_async_collective(candidate)) group.runtime += s_.runtime[candidate];
+    }
+    group.peak = std::max(group.peak, s_.order.post_alloc(candidate));
+    join_group(group, candidate);
+    ++info.grouped;
+    return true;
+  }
+  if (use_estimates) {
+    std::string limit = runtime_estimation_limit(group, candidate, info);
+    if (!limit.empty()) {
+      info.limiting_factor = std::move(limit);
+      return false;
+    }
+  }
+  find_buffers_with_changed_last_use(candidate);
+  const std::int64_t potential_peak = calculate_potential_peak_memory_reorder(group, candidate);
+  if (!s_.within_budget(potential_peak)) {
+    for (NodeId gn : changed_nodes_) moved_free_[gn] = 0;
+    info.limiting_factor = comms_detail::peak_memory_limit(potential_peak, s_.peak);
+    return false;
+  }
+  ++info.moves;
+  perform_double_linked_list_swap(group, candidate);
+  // The candidate now runs right after the collective: the first node of its window.
+  if (!cg_.is_collective(candidate)) info.comp_time_us += s_.runtime[candidate];
+  else if (!cg_.is_async_collective(candidate)) info.comp_time_us = 0;
+  info.final_exposed_us = info.comm_time_us - info.comp_time_us;
+  update_memory_tracking_after_swap_reorder(candidate);
+  return true;
+}
+
+// With runtime estimations: a swap must not expose more of the group's waits
+// (compute candidate) or of the candidate collective (Cj -> [group, Ci] -> Wj).
+std::string ReorderPass::runtime_estimation_limit(ReorderGroup& group, NodeId candidate, const OverlapStat& info) {
+  if (!cg_.is_async_collective(candidate)) {
+    const double c_runtime = s_.runtime[candidate];
+    if (c_runtime <= 0 || group.waits.empty()) return {};
+    double exposed_delta = std::max(0.0, info.comm_time_us - info.comp_time_us - c_runtime) - std::max(0.0, info.comm_time_us - info.comp_time_us);
+    for (const auto& gw : group.waits)
+      exposed_delta += std::max(0.0, gw.comm_us - gw.comp_us + c_runtime) - std::max(0.0, gw.comm_us - gw.comp_us);
+    if (exposed_delta > 0)
+      return "candidate has compute " + std::to_string(c_runtime) + ", group contains waits, total_exposed_delta " + std::to_string(exposed_delta);
+    for (auto& gw : group.waits) gw.comp_us -= c_runtime;
+    return {};
+  }
+  if (group.runtime <= 0) return {};
+  const Exposure c = comms_detail::collective_exposure(s_, candidate);
+  const double exposed_delta = std::max(0.0, c.comm_us - c.comp_us + group.runtime) - std::max(0.0, c.comm_us - c.comp_us);
+  if (exposed_delta > 0)
+    return "candidate " + cg_.graph->nodes[candidate].name + " is collective, group_runtime:" + std::to_string(group.runtime) +
+           " exposed_delta:" + std::to_string(exposed_delta);
+  return {};
+}
+
+// Buffers the candidate reads whose last use is in the group: after the swap
+// the candidate is their last use and frees them instead.
+void ReorderPass::find_buffers_with_changed_last_use(NodeId candidate) {
+  changed_bufs_.clear();
+  changed_nodes_.clear();
+  for (BufId b : s_.bufs_of_successor.row(candidate)) {
+    const NodeId last = s_.last_use[b];
+    if (in_group_[last] != stamp_) continue;
+    if (moved_free_[last] == 0) changed_nodes_.push_back(last);
+    moved_free_[last] += s_.info.size_free[b];
+    changed_bufs_.push_back(b);
+  }
+}
+
+std::int64_t ReorderPass::calculate_potential_peak_memory_reorder(const ReorderGroup& group, NodeId candidate) {
+  const std::int64_t cand_alloc = s_.order.alloc(candidate);
+  const std::int64_t cand_delta = cand_alloc - s_.order.freed(candidate);
+  const std::int64_t tail_post_free = s_.order.post_free(group.tail());
+  // A zero-byte buffer changes its last use without changing any sum; the
+  // reference still takes the detailed path then.
+  if (changed_bufs_.empty()) return std::max(group.peak - cand_delta, tail_post_free - cand_delta + cand_alloc);
+  std::int64_t potential_peak = 0, delta = -cand_delta;
+  for (NodeId gn : group.members) {
+    post_alloc_after_[gn] = s_.order.post_alloc(gn) + delta;
+    potential_peak = std::max(potential_peak, post_alloc_after_[gn]);
+    delta += moved_free_[gn];
+  }
+  post_alloc_after_[candidate] = tail_post_free + delta + cand_alloc;
+  return std::max(potential_peak, post_alloc_after_[candidate]);
+}
+
+void ReorderPass::perform_double_linked_list_swap(const ReorderGroup& group, NodeId candidate) {
+  const std::int32_t at = s_.position(candidate);
+  s_.order.move_range(at, at, s_.position(group.tail()));
+}
+
+// The tree derives every node's memory from the frees, so only the nodes
+// whose frees moved change; the result equals the reference's post_alloc_update.
+void ReorderPass::update_memory_tracking_after_swap_reorder(NodeId candidate) {
+  if (changed_bufs_.empty()) return;
+  for (BufId b : changed_bufs_) {
+    s_.last_use[b] = candidate;
+    s_.last_used_by[candidate].push_back(b);
+  }
+  std::int64_t moved_total = 0;
+  for (NodeId gn : changed_nodes_) {
+    moved_total += moved_free_[gn];
+    s_.order.set_freed(gn, s_.order.freed(gn) - moved_free_[gn]);
+    moved_free_[gn] = 0;
+  }
+  s_.order.set_freed(candidate, s_.order.freed(candidate) + moved_total);
+}
+
 }  // namespace
 
 CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k) {
-  const Graph& g = *cg.graph;
-  CommPassResult result;
   if (std::none_of(order.begin(), order.end(), [&](NodeId v) { return cg.is_collective(v); })) {
+    CommPassResult result;
     result.order = order;
     return result;
   }
-  const std::int32_t n = cg.num_nodes();
-  IterativeMemory mem = init_iterative_memory(g, order);
-  const std::vector<double> runtime =
-      scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult);
-  LinkedOrder list = LinkedOrder::from(order, n);
-  comms_detail::WaitScan wait_scan(n);
-  std::vector<NodeId> group;  // the current group, head to tail
-  const bool use_estimates = k.reorder_iterative_use_runtime_estimations;
-
-  // Group bookkeeping by stamps (one stamp per processed collective).
-  std::vector<std::int32_t> in_group(n, -1), group_reads_from(n, -1);
-  std::vector<std::int64_t> moved_free(n, 0);  // bytes a group node stops freeing after the swap
-  std::vector<std::int64_t> post_alloc_after(n, 0);
-  std::vector<BufId> changed_bufs;
-  std::vector<NodeId> changed_nodes;
-  std::int32_t stamp = 0;
-  auto join_group = [&](NodeId v) {
-    in_group[v] = stamp;
-    for (BufId b : cg.data_bufs.row(v)) group_reads_from[cg.producer(b)] = stamp;
-  };
-
-  std::int32_t processed = 0;
-  NodeId curr = list.head;
-  while (curr != kNone && list.next[curr] != kNone) {
-    const NodeId next_curr = list.next[curr];
-    if (!cg.is_async_collective(curr)) {
-      curr = next_curr;
-      continue;
-    }
-    if (k.reorder_iterative_debug_limit_to_reorder >= 0 && processed >= k.reorder_iterative_debug_limit_to_reorder) break;
-    ++processed;
-    OverlapStat info;
-    info.node = curr;
-    Exposure ex = collective_exposure(cg, runtime, list, curr);
-    info.comm_time_us = ex.comm_us;
-    info.comp_time_us = ex.comp_us;
-    info.initial_exposed_us = info.final_exposed_us = ex.comm_us - ex.comp_us;
-
-    ++stamp;
-    NodeId candidate = list.prev[curr];
-    NodeId group_head = curr;
-    const NodeId group_tail = curr;  // the group only grows backwards
-    join_group(curr);
-    std::vector<GroupWait> group_waits;
-    double group_runtime = 0;
-    std::int64_t group_peak = mem.post_alloc[curr];
-
-    while (candidate != kNone) {
-      if (use_estimates && info.final_exposed_us < -k.reorder_iterative_extra_comm_comp_overlap * info.comm_time_us) {
-        info.limiting_factor = "unexposed by runtime estimations";
-        break;
-      }
-      if (!k.reorder_iterative_unsafe_collectives_reorder && cg.is_collective(candidate)) {
-        info.limiting_factor = "collective ordering";
-        break;
-      }
-      if (group_reads_from[candidate] == stamp) {
-        std::string not_groupable;
-        if (!k.reorder_iterative_group_with_collectives && cg.is_async_collective(candidate))
-          not_groupable = "candidate contains_collective";
-        else if (!use_estimates && cg.is_gemm_like(candidate))
-          not_groupable = "contains_gemm_like";
-        if (not_groupable.empty()) {
-          group_head = candidate;
-          join_group(candidate);
-          if (use_estimates) {
-            if (cg.is_wait(candidate)) {
-              Exposure w = wait_exposure(cg, runtime, list, candidate, wait_scan);
-              group_waits.push_back({candidate, w.comm_us, w.comp_us});
-            }
-            if (!cg.is_async_collective(candidate)) group_runtime += runtime[candidate];
-          }
-          group_peak = std::max(group_peak, mem.post_alloc[candidate]);
-          ++info.grouped;
-          candidate = list.prev[candidate];
-          continue;
-        }
-        info.limiting_factor = "data dependency: " + g.nodes[candidate].name + " (" + not_groupable + ")";
-        break;
-      }
-      if (use_estimates) {
-        if (!cg.is_async_collective(candidate)) {
-          const double c_runtime = runtime[candidate];
-          if (c_runtime > 0 && !group_waits.empty()) {
-            double exposed_delta = std::max(0.0, info.comm_time_us - info.comp_time_us - c_runtime) -
-                                   std::max(0.0, info.comm_time_us - info.comp_time_us);
-            for (const auto& gw : group_waits)
-              exposed_delta += std::max(0.0, gw.comm_us - gw.comp_us + c_runtime) - std::max(0.0, gw.comm_us - gw.comp_us);
-            if (exposed_delta > 0) {
-              info.limiting_factor = "candidate has compute " + std::to_string(c_runtime) +
-                                     ", group contains waits, total_exposed_delta " + std::to_string(exposed_delta);
-              break;
-            }
-            for (auto& gw : group_waits) gw.comp_us -= c_runtime;
-          }
-        } else if (group_runtime > 0) {
-          // Unsafe collective reordering: Cj -> [group with compute, Ci] -> Wj
-          // must not expose more of Cj.
-          Exposure c = collective_exposure(cg, runtime, list, candidate);
-          double exposed_delta = std::max(0.0, c.comm_us - c.comp_us + group_runtime) - std::max(0.0, c.comm_us - c.comp_us);
-          if (exposed_delta > 0) {
-            info.limiting_factor = "candidate " + g.nodes[candidate].name + " is collective, group_runtime:" +
-                                   std::to_string(group_runtime) + " exposed_delta:" + std::to_string(exposed_delta);
-            break;
-          }
-        }
-      }
-
-      list.segment(group_head, group_tail, group);
-      const std::int64_t cand_alloc = mem.size_alloc[candidate];
-      const std::int64_t cand_delta = cand_alloc - mem.size_free[candidate];
-      // Buffers the candidate reads whose last use is in the group: after the
-      // swap the candidate is their last use and frees them instead.
-      changed_bufs.clear();
-      changed_nodes.clear();
-      for (BufId b : mem.bufs_of_successor.row(candidate)) {
-        NodeId last = mem.last_use[b];
-        if (in_group[last] != stamp) continue;
-        if (moved_free[last] == 0) changed_nodes.push_back(last);
-        moved_free[last] += mem.info.size_free[b];
-        changed_bufs.push_back(b);
-      }
-      // A zero-byte buffer changes its last use without changing any sum;
-      // the reference still takes the detailed path then.
-      const bool last_use_changes = !changed_bufs.empty();
-      std::int64_t potential_peak = 0;
-      if (!last_use_changes) {
-        potential_peak = std::max(group_peak - cand_delta, mem.post_free[group_tail] - cand_delta + cand_alloc);
-      } else {
-        std::int64_t delta = -cand_delta;
-        for (NodeId gn : group) {
-          post_alloc_after[gn] = mem.post_alloc[gn] + delta;
-          potential_peak = std::max(potential_peak, post_alloc_after[gn]);
-          delta += moved_free[gn];
-        }
-        post_alloc_after[candidate] = mem.post_free[group_tail] + delta + cand_alloc;
-        potential_peak = std::max(potential_peak, post_alloc_after[candidate]);
-      }
-      if (static_cast<double>(potential_peak - mem.peak) > static_cast<double>(mem.peak) * k.reorder_iterative_peak_memory_budget) {
-        for (NodeId gn : changed_nodes) moved_free[gn] = 0;
-        info.limiting_factor = "peak memory new:" + std::to_string(potential_peak) + " vs base:" + std::to_string(mem.peak);
-        break;
-      }
-      ++info.moves;
-      list.move_after(candidate, group_head, group_tail);
-      // The candidate now runs right after the collective: the first node of its window.
-      if (!cg.is_collective(candidate)) info.comp_time_us += runtime[candidate];
-      else if (!cg.is_async_collective(candidate)) info.comp_time_us = 0;
-      info.final_exposed_us = info.comm_time_us - info.comp_time_us;
-
-      if (!last_use_changes) {
-        for (NodeId gn : group) {
-          mem.post_alloc[gn] -= cand_delta;
-          mem.post_free[gn] -= cand_delta;
-        }
-        mem.set_post_alloc(candidate, mem.post_free[group_tail] + cand_alloc);
-      } else {
-        for (BufId b : changed_bufs) mem.last_use[b] = candidate;
-        std::int64_t moved_total = 0;
-        for (NodeId gn : group) {
-          moved_total += moved_free[gn];
-          mem.size_free[gn] -= moved_free[gn];
-          mem.set_post_alloc(gn, post_alloc_after[gn]);
-        }
-        mem.size_free[candidate] += moved_total;
-        mem.set_post_alloc(candidate, post_alloc_after[candidate]);
-      }
-      for (NodeId gn : changed_nodes) moved_free[gn] = 0;
-      candidate = list.prev[group_head];
-    }
-    result.stats.push_back(std::move(info));
-    curr = next_curr;
-  }
-  result.order = list.to_order();
-  result.peak_before = mem.peak;
-  result.peak_after = estimate_peak_memory_allocfree(g, mem.info, result.order).peak;
-  return result;
+  return ReorderPass(cg, order, k).run(order);
 }
 
 }  // namespace schedlab

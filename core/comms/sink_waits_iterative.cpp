@@ -1,9 +1,12 @@
 // Inductor's sink_waits_iterative: each wait, right to left, is pushed later
-// one swap at a time (the next node moves in front of it). Successors that
-// read the group are pulled into the group when groupable; the swap is
-// refused once the incrementally tracked peak would exceed the budget.
-// Cost: O(moves x group size + the waits' spans back to their collectives).
+// past its successors. Successors that read the group are pulled into the
+// group when groupable; a move is refused once the tracked peak would exceed
+// the budget. The reference swaps one candidate at a time; here a run of
+// candidates that would each take the plain swap is passed in one move (see
+// iterative.h): O((stops + groupings + last-use changes) x log N) per wait.
 #include <algorithm>
+#include <functional>
+#include <queue>
 #include <string>
 
 #include "core/comms/iterative.h"
@@ -12,12 +15,9 @@
 
 namespace schedlab {
 
-using comms_detail::collective_exposure;
+using comms_detail::BlockQuery;
 using comms_detail::Exposure;
-using comms_detail::init_iterative_memory;
-using comms_detail::IterativeMemory;
-using comms_detail::LinkedOrder;
-using comms_detail::wait_exposure;
+using comms_detail::IterativeState;
 
 namespace {
 
@@ -26,8 +26,25 @@ struct GroupCollective {
   double comm_us, comp_us;
 };
 
+using MinQueue = std::priority_queue<std::int32_t, std::vector<std::int32_t>, std::greater<>>;
+
+// The wait and the readers pulled in behind it, head to tail.
+struct SinkGroup {
+  std::vector<NodeId> members;  // the wait first
+  std::int64_t peak = 0;        // group_peak_memory: raised when a node joins, as in the reference
+  double runtime = 0;           // group_runtime
+  bool contains_collective = false;
+  std::vector<GroupCollective> collectives;
+  // Positions after the group of nodes that stop a plain swap: readers of
+  // the group, and last uses of buffers the group also reads. Nodes after
+  // the group keep their positions while it moves.
+  MinQueue readers, last_uses;
+  NodeId head() const { return members.front(); }
+  NodeId tail() const { return members.back(); }
+};
+
 // _is_node_groupable_for_sink_waits; empty when groupable.
-std::string sink_not_groupable(const CommGraph& cg, NodeId candidate, bool use_estimates) {
+std::string not_groupable_for_sink_waits(const CommGraph& cg, NodeId candidate, bool use_estimates) {
   if (cg.is_wait(candidate)) return "candidate contains wait";
   if (cg.is_async_collective(candidate)) return "candidate contains_async_collective";
   if (!use_estimates) {
@@ -37,202 +54,293 @@ std::string sink_not_groupable(const CommGraph& cg, NodeId candidate, bool use_e
   return {};
 }
 
+class SinkWaitsPass {
+ public:
+  SinkWaitsPass(const CommGraph& cg, const Order& order, const CommKnobs& k)
+      : cg_(cg),
+        k_(k),
+        s_(comms_detail::init_iterative_state(cg, order, k.reorder_sink_runtime_estimations_comm_mult,
+                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.sink_iterative_peak_memory_budget)),
+        in_group_(cg.num_nodes(), -1),
+        group_pos_(cg.num_nodes(), 0),
+        freed_instead_(cg.num_nodes(), 0),
+        post_alloc_after_(cg.num_nodes(), 0) {}
+
+  CommPassResult run(const Order& order);
+
+ private:
+  OverlapStat sink_wait(NodeId curr);
+  void join_group(SinkGroup& group, NodeId v);
+  std::int32_t nearest_stop_after_group(SinkGroup& group);
+  void pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info, Exposure& ex);
+  // One candidate by the reference's steps; false when the move stops.
+  bool try_candidate(SinkGroup& group, NodeId candidate, OverlapStat& info, Exposure& ex);
+  std::string runtime_estimation_limit(SinkGroup& group, NodeId candidate, const OverlapStat& info);
+  void find_buffers_with_changed_last_use_sink_waits(NodeId candidate);
+  std::int64_t calculate_potential_peak_memory_sink_waits(const SinkGroup& group, NodeId candidate);
+  void perform_double_linked_list_swap_sink_waits(const SinkGroup& group, NodeId candidate);
+  void update_memory_tracking_after_swap_sink_waits(NodeId candidate);
+  void record_window(OverlapStat& info, Exposure& ex, NodeId curr);
+
+  const CommGraph& cg_;
+  const CommKnobs& k_;
+  IterativeState s_;
+  std::int32_t stamp_ = 0;  // one per processed wait
+  std::vector<std::int32_t> in_group_, group_pos_;
+  std::vector<std::int64_t> freed_instead_;  // bytes a group node frees instead of the candidate
+  std::vector<std::int64_t> post_alloc_after_;
+  std::vector<NodeId> changed_nodes_;
+  std::int64_t moved_total_ = 0;
+  bool last_use_changes_ = false;  // also for zero-byte buffers: the reference then takes the detailed path
+};
+
+CommPassResult SinkWaitsPass::run(const Order& order) {
+  CommPassResult result;
+  std::vector<std::uint8_t> processed(cg_.num_nodes(), 0);
+  std::int32_t processed_count = 0;
+  auto prev_of = [&](NodeId v) {
+    const std::int32_t p = s_.position(v) - 1;
+    return p >= 0 ? s_.order.at(p) : kNone;
+  };
+  for (NodeId curr = order.back(); curr != kNone && prev_of(curr) != kNone;) {
+    const NodeId prev_curr = prev_of(curr);
+    if (k_.sink_waits_iterative_debug_limit_to_sink >= 0 && processed_count >= k_.sink_waits_iterative_debug_limit_to_sink) break;
+    if (cg_.is_wait(curr) && !processed[curr]) {
+      processed[curr] = 1;
+      ++processed_count;
+      result.stats.push_back(sink_wait(curr));
+    }
+    curr = prev_curr;
+  }
+  result.order = s_.order.to_order();
+  result.peak_before = s_.peak;
+  result.peak_after = estimate_peak_memory_allocfree(*cg_.graph, s_.info, result.order).peak;
+  return result;
+}
+
+void SinkWaitsPass::record_window(OverlapStat& info, Exposure& ex, NodeId curr) {
+  ex = comms_detail::wait_exposure(s_, curr);
+  info.comm_time_us = ex.comm_us;
+  info.comp_time_us = ex.comp_us;
+  info.final_exposed_us = info.comm_time_us - info.comp_time_us;
+}
+
+OverlapStat SinkWaitsPass::sink_wait(NodeId curr) {
+  OverlapStat info;
+  info.node = curr;
+  Exposure ex;
+  record_window(info, ex, curr);
+  info.initial_exposed_us = info.final_exposed_us;
+  ++stamp_;
+  SinkGroup group;
+  group.peak = s_.order.post_alloc(curr);
+  join_group(group, curr);
+  const std::int32_t n = s_.order.size();
+  while (s_.position(group.tail()) + 1 < n) {
+    if (!k_.sink_iterative_use_runtime_estimations) {
+      // Runtime estimations judge every candidate; without them, the
+      // candidates up to the nearest stop all take the plain swap.
+      const std::int32_t stop = nearest_stop_after_group(group);
+      if (stop > s_.position(group.tail()) + 1) pass_run_of_candidates(group, stop - 1, info, ex);
+      if (stop >= n) break;
+    }
+    if (!try_candidate(group, s_.order.at(s_.position(group.tail()) + 1), info, ex)) break;
+  }
+  return info;
+}
+
+void SinkWaitsPass::join_group(SinkGroup& group, NodeId v) {
+  group.members.push_back(v);
+  in_group_[v] = stamp_;
+  group_pos_[v] = static_cast<std::int32_t>(group.members.size()) - 1;
+  group.contains_collective = group.contains_collective || cg_.is_collective(v);
+  const std::int32_t tail_pos = s_.position(v);
+  for (NodeId r : s_.data_readers.row(v))
+    if (in_group_[r] != stamp_) group.readers.push(s_.position(r));
+  // Buffers the new member keeps alive whose last use comes later: that
+  // last use would hand the free to the group on a swap.
+  for (BufId b : s_.bufs_of_successor.row(v)) {
+    const std::int32_t p = s_.position(s_.last_use[b]);
+    if (p > tail_pos) group.last_uses.push(p);
+  }
+}
+
+std::int32_t SinkWaitsPass::nearest_stop_after_group(SinkGroup& group) {
+  const std::int32_t tail_pos = s_.position(group.tail());
+  std::int32_t stop = s_.order.size();
+  for (MinQueue* q : {&group.readers, &group.last_uses}) {
+    while (!q->empty() && q->top() <= tail_pos) q->pop();
+    if (!q->empty()) stop = std::min(stop, q->top());
+  }
+  auto narrow = [&](const BlockQuery& query) {
+    const std::int32_t hit = s_.order.first_match(tail_pos + 1, stop - 1, query);
+    if (hit >= 0) stop = hit;
+  };
+  if (!k_.sink_waits_iterative_swap_with_collectives) narrow({.role_mask = kRoleAsyncCollective});
+  if (group.contains_collective) narrow({.role_mask = kRoleCollective});
+  // The plain swap's potential peak: max(group_peak + net(c), post_alloc(c) - group_net).
+  const std::int64_t group_net = s_.order.post_free(group.tail()) - s_.order.memory_before(group.head());
+  BlockQuery memory;
+  memory.net_above = s_.max_potential_peak - group.peak;
+  memory.post_alloc_above = s_.max_potential_peak + group_net;
+  narrow(memory);
+  return stop;
+}
+
+void SinkWaitsPass::pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info, Exposure& ex) {
+  const std::int32_t head_pos = s_.position(group.head()), tail_pos = s_.position(group.tail());
+  const std::int32_t count = last - tail_pos;
+  s_.order.move_range(head_pos, tail_pos, head_pos + count);
+  info.moves += count;
+  // The passed candidates now run right before the wait: the end of its window.
+  record_window(info, ex, group.head());
+}
+
+bool SinkWaitsPass::try_candidate(SinkGroup& group, NodeId candidate, OverlapStat& info, Exposure& ex) {
+  const bool use_estimates = k_.sink_iterative_use_runtime_estimations;
+  if (use_estimates && info.final_exposed_us < -k_.sink_iterative_extra_comm_comp_overlap * info.comm_time_us) {
+    info.limiting_factor = "unexposed by runtime estimations";
+    return false;
+  }
+  bool data_dep = false;
+  for (BufId b : cg_.data_bufs.row(candidate))
+    if (in_group_[cg_.producer(b)] == stamp_) data_dep = true;
+  // Conservative: a wait does not sink past the next async collective.
+  if (!k_.sink_waits_iterative_swap_with_collectives && cg_.is_async_collective(candidate)) {
+    info.limiting_factor = "candidate contains_async_collective " + cg_.graph->nodes[candidate].name;
+    return false;
+  }
+  const bool both_contain_comms = group.contains_collective && cg_.is_collective(candidate);
+  if (data_dep || both_contain_comms) {
+    const std::string not_groupable = not_groupable_for_sink_waits(cg_, candidate, use_estimates);
+    if (not_groupable.empty()) {
+      if (use_estimates && cg_.is_collective(candidate)) {
+        const Exposure c = comms_detail::collective_exposure(s_, candidate);
+        group.collectives.push_back({candidate, c.comm_us, c.comp_us});
+      }
+      if (!cg_.is_async_collective(candidate)) group.runtime += s_.runtime[candidate];
+      group.peak = std::max(group.peak, s_.order.post_alloc(candidate));
+      join_group(group, candidate);
+      ++info.grouped;
+      return true;
+    }
+    if (data_dep) {
+      info.limiting_factor = "data dependency: " + cg_.graph->nodes[candidate].name + " (" + not_groupable + ")";
+      return false;
+    }
+    if (!k_.sink_waits_iterative_unsafe_collectives_reorder) {
+      info.limiting_factor = "collective ordering with candidate " + cg_.graph->nodes[candidate].name;
+      return false;
+    }
+  }
+  if (use_estimates) {
+    std::string limit = runtime_estimation_limit(group, candidate, info);
+    if (!limit.empty()) {
+      info.limiting_factor = std::move(limit);
+      return false;
+    }
+  }
+  find_buffers_with_changed_last_use_sink_waits(candidate);
+  const std::int64_t potential_peak = calculate_potential_peak_memory_sink_waits(group, candidate);
+  if (!s_.within_budget(potential_peak)) {
+    for (NodeId gn : changed_nodes_) freed_instead_[gn] = 0;
+    info.limiting_factor = comms_detail::peak_memory_limit(potential_peak, s_.peak);
+    return false;
+  }
+  ++info.moves;
+  perform_double_linked_list_swap_sink_waits(group, candidate);
+  // The candidate now runs right before the wait: the last node of its window.
+  if (!cg_.is_collective(candidate) && !cg_.is_wait(candidate)) {
+    if (!ex.reset) info.comp_time_us += s_.runtime[candidate];
+    info.final_exposed_us = info.comm_time_us - info.comp_time_us;
+  } else {
+    record_window(info, ex, group.head());
+  }
+  update_memory_tracking_after_swap_sink_waits(candidate);
+  return true;
+}
+
+// With runtime estimations: a swap must not expose more of the candidate
+// wait's collective, nor of the group's collectives.
+std::string SinkWaitsPass::runtime_estimation_limit(SinkGroup& group, NodeId candidate, const OverlapStat& info) {
+  if (cg_.is_wait(candidate)) {
+    // Its collective is before the group: the swap may expose more of it.
+    const Exposure w = comms_detail::wait_exposure(s_, candidate);
+    const double before = std::max(0.0, w.comm_us - w.comp_us);
+    const double after = std::max(0.0, w.comm_us - w.comp_us + group.runtime);
+    if (after > before) return "candidate is wait, exposed_before:" + std::to_string(before) + " vs exposed_after:" + std::to_string(after);
+  }
+  if (cg_.is_async_collective(candidate)) return {};
+  const double c_runtime = s_.runtime[candidate];
+  if (c_runtime <= 0 || group.collectives.empty()) return {};
+  // As the 2.11 source reads: the "- max(0, exposed - c_runtime)" term
+  // stands on its own line and is discarded.
+  double exposed_delta = std::max(0.0, info.comm_time_us - info.comp_time_us);
+  for (const auto& gc : group.collectives)
+    exposed_delta += std::max(0.0, gc.comm_us - gc.comp_us) - std::max(0.0, gc.comm_us - gc.comp_us + c_runtime);
+  if (exposed_delta > 0)
+    return "candidate has compute " + std::to_string(c_runtime) + ", group contains collectives, total_exposed_delta " + std::to_string(exposed_delta);
+  for (auto& gc : group.collectives) gc.comp_us -= c_runtime;
+  return {};
+}
+
+// Buffers the candidate frees that the group also reads: after the swap the
+// group's last reader of each frees it instead.
+void SinkWaitsPass::find_buffers_with_changed_last_use_sink_waits(NodeId candidate) {
+  changed_nodes_.clear();
+  moved_total_ = 0;
+  last_use_changes_ = false;
+  for (BufId b : s_.bufs_of_successor.row(candidate)) {
+    if (s_.last_use[b] != candidate) continue;
+    NodeId last_in_group = kNone;
+    for (NodeId succ : s_.info.buffer_succ_nodes.row(b))
+      if (in_group_[succ] == stamp_ && (last_in_group == kNone || group_pos_[succ] > group_pos_[last_in_group])) last_in_group = succ;
+    if (last_in_group == kNone) continue;
+    if (freed_instead_[last_in_group] == 0) changed_nodes_.push_back(last_in_group);
+    freed_instead_[last_in_group] += s_.info.size_free[b];
+    moved_total_ += s_.info.size_free[b];
+    last_use_changes_ = true;
+  }
+}
+
+std::int64_t SinkWaitsPass::calculate_potential_peak_memory_sink_waits(const SinkGroup& group, NodeId candidate) {
+  const std::int64_t cand_alloc = s_.order.alloc(candidate);
+  const std::int64_t cand_delta = cand_alloc - s_.order.freed(candidate);
+  const std::int64_t pre_group = s_.order.memory_before(group.head());
+  if (!last_use_changes_) return std::max(group.peak + cand_delta, pre_group + cand_alloc);
+  post_alloc_after_[candidate] = pre_group + cand_alloc;
+  std::int64_t potential_peak = post_alloc_after_[candidate];
+  std::int64_t delta = cand_delta + moved_total_;
+  for (NodeId gn : group.members) {
+    post_alloc_after_[gn] = s_.order.post_alloc(gn) + delta;
+    potential_peak = std::max(potential_peak, post_alloc_after_[gn]);
+    delta -= freed_instead_[gn];
+  }
+  return potential_peak;
+}
+
+void SinkWaitsPass::perform_double_linked_list_swap_sink_waits(const SinkGroup& group, NodeId candidate) {
+  s_.order.move_range(s_.position(candidate), s_.position(candidate), s_.position(group.head()));
+}
+
+// The tree derives every node's memory from the frees, so only the nodes
+// whose frees moved change; the result equals the reference's post_alloc_update.
+// As in the reference, last uses are not updated here.
+void SinkWaitsPass::update_memory_tracking_after_swap_sink_waits(NodeId candidate) {
+  if (!last_use_changes_) return;
+  s_.order.set_freed(candidate, s_.order.freed(candidate) - moved_total_);
+  for (NodeId gn : changed_nodes_) {
+    if (freed_instead_[gn] == 0) continue;  // listed twice, or a zero-byte buffer
+    s_.order.set_freed(gn, s_.order.freed(gn) + freed_instead_[gn]);
+    freed_instead_[gn] = 0;
+  }
+}
+
 }  // namespace
 
 CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k) {
-  const Graph& g = *cg.graph;
-  CommPassResult result;
-  if (order.empty()) return result;
-  const std::int32_t n = cg.num_nodes();
-  IterativeMemory mem = init_iterative_memory(g, order);
-  const std::vector<double> runtime =
-      scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult);
-  LinkedOrder list = LinkedOrder::from(order, n);
-  comms_detail::WaitScan wait_scan(n);
-  std::vector<NodeId> group;  // the current group, head to tail
-  const bool use_estimates = k.sink_iterative_use_runtime_estimations;
-
-  std::vector<std::int32_t> in_group(n, -1), group_pos(n, 0);
-  std::vector<std::uint8_t> processed(n, 0);
-  std::vector<std::int64_t> freed_instead(n, 0);  // bytes a group node frees instead of the candidate
-  std::vector<std::int64_t> post_alloc_after(n, 0);
-  std::vector<NodeId> changed_nodes;
-  std::int32_t stamp = 0, processed_count = 0;
-
-  NodeId curr = order.back();
-  while (curr != kNone && list.prev[curr] != kNone) {
-    const NodeId prev_curr = list.prev[curr];
-    if (k.sink_waits_iterative_debug_limit_to_sink >= 0 && processed_count >= k.sink_waits_iterative_debug_limit_to_sink) break;
-    if (!cg.is_wait(curr) || processed[curr]) {
-      curr = prev_curr;
-      continue;
-    }
-    processed[curr] = 1;
-    ++processed_count;
-    OverlapStat info;
-    info.node = curr;
-    Exposure ex = wait_exposure(cg, runtime, list, curr, wait_scan);
-    info.comm_time_us = ex.comm_us;
-    info.comp_time_us = ex.comp_us;
-    info.initial_exposed_us = info.final_exposed_us = ex.comm_us - ex.comp_us;
-
-    ++stamp;
-    NodeId candidate = list.next[curr];
-    const NodeId group_head = curr;  // the group only grows forwards
-    NodeId group_tail = curr;
-    std::int32_t group_size = 1;
-    in_group[curr] = stamp;
-    group_pos[curr] = 0;
-    std::vector<GroupCollective> group_colls;
-    double group_runtime = 0;
-    std::int64_t group_peak = mem.post_alloc[curr];
-    bool group_contains_collective = cg.is_collective(curr);
-
-    while (candidate != kNone) {
-      if (use_estimates && info.final_exposed_us < -k.sink_iterative_extra_comm_comp_overlap * info.comm_time_us) {
-        info.limiting_factor = "unexposed by runtime estimations";
-        break;
-      }
-      bool data_dep = false;
-      for (BufId b : cg.data_bufs.row(candidate))
-        if (in_group[cg.producer(b)] == stamp) data_dep = true;
-      // Conservative: a wait does not sink past the next async collective.
-      if (!k.sink_waits_iterative_swap_with_collectives && cg.is_async_collective(candidate)) {
-        info.limiting_factor = "candidate contains_async_collective " + g.nodes[candidate].name;
-        break;
-      }
-      const bool both_contain_comms = group_contains_collective && cg.is_collective(candidate);
-      if (data_dep || both_contain_comms) {
-        std::string not_groupable = sink_not_groupable(cg, candidate, use_estimates);
-        if (not_groupable.empty()) {
-          group_tail = candidate;
-          in_group[candidate] = stamp;
-          group_pos[candidate] = group_size++;
-          group_contains_collective = group_contains_collective || cg.is_collective(candidate);
-          if (use_estimates && cg.is_collective(candidate)) {
-            Exposure c = collective_exposure(cg, runtime, list, candidate);
-            group_colls.push_back({candidate, c.comm_us, c.comp_us});
-          }
-          if (!cg.is_async_collective(candidate)) group_runtime += runtime[candidate];
-          group_peak = std::max(group_peak, mem.post_alloc[candidate]);
-          ++info.grouped;
-          candidate = list.next[candidate];
-          continue;
-        }
-        if (data_dep) {
-          info.limiting_factor = "data dependency: " + g.nodes[candidate].name + " (" + not_groupable + ")";
-          break;
-        }
-        if (!k.sink_waits_iterative_unsafe_collectives_reorder) {
-          info.limiting_factor = "collective ordering with candidate " + g.nodes[candidate].name;
-          break;
-        }
-      }
-      if (use_estimates) {
-        if (cg.is_wait(candidate)) {
-          // Its collective is before the group: the swap may expose more of it.
-          Exposure w = wait_exposure(cg, runtime, list, candidate, wait_scan);
-          double before = std::max(0.0, w.comm_us - w.comp_us);
-          double after = std::max(0.0, w.comm_us - w.comp_us + group_runtime);
-          if (after > before) {
-            info.limiting_factor = "candidate is wait, exposed_before:" + std::to_string(before) +
-                                   " vs exposed_after:" + std::to_string(after);
-            break;
-          }
-        }
-        if (!cg.is_async_collective(candidate)) {
-          const double c_runtime = runtime[candidate];
-          if (c_runtime > 0 && !group_colls.empty()) {
-            // As the 2.11 source reads: the "- max(0, exposed - c_runtime)"
-            // term stands on its own line and is discarded.
-            double exposed_delta = std::max(0.0, info.comm_time_us - info.comp_time_us);
-            for (const auto& gc : group_colls)
-              exposed_delta += std::max(0.0, gc.comm_us - gc.comp_us) - std::max(0.0, gc.comm_us - gc.comp_us + c_runtime);
-            if (exposed_delta > 0) {
-              info.limiting_factor = "candidate has compute " + std::to_string(c_runtime) +
-                                     ", group contains collectives, total_exposed_delta " + std::to_string(exposed_delta);
-              break;
-            }
-            for (auto& gc : group_colls) gc.comp_us -= c_runtime;
-          }
-        }
-      }
-
-      list.segment(group_head, group_tail, group);
-      const std::int64_t cand_alloc = mem.size_alloc[candidate];
-      const std::int64_t cand_delta = cand_alloc - mem.size_free[candidate];
-      // Buffers the candidate frees that the group also reads: after the swap
-      // the group's last reader of each frees it instead.
-      changed_nodes.clear();
-      std::int64_t moved_total = 0;
-      bool last_use_changes = false;
-      for (BufId b : mem.bufs_of_successor.row(candidate)) {
-        if (mem.last_use[b] != candidate) continue;
-        NodeId last_in_group = kNone;
-        for (NodeId s : mem.info.buffer_succ_nodes.row(b))
-          if (in_group[s] == stamp && (last_in_group == kNone || group_pos[s] > group_pos[last_in_group])) last_in_group = s;
-        if (last_in_group == kNone) continue;
-        last_use_changes = true;
-        if (freed_instead[last_in_group] == 0) changed_nodes.push_back(last_in_group);
-        freed_instead[last_in_group] += mem.info.size_free[b];
-        moved_total += mem.info.size_free[b];
-      }
-      const std::int64_t pre_group = mem.post_alloc[group_head] - mem.size_alloc[group_head];
-      std::int64_t potential_peak = 0;
-      if (!last_use_changes) {
-        potential_peak = std::max(group_peak + cand_delta, pre_group + cand_alloc);
-      } else {
-        post_alloc_after[candidate] = pre_group + cand_alloc;
-        potential_peak = post_alloc_after[candidate];
-        std::int64_t delta = cand_delta + moved_total;
-        for (NodeId gn : group) {
-          post_alloc_after[gn] = mem.post_alloc[gn] + delta;
-          potential_peak = std::max(potential_peak, post_alloc_after[gn]);
-          delta -= freed_instead[gn];
-        }
-      }
-      if (static_cast<double>(potential_peak - mem.peak) > static_cast<double>(mem.peak) * k.sink_iterative_peak_memory_budget) {
-        for (NodeId gn : changed_nodes) freed_instead[gn] = 0;
-        info.limiting_factor = "peak memory new:" + std::to_string(potential_peak) + " vs base:" + std::to_string(mem.peak);
-        break;
-      }
-      ++info.moves;
-      list.move_before(candidate, group_head, group_tail);
-      // The candidate now runs right before the wait: the last node of its window.
-      if (!cg.is_collective(candidate) && !cg.is_wait(candidate)) {
-        if (!ex.reset) info.comp_time_us += runtime[candidate];
-      } else {
-        ex = wait_exposure(cg, runtime, list, curr, wait_scan);
-        info.comm_time_us = ex.comm_us;
-        info.comp_time_us = ex.comp_us;
-      }
-      info.final_exposed_us = info.comm_time_us - info.comp_time_us;
-
-      if (!last_use_changes) {
-        mem.set_post_alloc(candidate, pre_group + cand_alloc);
-        for (NodeId gn : group) {
-          mem.post_alloc[gn] += cand_delta;
-          mem.post_free[gn] += cand_delta;
-        }
-      } else {
-        // As in the reference, last uses are not updated here.
-        mem.size_free[candidate] -= moved_total;
-        mem.set_post_alloc(candidate, post_alloc_after[candidate]);
-        for (NodeId gn : group) {
-          mem.size_free[gn] += freed_instead[gn];
-          mem.set_post_alloc(gn, post_alloc_after[gn]);
-        }
-      }
-      for (NodeId gn : changed_nodes) freed_instead[gn] = 0;
-      candidate = list.next[group_tail];
-    }
-    result.stats.push_back(std::move(info));
-    curr = prev_curr;
-  }
-  result.order = list.to_order();
-  result.peak_before = mem.peak;
-  result.peak_after = estimate_peak_memory_allocfree(g, mem.info, result.order).peak;
-  return result;
+  if (order.empty()) return {};
+  return SinkWaitsPass(cg, order, k).run(order);
 }
 
 }  // namespace schedlab

@@ -1,0 +1,267 @@
+#include "core/comms/order_tree.h"
+
+#include <algorithm>
+
+namespace schedlab::comms_detail {
+
+namespace {
+
+// Fixed priorities (a hash of the id): the same tree, hence the same sums, on every run and target.
+std::uint64_t priority_of(std::uint64_t v) {
+  std::uint64_t z = v + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
+                     const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role) {
+  const std::size_t n = alloc.size();
+  left_.assign(n, kNone);
+  right_.assign(n, kNone);
+  parent_.assign(n, kNone);
+  priority_.resize(n);
+  alloc_ = alloc;
+  net_.resize(n);
+  runtime_ = compute_runtime;
+  role_ = role;
+  count_.assign(n, 1);
+  net_sum_.resize(n);
+  max_post_alloc_.resize(n);
+  min_net_.resize(n);
+  max_net_.resize(n);
+  runtime_sum_.resize(n);
+  role_any_.resize(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    priority_[v] = priority_of(v);
+    net_[v] = alloc[v] - freed[v];
+  }
+  // Linear-time build along the right spine (a Cartesian tree on priorities).
+  std::vector<Index> spine;
+  for (NodeId v : order) {
+    Index last = kNone;
+    while (!spine.empty() && priority_[spine.back()] < priority_[v]) {
+      last = spine.back();
+      spine.pop_back();
+      pull(last);
+    }
+    left_[v] = last;
+    if (last != kNone) parent_[last] = v;
+    if (!spine.empty()) {
+      right_[spine.back()] = v;
+      parent_[v] = spine.back();
+    }
+    spine.push_back(v);
+  }
+  while (!spine.empty()) {
+    pull(spine.back());
+    if (spine.size() == 1) root_ = spine.back();
+    spine.pop_back();
+  }
+}
+
+void OrderTree::pull(Index t) {
+  const Index l = left_[t], r = right_[t];
+  count_[t] = 1 + count(l) + count(r);
+  const std::int64_t before = net_sum(l);
+  net_sum_[t] = before + net_[t] + net_sum(r);
+  std::int64_t best = before + alloc_[t];
+  std::int64_t lo = net_[t], hi = net_[t];
+  double rt = runtime_[t];
+  std::uint8_t roles = role_[t];
+  if (l != kNone) {
+    best = std::max(best, max_post_alloc_[l]);
+    lo = std::min(lo, min_net_[l]);
+    hi = std::max(hi, max_net_[l]);
+    rt = runtime_sum_[l] + rt;
+    roles |= role_any_[l];
+    parent_[l] = t;
+  }
+  if (r != kNone) {
+    best = std::max(best, before + net_[t] + max_post_alloc_[r]);
+    lo = std::min(lo, min_net_[r]);
+    hi = std::max(hi, max_net_[r]);
+    rt = rt + runtime_sum_[r];
+    roles |= role_any_[r];
+    parent_[r] = t;
+  }
+  max_post_alloc_[t] = best;
+  min_net_[t] = lo;
+  max_net_[t] = hi;
+  runtime_sum_[t] = rt;
+  role_any_[t] = roles;
+}
+
+std::pair<OrderTree::Index, OrderTree::Index> OrderTree::split(Index t, std::int32_t k) {
+  if (t == kNone) return {kNone, kNone};
+  parent_[t] = kNone;
+  if (count(left_[t]) >= k) {
+    auto [a, b] = split(left_[t], k);
+    left_[t] = b;
+    pull(t);
+    if (a != kNone) parent_[a] = kNone;
+    return {a, t};
+  }
+  auto [a, b] = split(right_[t], k - count(left_[t]) - 1);
+  right_[t] = a;
+  pull(t);
+  if (b != kNone) parent_[b] = kNone;
+  return {t, b};
+}
+
+OrderTree::Index OrderTree::merge(Index a, Index b) {
+  if (a == kNone) return b;
+  if (b == kNone) return a;
+  if (priority_[a] > priority_[b]) {
+    right_[a] = merge(right_[a], b);
+    pull(a);
+    parent_[a] = kNone;
+    return a;
+  }
+  left_[b] = merge(a, left_[b]);
+  pull(b);
+  parent_[b] = kNone;
+  return b;
+}
+
+OrderTree::Parts OrderTree::cut(std::int32_t first, std::int32_t last) {
+  auto [before, rest] = split(root_, first);
+  auto [middle, after] = split(rest, last - first + 1);
+  root_ = kNone;
+  return {before, middle, after};
+}
+
+void OrderTree::join(const Parts& p) { root_ = merge(merge(p.before, p.middle), p.after); }
+
+std::int32_t OrderTree::position(NodeId v) const {
+  std::int32_t pos = count(left_[v]);
+  for (Index t = v; parent_[t] != kNone; t = parent_[t])
+    if (right_[parent_[t]] == t) pos += count(left_[parent_[t]]) + 1;
+  return pos;
+}
+
+NodeId OrderTree::at(std::int32_t pos) const {
+  Index t = root_;
+  while (t != kNone) {
+    const std::int32_t l = count(left_[t]);
+    if (pos < l) {
+      t = left_[t];
+    } else if (pos == l) {
+      return t;
+    } else {
+      pos -= l + 1;
+      t = right_[t];
+    }
+  }
+  return kNone;
+}
+
+std::int64_t OrderTree::memory_before(NodeId v) const {
+  std::int64_t sum = net_sum(left_[v]);
+  for (Index t = v; parent_[t] != kNone; t = parent_[t]) {
+    const Index p = parent_[t];
+    if (right_[p] == t) sum += net_sum(left_[p]) + net_[p];
+  }
+  return sum;
+}
+
+void OrderTree::set_freed(NodeId v, std::int64_t bytes) {
+  net_[v] = alloc_[v] - bytes;
+  for (Index t = v; t != kNone; t = parent_[t]) pull(t);
+}
+
+void OrderTree::move_range(std::int32_t first, std::int32_t last, std::int32_t to) {
+  Parts p = cut(first, last);
+  const Index rest = merge(p.before, p.after);
+  auto [a, b] = split(rest, to);
+  root_ = merge(merge(a, p.middle), b);
+}
+
+double OrderTree::compute_sum(std::int32_t first, std::int32_t last) {
+  if (first > last) return 0;
+  Parts p = cut(first, last);
+  const double sum = p.middle == kNone ? 0 : runtime_sum_[p.middle];
+  join(p);
+  return sum;
+}
+
+bool OrderTree::may_match(Index t, std::int64_t offset, const BlockQuery& q) const {
+  return t != kNone && ((role_any_[t] & q.role_mask) != 0 || min_net_[t] < q.net_below || max_net_[t] > q.net_above ||
+                        offset + max_post_alloc_[t] > q.post_alloc_above);
+}
+
+bool OrderTree::matches(Index t, std::int64_t memory_before, const BlockQuery& q) const {
+  return (role_[t] & q.role_mask) != 0 || net_[t] < q.net_below || net_[t] > q.net_above ||
+         memory_before + alloc_[t] > q.post_alloc_above;
+}
+
+// The last (or first) matching node of the subtree `t`, whose first node
+// runs after `offset` bytes; `rank` gets its position within the subtree.
+// The aggregates are exact, so a subtree that may match does: one descent.
+OrderTree::Index OrderTree::find(Index t, std::int64_t offset, const BlockQuery& q, bool last, std::int32_t& rank) const {
+  while (t != kNone) {
+    const Index l = left_[t], r = right_[t];
+    const std::int64_t before_t = offset + net_sum(l);
+    if (last) {
+      if (may_match(r, before_t + net_[t], q)) {
+        rank += count(l) + 1;
+        offset = before_t + net_[t];
+        t = r;
+        continue;
+      }
+      if (matches(t, before_t, q)) break;
+      t = l;
+    } else {
+      if (may_match(l, offset, q)) {
+        t = l;
+        continue;
+      }
+      if (matches(t, before_t, q)) break;
+      rank += count(l) + 1;
+      offset = before_t + net_[t];
+      t = r;
+    }
+  }
+  if (t != kNone) rank += count(left_[t]);
+  return t;
+}
+
+std::int32_t OrderTree::last_match(std::int32_t first, std::int32_t last, const BlockQuery& q) {
+  if (first > last) return -1;
+  Parts p = cut(first, last);
+  std::int32_t rank = 0;
+  const Index hit = may_match(p.middle, net_sum(p.before), q) ? find(p.middle, net_sum(p.before), q, true, rank) : kNone;
+  join(p);
+  return hit == kNone ? -1 : first + rank;
+}
+
+std::int32_t OrderTree::first_match(std::int32_t first, std::int32_t last, const BlockQuery& q) {
+  if (first > last) return -1;
+  Parts p = cut(first, last);
+  std::int32_t rank = 0;
+  const Index hit = may_match(p.middle, net_sum(p.before), q) ? find(p.middle, net_sum(p.before), q, false, rank) : kNone;
+  join(p);
+  return hit == kNone ? -1 : first + rank;
+}
+
+Order OrderTree::to_order() const {
+  Order out;
+  out.reserve(left_.size());
+  std::vector<Index> stack;
+  Index t = root_;
+  while (t != kNone || !stack.empty()) {
+    while (t != kNone) {
+      stack.push_back(t);
+      t = left_[t];
+    }
+    t = stack.back();
+    stack.pop_back();
+    out.push_back(t);
+    t = right_[t];
+  }
+  return out;
+}
+
+}  // namespace schedlab::comms_detail

@@ -1,0 +1,89 @@
+// core/comms — an order of nodes as a balanced sequence (an implicit treap
+// keyed by position) with per-subtree sums and extremes, so that the
+// iterative passes can move a group of nodes any distance in O(log N), read a
+// node's position and the memory before it in O(log N), and find the nearest
+// node in a direction that blocks a move (a role, a net allocation or a
+// memory level over a limit) without walking the nodes in between.
+//
+// Memory follows Inductor's curr_memory bookkeeping: each node has
+// `alloc` (bytes allocated at its step) and `net` (alloc minus what it
+// frees); the memory after a node's allocations is the sum of `net` over
+// the nodes before it plus its own `alloc`.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace schedlab::comms_detail {
+
+// What makes a node block a move; a node matches when any part does.
+struct BlockQuery {
+  std::uint8_t role_mask = 0;                                          // any of these role bits
+  std::int64_t net_below = std::numeric_limits<std::int64_t>::min();   // net < this
+  std::int64_t net_above = std::numeric_limits<std::int64_t>::max();   // net > this
+  std::int64_t post_alloc_above = std::numeric_limits<std::int64_t>::max();  // memory after its allocations > this
+};
+
+class OrderTree {
+ public:
+  // Per NodeId: bytes allocated, bytes freed, the runtime counted as compute
+  // (0 for collectives), role bits. `order` is a permutation of the nodes.
+  OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
+            const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role);
+
+  std::int32_t size() const { return static_cast<std::int32_t>(left_.size()); }
+  std::int32_t position(NodeId v) const;
+  NodeId at(std::int32_t pos) const;
+  // Memory before `v` runs; after its allocations; after its frees.
+  std::int64_t memory_before(NodeId v) const;
+  std::int64_t post_alloc(NodeId v) const { return memory_before(v) + alloc_[v]; }
+  std::int64_t post_free(NodeId v) const { return memory_before(v) + net_[v]; }
+  std::int64_t alloc(NodeId v) const { return alloc_[v]; }
+  std::int64_t freed(NodeId v) const { return alloc_[v] - net_[v]; }
+  void set_freed(NodeId v, std::int64_t bytes);
+
+  // Moves the nodes at positions [first, last] so that the first of them
+  // lands at position `to` (counted in the order without them).
+  void move_range(std::int32_t first, std::int32_t last, std::int32_t to);
+  // Sum of compute runtimes over positions [first, last]; 0 when empty.
+  double compute_sum(std::int32_t first, std::int32_t last);
+  // The nearest position in [first, last] matching `q`: the last one, or
+  // the first one; -1 when none.
+  std::int32_t last_match(std::int32_t first, std::int32_t last, const BlockQuery& q);
+  std::int32_t first_match(std::int32_t first, std::int32_t last, const BlockQuery& q);
+  Order to_order() const;
+
+ private:
+  using Index = std::int32_t;  // a NodeId, or kNone for the empty tree
+  struct Parts {
+    Index before, middle, after;
+  };
+
+  void pull(Index t);
+  std::pair<Index, Index> split(Index t, std::int32_t count);  // first `count` nodes, the rest
+  Index merge(Index a, Index b);
+  Parts cut(std::int32_t first, std::int32_t last);
+  void join(const Parts& p);
+  bool may_match(Index t, std::int64_t offset, const BlockQuery& q) const;
+  bool matches(Index t, std::int64_t memory_before, const BlockQuery& q) const;
+  Index find(Index t, std::int64_t offset, const BlockQuery& q, bool last, std::int32_t& rank) const;
+  std::int32_t count(Index t) const { return t == kNone ? 0 : count_[t]; }
+  std::int64_t net_sum(Index t) const { return t == kNone ? 0 : net_sum_[t]; }
+
+  Index root_ = kNone;
+  std::vector<Index> left_, right_, parent_;
+  std::vector<std::uint64_t> priority_;
+  std::vector<std::int64_t> alloc_, net_;
+  std::vector<double> runtime_;
+  std::vector<std::uint8_t> role_;
+  // Subtree aggregates.
+  std::vector<std::int32_t> count_;
+  std::vector<std::int64_t> net_sum_, max_post_alloc_, min_net_, max_net_;  // max_post_alloc_: relative to the subtree's start
+  std::vector<double> runtime_sum_;
+  std::vector<std::uint8_t> role_any_;
+};
+
+}  // namespace schedlab::comms_detail
