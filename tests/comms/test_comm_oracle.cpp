@@ -17,6 +17,7 @@
 
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
+#include "core/gen/distributed.h"
 #include "core/memory/estimate.h"
 #include "tests/test_util.h"
 
@@ -797,5 +798,27 @@ TEST_CASE("comm passes equal the transcriptions of Inductor's loops on the fixtu
     Graph g = load_graph_file(path);
     CommGraph cg = build_comm_graph(g, estimate_runtimes_us(g, builtin_profile(kDefaultHardwareProfile)));
     check_all_passes(g, cg, g.baseline_order(), false);
+  }
+}
+
+TEST_CASE("iterative passes equal the transcriptions on generated FSDP and tensor-parallel graphs", "[comms][oracle]") {
+  std::vector<DistributedGraphSpec> specs(3);
+  specs[0].layers = 40;
+  specs[1].pattern = DistributedPattern::TensorParallel;
+  specs[1].layers = 12;
+  specs[2].layers = 24;
+  specs[2].backward = false;
+  for (const auto& spec : specs) {
+    Graph g = generate_distributed_graph(spec);
+    CommGraph cg = build_comm_graph(g, estimate_runtimes_us(g, builtin_profile(kDefaultHardwareProfile)));
+    INFO(g.name);
+    const Order input = g.baseline_order();
+    for (double budget : {0.0, 0.2, 1.0}) {
+      CommKnobs k;
+      k.reorder_iterative_peak_memory_budget = k.sink_iterative_peak_memory_budget = budget;
+      auto reordered = reorder_communication_preserving_peak_memory(cg, input, k);
+      check_same_result(g, reordered, oracle_reorder(cg, input, k), false);
+      check_same_result(g, sink_waits_iterative(cg, reordered.order, k), oracle_sink_waits_iterative(cg, reordered.order, k), false);
+    }
   }
 }
