@@ -40,7 +40,13 @@ IterativeState init_iterative_state(const CommGraph& cg, const Order& order, dou
     if (!cg.is_collective(v)) compute[v] = runtime[v];
     else if (!cg.is_async_collective(v)) role[v] |= kRoleSyncCollective;
   }
-  OrderTree tree(order, est.node_alloc, est.node_free, compute, role);
+  // A collective's key is its earliest wait (wait_exposure's inner pairs).
+  std::vector<std::pair<std::int32_t, std::int32_t>> waits;
+  for (NodeId v = 0; v < n; ++v)
+    if (cg.is_wait(v))
+      for (BufId b : cg.data_bufs.row(v))
+        if (cg.is_async_collective(cg.producer(b))) waits.emplace_back(cg.producer(b), v);
+  OrderTree tree(order, est.node_alloc, est.node_free, compute, role, Adjacency::from_pairs(n, waits));
   IterativeState s{cg, std::move(info), std::move(runtime), est.peak, budget, 0, std::move(est.last_use), {}, {}, {}, std::move(tree)};
   s.max_potential_peak = largest_within_budget(s);
   s.last_used_by.resize(n);
@@ -78,19 +84,10 @@ Exposure wait_exposure(IterativeState& s, NodeId wait) {
   }
   // Walking back from the wait, compute restarts from zero at each
   // synchronous collective and each collective with one of its waits in
-  // between: what counts lies between the collective and the first of those.
-  std::int32_t restart = -1;
-  for (std::int32_t c = s.order.first_match(collective_pos + 1, at - 1, {.role_mask = kRoleCollective}); c >= 0;
-       c = s.order.first_match(c + 1, at - 1, {.role_mask = kRoleCollective})) {
-    const NodeId inner = s.order.at(c);
-    bool restarts = !cg.is_async_collective(inner);
-    for (NodeId r : s.data_readers.row(inner))
-      if (!restarts && cg.is_wait(r) && s.position(r) < at) restarts = true;
-    if (restarts) {
-      restart = c;
-      break;
-    }
-  }
+  // between (its key, the earliest wait's label, is below this wait's):
+  // what counts lies between the collective and the first of those.
+  const std::int32_t restart =
+      s.order.first_match(collective_pos + 1, at - 1, {.role_mask = kRoleSyncCollective, .key_below = s.order.label(wait)});
   Exposure e;
   e.comm_us = collective == kNone ? 0 : s.runtime[collective];
   e.comp_us = s.order.compute_sum(collective_pos + 1, (restart >= 0 ? restart : at) - 1);

@@ -1,6 +1,7 @@
 #include "core/comms/order_tree.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace schedlab::comms_detail {
 
@@ -17,7 +18,8 @@ std::uint64_t priority_of(std::uint64_t v) {
 }  // namespace
 
 OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
-                     const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role) {
+                     const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, Adjacency key_sources)
+    : key_sources_(std::move(key_sources)) {
   const std::size_t n = alloc.size();
   left_.assign(n, kNone);
   right_.assign(n, kNone);
@@ -34,6 +36,16 @@ OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc,
   max_net_.resize(n);
   runtime_sum_.resize(n);
   role_any_.resize(n);
+  min_key_.resize(n);
+  label_.assign(n, 0);
+  key_.assign(n, kNoKey);
+  std::vector<std::pair<std::int32_t, std::int32_t>> dependents;
+  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v)
+    for (NodeId src : key_sources_.row(v)) dependents.emplace_back(src, v);
+  key_dependents_ = Adjacency::from_pairs(static_cast<std::int32_t>(n), dependents);
+  const std::int64_t spacing = kLabelEnd / static_cast<std::int64_t>(n + 1);
+  for (std::size_t i = 0; i < order.size(); ++i) label_[order[i]] = spacing * static_cast<std::int64_t>(i + 1);
+  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) key_[v] = key_from_sources(v);
   for (std::size_t v = 0; v < n; ++v) {
     priority_[v] = priority_of(v);
     net_[v] = alloc[v] - freed[v];
@@ -71,7 +83,9 @@ void OrderTree::pull(Index t) {
   std::int64_t lo = net_[t], hi = net_[t];
   double rt = runtime_[t];
   std::uint8_t roles = role_[t];
+  std::int64_t key = key_[t];
   if (l != kNone) {
+    key = std::min(key, min_key_[l]);
     best = std::max(best, max_post_alloc_[l]);
     lo = std::min(lo, min_net_[l]);
     hi = std::max(hi, max_net_[l]);
@@ -85,8 +99,10 @@ void OrderTree::pull(Index t) {
     hi = std::max(hi, max_net_[r]);
     rt = rt + runtime_sum_[r];
     roles |= role_any_[r];
+    key = std::min(key, min_key_[r]);
     parent_[r] = t;
   }
+  min_key_[t] = key;
   max_post_alloc_[t] = best;
   min_net_[t] = lo;
   max_net_[t] = hi;
@@ -174,9 +190,79 @@ void OrderTree::set_freed(NodeId v, std::int64_t bytes) {
 
 void OrderTree::move_range(std::int32_t first, std::int32_t last, std::int32_t to) {
   Parts p = cut(first, last);
+  moved_.clear();
+  collect(p.middle, moved_);
   const Index rest = merge(p.before, p.after);
   auto [a, b] = split(rest, to);
+  const NodeId before = edge_node(a, true), after = edge_node(b, false);
   root_ = merge(merge(a, p.middle), b);
+  // New labels between the neighbours' for the moved nodes only; when the
+  // gap is too narrow, the smallest sparse enough window around them.
+  const std::int64_t lo = before == kNone ? 0 : label_[before];
+  const std::int64_t hi = after == kNone ? kLabelEnd : label_[after];
+  const auto m = static_cast<std::int64_t>(moved_.size());
+  if ((hi - lo) / (m + 1) < kMinLabelStep) {
+    relabel_around(to, to + static_cast<std::int32_t>(m) - 1);
+    return;
+  }
+  const std::int64_t step = (hi - lo) / (m + 1);
+  for (std::int64_t i = 0; i < m; ++i) label_[moved_[static_cast<std::size_t>(i)]] = lo + step * (i + 1);
+  for (NodeId v : moved_) update_keys_of_dependents(v);
+}
+
+void OrderTree::relabel_around(std::int32_t first, std::int32_t last) {
+  const std::int32_t n = size();
+  for (std::int32_t reach = last - first + 2;; reach *= 2) {
+    const std::int32_t lo_pos = std::max(0, first - reach), hi_pos = std::min(n - 1, last + reach);
+    const std::int64_t lo = lo_pos > 0 ? label_[at(lo_pos - 1)] : 0;
+    const std::int64_t hi = hi_pos < n - 1 ? label_[at(hi_pos + 1)] : kLabelEnd;
+    const std::int64_t count = hi_pos - lo_pos + 1;
+    // Leave the window at least twice as sparse as a move needs.
+    if ((hi - lo) / (count + 1) < 2 * kMinLabelStep && !(lo_pos == 0 && hi_pos == n - 1)) continue;
+    Parts p = cut(lo_pos, hi_pos);
+    moved_.clear();
+    collect(p.middle, moved_);
+    join(p);
+    const std::int64_t step = (hi - lo) / (count + 1);
+    for (std::int64_t i = 0; i < count; ++i) label_[moved_[static_cast<std::size_t>(i)]] = lo + step * (i + 1);
+    for (NodeId v : moved_) update_keys_of_dependents(v);
+    return;
+  }
+}
+
+NodeId OrderTree::edge_node(Index t, bool rightmost) const {
+  if (t == kNone) return kNone;
+  while ((rightmost ? right_[t] : left_[t]) != kNone) t = rightmost ? right_[t] : left_[t];
+  return t;
+}
+
+void OrderTree::collect(Index t, std::vector<NodeId>& out) const {
+  std::vector<Index> stack;
+  while (t != kNone || !stack.empty()) {
+    while (t != kNone) {
+      stack.push_back(t);
+      t = left_[t];
+    }
+    t = stack.back();
+    stack.pop_back();
+    out.push_back(t);
+    t = right_[t];
+  }
+}
+
+std::int64_t OrderTree::key_from_sources(NodeId v) const {
+  std::int64_t key = kNoKey;
+  for (NodeId src : key_sources_.row(v)) key = std::min(key, label_[src]);
+  return key;
+}
+
+void OrderTree::update_keys_of_dependents(NodeId source) {
+  for (NodeId d : key_dependents_.row(source)) {
+    const std::int64_t key = key_from_sources(d);
+    if (key == key_[d]) continue;
+    key_[d] = key;
+    for (Index t = d; t != kNone; t = parent_[t]) pull(t);
+  }
 }
 
 double OrderTree::compute_sum(std::int32_t first, std::int32_t last) {
@@ -188,12 +274,12 @@ double OrderTree::compute_sum(std::int32_t first, std::int32_t last) {
 }
 
 bool OrderTree::may_match(Index t, std::int64_t offset, const BlockQuery& q) const {
-  return t != kNone && ((role_any_[t] & q.role_mask) != 0 || min_net_[t] < q.net_below || max_net_[t] > q.net_above ||
+  return t != kNone && ((role_any_[t] & q.role_mask) != 0 || min_net_[t] < q.net_below || max_net_[t] > q.net_above || min_key_[t] < q.key_below ||
                         offset + max_post_alloc_[t] > q.post_alloc_above);
 }
 
 bool OrderTree::matches(Index t, std::int64_t memory_before, const BlockQuery& q) const {
-  return (role_[t] & q.role_mask) != 0 || net_[t] < q.net_below || net_[t] > q.net_above ||
+  return (role_[t] & q.role_mask) != 0 || net_[t] < q.net_below || net_[t] > q.net_above || key_[t] < q.key_below ||
          memory_before + alloc_[t] > q.post_alloc_above;
 }
 
@@ -249,18 +335,7 @@ std::int32_t OrderTree::first_match(std::int32_t first, std::int32_t last, const
 Order OrderTree::to_order() const {
   Order out;
   out.reserve(left_.size());
-  std::vector<Index> stack;
-  Index t = root_;
-  while (t != kNone || !stack.empty()) {
-    while (t != kNone) {
-      stack.push_back(t);
-      t = left_[t];
-    }
-    t = stack.back();
-    stack.pop_back();
-    out.push_back(t);
-    t = right_[t];
-  }
+  collect(root_, out);
   return out;
 }
 

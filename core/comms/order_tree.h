@@ -5,6 +5,11 @@
 // node in a direction that blocks a move (a role, a net allocation or a
 // memory level over a limit) without walking the nodes in between.
 //
+// Each node also has a label that grows along the order (order maintenance:
+// only moved nodes are relabelled) and a key: the smallest label among its
+// key sources (for a collective, its waits), so that "a collective whose
+// wait comes before X" is one descent too.
+//
 // Memory follows Inductor's curr_memory bookkeeping: each node has
 // `alloc` (bytes allocated at its step) and `net` (alloc minus what it
 // frees); the memory after a node's allocations is the sum of `net` over
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/util/adjacency.h"
 
 namespace schedlab::comms_detail {
 
@@ -25,14 +31,15 @@ struct BlockQuery {
   std::int64_t net_below = std::numeric_limits<std::int64_t>::min();   // net < this
   std::int64_t net_above = std::numeric_limits<std::int64_t>::max();   // net > this
   std::int64_t post_alloc_above = std::numeric_limits<std::int64_t>::max();  // memory after its allocations > this
+  std::int64_t key_below = std::numeric_limits<std::int64_t>::min();  // key < this (see OrderTree::label)
 };
 
 class OrderTree {
  public:
   // Per NodeId: bytes allocated, bytes freed, the runtime counted as compute
-  // (0 for collectives), role bits. `order` is a permutation of the nodes.
+  // (0 for collectives), role bits, key sources. `order` is a permutation of the nodes.
   OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
-            const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role);
+            const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, Adjacency key_sources);
 
   std::int32_t size() const { return static_cast<std::int32_t>(left_.size()); }
   std::int32_t position(NodeId v) const;
@@ -44,6 +51,7 @@ class OrderTree {
   std::int64_t alloc(NodeId v) const { return alloc_[v]; }
   std::int64_t freed(NodeId v) const { return alloc_[v] - net_[v]; }
   void set_freed(NodeId v, std::int64_t bytes);
+  std::int64_t label(NodeId v) const { return label_[v]; }
 
   // Moves the nodes at positions [first, last] so that the first of them
   // lands at position `to` (counted in the order without them).
@@ -57,6 +65,10 @@ class OrderTree {
   Order to_order() const;
 
  private:
+  static constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::int64_t kLabelEnd = std::int64_t{1} << 62;
+  static constexpr std::int64_t kMinLabelStep = 2;
+
   using Index = std::int32_t;  // a NodeId, or kNone for the empty tree
   struct Parts {
     Index before, middle, after;
@@ -70,6 +82,11 @@ class OrderTree {
   bool may_match(Index t, std::int64_t offset, const BlockQuery& q) const;
   bool matches(Index t, std::int64_t memory_before, const BlockQuery& q) const;
   Index find(Index t, std::int64_t offset, const BlockQuery& q, bool last, std::int32_t& rank) const;
+  void relabel_around(std::int32_t first, std::int32_t last);
+  void update_keys_of_dependents(NodeId source);
+  std::int64_t key_from_sources(NodeId v) const;
+  NodeId edge_node(Index t, bool rightmost) const;
+  void collect(Index t, std::vector<NodeId>& out) const;
   std::int32_t count(Index t) const { return t == kNone ? 0 : count_[t]; }
   std::int64_t net_sum(Index t) const { return t == kNone ? 0 : net_sum_[t]; }
 
@@ -79,9 +96,12 @@ class OrderTree {
   std::vector<std::int64_t> alloc_, net_;
   std::vector<double> runtime_;
   std::vector<std::uint8_t> role_;
+  std::vector<std::int64_t> label_, key_;
+  Adjacency key_sources_, key_dependents_;
+  std::vector<NodeId> moved_;  // scratch
   // Subtree aggregates.
   std::vector<std::int32_t> count_;
-  std::vector<std::int64_t> net_sum_, max_post_alloc_, min_net_, max_net_;  // max_post_alloc_: relative to the subtree's start
+  std::vector<std::int64_t> net_sum_, max_post_alloc_, min_net_, max_net_, min_key_;  // max_post_alloc_: relative to the subtree's start
   std::vector<double> runtime_sum_;
   std::vector<std::uint8_t> role_any_;
 };
