@@ -65,7 +65,7 @@ int cmd_plan(const Args& args) {
   PlanResult result = run_plan(g, opts);
   std::string text = format == "json" ? plan_text_json(g, opts, result) : plan_to_text(g, result);
   write_output(out_path.empty() ? "-" : out_path, text);
-  if (!trace_path.empty()) write_output(trace_path, chrome_trace(result.planned(g), result.simulation).dump() + "\n");
+  if (!trace_path.empty()) write_output(trace_path, plan_trace_json(g, result));
   if (!out_path.empty() && format == "json") std::fputs(plan_to_text(g, result).c_str(), stdout);
   exit_without_freeing();
   return 0;

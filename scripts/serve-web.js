@@ -1,6 +1,9 @@
 // A small static file server for the built playground (scripts/build-web.sh),
 // bound to 127.0.0.1. Serves .wasm as application/wasm so browsers compile it
-// while it streams. Used by scripts/serve-web.sh and the browser tests.
+// while it streams, and every file with `Access-Control-Allow-Origin: *`, so
+// a page on another origin can embed the widget (its module script, its
+// worker's fetch of the .wasm and of the graph all need CORS). Used by
+// scripts/serve-web.sh and the browser tests.
 //
 // usage: node scripts/serve-web.js OUT_DIR [PORT]   (PORT 0 or absent: 8765)
 'use strict';
@@ -22,6 +25,11 @@ const TYPES = {
 function startServer(root, port = 0) {
   const base = path.resolve(root);
   const server = http.createServer((req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { 'Access-Control-Allow-Methods': 'GET, HEAD', 'Access-Control-Max-Age': '600' }).end();
+      return;
+    }
     let rel;
     try {
       rel = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);

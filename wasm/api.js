@@ -32,9 +32,23 @@ Module['memoryMethods'] = () => JSON.parse(schedlabUnwrap(Module['rawMemoryMetho
 // commPasses() -> [{name, summary, default}], the comm pass registry in its order.
 Module['commPasses'] = () => JSON.parse(schedlabUnwrap(Module['rawCommPasses']()));
 
+// planControls() -> {hardware: [built-in profile names], default_hardware,
+//   comm_knobs: {knob: Inductor's default}}: what the page's controls offer.
+Module['planControls'] = () => JSON.parse(schedlabUnwrap(Module['rawPlanControls']()));
+
 // openPlanSession() -> a planning run kept in the WASM heap for per-step views:
 //   run(graphJson, optionsJson) -> the plan text (as plan());
 //   trace() -> the Chrome trace text of its simulation (as `plan --trace`);
+//   traceBeforeComm() -> the Chrome trace text of the order before the comm passes;
+//   explain(a, b) -> `fuse --explain A B` on the input graph: {fused, group_a,
+//     group_b, eliminated_a, eliminated_b, refusals: [{round, node1, node2,
+//     reason}], final_reason, max_pairwise_attempts};
+//   inputNames() -> the input graph's node names;
+//   bufferProducers() -> [[buffer, producer]] of the planned graph ("" for inputs);
+//   lifetimes(i, from, to) -> [{buffer, bytes, start, end, to_end, producer,
+//     kernel, dtype, shape, last_user, category}] for the buffers of order i
+//     alive anywhere in steps [from, to] (category: input, activation,
+//     output or collective);
 //   summary() -> {input, planned}: validate()'s counts of the input graph and
 //     of the planned one (the fused graph when the input was pre-fusion);
 //   names(i), curve(i) -> {peak, peak_step, curve}, liveAt(i, step) ->
@@ -46,6 +60,11 @@ Module['openPlanSession'] = () => {
   return {
     run: (graphJson, optionsJson = '') => schedlabUnwrap(raw.run(graphJson, optionsJson)),
     trace: () => schedlabUnwrap(raw.trace()),
+    traceBeforeComm: () => schedlabUnwrap(raw.traceBeforeComm()),
+    explain: (a, b) => JSON.parse(schedlabUnwrap(raw.explain(a, b))),
+    inputNames: () => JSON.parse(schedlabUnwrap(raw.inputNames())),
+    bufferProducers: () => JSON.parse(schedlabUnwrap(raw.bufferProducers())),
+    lifetimes: (order, from, to) => JSON.parse(schedlabUnwrap(raw.lifetimes(order, from, to))),
     summary: () => JSON.parse(schedlabUnwrap(raw.summary())),
     names: (order) => JSON.parse(schedlabUnwrap(raw.names(order))),
     curve: (order) => JSON.parse(schedlabUnwrap(raw.curve(order))),

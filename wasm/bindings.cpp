@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/comms/passes.h"
+#include "core/cost/cost_model.h"
+#include "core/fusion/fusion.h"
 #include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
@@ -95,6 +97,15 @@ CallResult comm_pass_table() {
   });
 }
 
+// What the page's controls offer: the built-in hardware profiles and every
+// comm-pass knob with Inductor's default.
+CallResult plan_controls() {
+  return guarded([] {
+    return json{{"hardware", builtin_profile_names()}, {"default_hardware", std::string(kDefaultHardwareProfile)}, {"comm_knobs", comm_knobs_to_json(CommKnobs{})}}
+        .dump();
+  });
+}
+
 // One planning run kept alive for the page: the plan text (byte for byte the
 // CLI's `plan -o`), the Chrome trace of its simulation (`plan --trace`), and
 // per-step views of the planned graph (the fused one when the input was
@@ -119,14 +130,93 @@ class PlanSession {
     });
   }
 
-  // The Chrome trace of the final order's simulation (on demand: it is large).
+  // The Chrome trace of the final order's simulation, as `plan --trace`
+  // writes it (on demand: it is large).
   CallResult trace() {
-    return guarded([&] { return chrome_trace(planned(), result_.simulation).dump() + "\n"; });
+    return guarded([&] { return plan_trace_json(*input_, result_); });
+  }
+
+  // The Chrome trace of the order before the comm passes (the memory
+  // method's), for the page's before/after timeline.
+  CallResult trace_before_comm() {
+    return guarded([&] { return chrome_trace(planned(), result_.simulation_before_comm).dump(); });
+  }
+
+  // `schedlab fuse --explain A B` on the input graph (names of the input,
+  // pre-fusion, graph): whether A and B end in one group, and every refusal.
+  CallResult explain(const std::string& a, const std::string& b) {
+    return guarded([&] {
+      if (!input_) throw UsageError("plan session: nothing planned yet");
+      const Graph& g = *input_;
+      if (!g.is_pre_fusion()) throw UsageError("why not fused: this graph is already fused (open a pre-fusion graph)");
+      const auto node_arg = [&](const std::string& name) {
+        NodeId v = g.find_node(name);
+        if (v == kNone) throw UsageError("why not fused: no node named \"" + name + "\"");
+        return v;
+      };
+      FusionExplanation ex = explain_fusion(g, node_arg(a), node_arg(b), FusionOptions{});
+      json refusals = json::array();
+      for (const auto& r : ex.refusals) refusals.push_back({{"round", r.round}, {"node1", r.node1}, {"node2", r.node2}, {"reason", r.reason}});
+      return json{{"a", a}, {"b", b}, {"fused", ex.fused}, {"group_a", ex.group_a}, {"group_b", ex.group_b},
+                  {"eliminated_a", ex.eliminated_a}, {"eliminated_b", ex.eliminated_b}, {"refusals", std::move(refusals)},
+                  {"final_reason", ex.final_reason}, {"max_pairwise_attempts", FusionOptions{}.max_pairwise_attempts}}
+          .dump();
+    });
+  }
+
+  // The lifetimes of the buffers of an order alive anywhere in steps
+  // [from, to], for the page's stacked view around a step: start and last
+  // live step, bytes, and what the buffer is (producer, kernel, dtype, shape,
+  // last user, category).
+  CallResult lifetimes(int order_index, int from, int to) {
+    return guarded([&] {
+      const Graph& g = planned();
+      const Order& order = order_at(order_index);
+      json out = json::array();
+      for (const auto& lt : compute_memory_timeline(g, info_, order)) {
+        if (lt.end_step < from || lt.start_step > to || lt.size_alloc <= 0) continue;
+        const Buffer& b = g.buffers[lt.buf];
+        // Freed after its last live step's node (a graph output never is).
+        const bool freed = !lt.live_to_end && lt.end_step >= 0 && lt.end_step < static_cast<std::int32_t>(order.size());
+        const std::string last_user = freed ? g.nodes[order[lt.end_step]].name : "";
+        const Node* producer = b.is_input ? nullptr : &g.nodes[b.producer];
+        const char* category = b.is_input                          ? "input"
+                               : producer->collective              ? "collective"
+                               : info_.is_graph_output[lt.buf] ? "output"
+                                                                   : "activation";
+        out.push_back({{"buffer", b.name}, {"bytes", lt.size_alloc}, {"start", lt.start_step}, {"end", lt.end_step},
+                       {"to_end", lt.live_to_end}, {"producer", producer ? producer->name : ""},
+                       {"kernel", producer ? producer->kernel : ""}, {"dtype", b.dtype}, {"shape", b.shape},
+                       {"last_user", last_user}, {"category", category}});
+      }
+      return out.dump();
+    });
   }
 
   // Counts of the input graph and of the planned one.
   CallResult summary() {
     return guarded([&] { return json{{"input", graph_summary(*input_)}, {"planned", graph_summary(planned())}}.dump(); });
+  }
+
+  // The input graph's node names (before fusion, for a pre-fusion input).
+  CallResult input_names() {
+    return guarded([&] {
+      if (!input_) throw UsageError("plan session: nothing planned yet");
+      json out = json::array();
+      for (const auto& n : input_->nodes) out.push_back(n.name);
+      return out.dump();
+    });
+  }
+
+  // Every buffer of the planned graph with the node that produces it ("" for
+  // an input), as [[buffer, producer], ...]: the page's search by buffer name.
+  CallResult buffer_producers() {
+    return guarded([&] {
+      const Graph& g = planned();
+      json out = json::array();
+      for (const auto& b : g.buffers) out.push_back({b.name, b.is_input ? "" : g.nodes[b.producer].name});
+      return out.dump();
+    });
   }
 
   // The node names of an order, as a JSON array.
@@ -189,10 +279,16 @@ EMSCRIPTEN_BINDINGS(schedlab) {
   function("rawValidate", &validate);
   function("rawCommPasses", &comm_pass_table);
   function("rawMemoryMethods", &memory_method_table);
+  function("rawPlanControls", &plan_controls);
   class_<PlanSession>("RawPlanSession")
       .constructor<>()
       .function("run", &PlanSession::run)
       .function("trace", &PlanSession::trace)
+      .function("traceBeforeComm", &PlanSession::trace_before_comm)
+      .function("explain", &PlanSession::explain)
+      .function("inputNames", &PlanSession::input_names)
+      .function("bufferProducers", &PlanSession::buffer_producers)
+      .function("lifetimes", &PlanSession::lifetimes)
       .function("summary", &PlanSession::summary)
       .function("names", &PlanSession::names)
       .function("curve", &PlanSession::curve)

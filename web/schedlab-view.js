@@ -5,9 +5,12 @@
 //
 // src: a schedgraph/1 URL (relative to the page). passes: optional comma list
 // of memory methods and comm passes (default: the CLI's defaults). height:
-// optional chart height in px. It renders the summary (peak per method, the
-// chosen one) and the memory curve, planned by the WASM core in a worker
-// shared by every widget on the page. docs.html shows it embedded.
+// optional chart height in px. It renders the summary (the final order's
+// peak, peak per method, the chosen one, the calibrated prediction when the
+// plan has one) and the memory curve, planned by the WASM core in a worker
+// shared by every widget on the page. docs.html shows it embedded; the
+// page may be on another origin than the widget's files, which must then be
+// served with CORS (scripts/serve-web.js does).
 import { h, humanBytes, percentChange } from './js/format.js';
 import { MemoryChart } from './js/memory-chart.js';
 import { Planner } from './js/planner.js';
@@ -61,7 +64,7 @@ class SchedlabView extends HTMLElement {
       const [response, caps] = await Promise.all([fetch(url), planner().capabilities()]);
       if (!response.ok) throw new Error(`${src}: HTTP ${response.status}`);
       const options = optionsFromPasses(this.getAttribute('passes'), caps);
-      const result = await planner().plan(await response.text(), options);
+      const result = await planner().plan(await response.blob(), options);
       if (id === this.renderId) this.show(result);
     } catch (e) {
       if (id !== this.renderId) return;
@@ -69,31 +72,35 @@ class SchedlabView extends HTMLElement {
     }
   }
 
-  show({ plan, baseline }) {
+  show({ plan, baseline, final, orderText }) {
+    const names = orderText.split('\n');
     const mem = plan.memory;
+    const peak = plan.final ? plan.final.peak_bytes : final.peak;
     const methods = mem.method_order.map((name) => {
       const m = mem.methods[name];
       return h('span', { class: `widget-method${name === mem.chosen ? ' chosen' : ''}` },
         m.error ? `${name}: failed` : `${name} ${humanBytes(m.peak)}`);
     });
+    const p = plan.predicted;
     const chartBox = h('div', { class: 'chart' });
     this.body.replaceChildren(
       h('div', { class: 'widget-head' },
         h('div', {},
-          h('div', { class: 'stat-label' }, `${plan.graph || 'graph'} · ${plan.nodes} nodes · peak memory (${mem.chosen})`),
-          h('div', { class: 'stat-value' }, humanBytes(mem.peak),
-            h('span', { class: 'widget-delta' }, `${percentChange(baseline.peak, mem.peak)} vs baseline`)),
-          h('div', { class: 'stat-detail' }, h('span', { 'data-testid': 'peak-bytes' }, String(mem.peak)), ' bytes')),
+          h('div', { class: 'stat-label' }, `${plan.graph || 'graph'} · ${plan.nodes} nodes · peak memory (${mem.chosen}${plan.comm ? ' + comm passes' : ''})`),
+          h('div', { class: 'stat-value' }, humanBytes(peak),
+            h('span', { class: 'widget-delta' }, `${percentChange(baseline.peak, peak)} vs baseline`)),
+          h('div', { class: 'stat-detail' }, h('span', { 'data-testid': 'peak-bytes' }, String(peak)), ' bytes',
+            p && p.peak_bytes !== undefined ? ` · predicted on the GPU ${humanBytes(p.peak_bytes)} (${p.runtime_source || 'model'}, ${p.hardware || plan.options.hardware})` : '')),
         h('div', { class: 'widget-methods' }, methods)),
       chartBox);
     if (this.chart) this.chart.destroy();
     this.chart = new MemoryChart(chartBox, {
       height: Number(this.getAttribute('height')) || 220,
-      stepLabel: (step) => (step < plan.order.length ? plan.order[step] : 'end'),
+      stepLabel: (step) => (step < names.length ? names[step] : 'end'),
     });
     this.chart.setSeries([
       { name: 'baseline order', curve: baseline.curve, peak: baseline.peak, peakStep: baseline.peak_step, className: 'baseline' },
-      { name: `chosen: ${mem.chosen}`, curve: mem.curve, peak: mem.peak, peakStep: mem.peak_step, className: 'chosen' },
+      { name: `final: ${mem.chosen}`, curve: final.curve, peak: final.peak, peakStep: final.peak_step, className: 'chosen' },
     ]);
   }
 

@@ -251,6 +251,10 @@ std::string plan_text_json(const Graph& g, const PlanOptions& opts, const PlanRe
   return plan_to_json(g, opts, r).dump() + "\n";
 }
 
+std::string plan_trace_json(const Graph& g, const PlanResult& r) {
+  return chrome_trace(r.planned(g), r.simulation, r.final_memory.curve).dump() + "\n";
+}
+
 std::string plan_json(std::string_view graph_json, std::string_view options_json) {
   PlanOptions opts = parse_plan_options(options_json);
   Graph g = load_graph(graph_json);

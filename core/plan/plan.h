@@ -63,6 +63,11 @@ std::string plan_to_text(const Graph& g, const PlanResult& r);
 // The one serialization the CLI and the WASM module both use.
 std::string plan_text_json(const Graph& g, const PlanOptions& opts, const PlanResult& r);
 
+// The Chrome trace of the final order's simulation, with its memory counter
+// track and collective-to-wait flows (what `plan --trace` writes and the
+// page exports).
+std::string plan_trace_json(const Graph& g, const PlanResult& r);
+
 // Whole pipeline on text: load, plan, serialize.
 std::string plan_json(std::string_view graph_json, std::string_view options_json);
 

@@ -148,4 +148,33 @@ json simulation_to_json(const Graph& g, const Simulation& sim) {
           {"comm_busy_us", sim.comm_busy_us}, {"exposed_comm_us", sim.exposed_comm_us}, {"collectives", colls}};
 }
 
+json chrome_trace(const Graph& g, const Simulation& sim, const std::vector<std::int64_t>& memory_curve) {
+  if (memory_curve.size() != sim.spans.size() + 1)
+    throw Error("trace: " + std::to_string(memory_curve.size()) + " memory samples for " + std::to_string(sim.spans.size()) + " steps");
+  constexpr int kPid = 1, kComputeLane = 1, kCommLane = 2;
+  json trace = chrome_trace(g, sim);
+  json& events = trace["traceEvents"];
+  std::vector<std::int32_t> timing_of(g.nodes.size(), -1);
+  for (std::int32_t c = 0; c < static_cast<std::int32_t>(sim.collectives.size()); ++c) timing_of[sim.collectives[c].collective] = c;
+  std::vector<double> start_of(g.nodes.size(), 0.0);
+  for (std::size_t step = 0; step < sim.spans.size(); ++step) {
+    const StreamSpan& s = sim.spans[step];
+    start_of[s.node] = s.start_us;
+    // A collective's step happens when it is issued on the compute stream,
+    // so the samples stay in time order.
+    const double ts = s.on_comm_stream ? sim.collectives[timing_of[s.node]].issue_us : s.start_us;
+    events.push_back({{"name", "memory"}, {"ph", "C"}, {"pid", kPid}, {"ts", ts}, {"args", {{"bytes", memory_curve[step]}}}});
+  }
+  events.push_back({{"name", "memory"}, {"ph", "C"}, {"pid", kPid}, {"ts", sim.step_time_us}, {"args", {{"bytes", memory_curve.back()}}}});
+  for (std::int32_t c = 0; c < static_cast<std::int32_t>(sim.collectives.size()); ++c) {
+    const CollectiveTiming& ct = sim.collectives[c];
+    if (ct.blocked == kNone) continue;
+    const std::string name = "wait " + g.nodes[ct.collective].name;
+    events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "s"}, {"id", c}, {"pid", kPid}, {"tid", kCommLane}, {"ts", ct.start_us}});
+    events.push_back({{"name", name}, {"cat", "flow"}, {"ph", "f"}, {"bp", "e"}, {"id", c}, {"pid", kPid}, {"tid", kComputeLane},
+                      {"ts", start_of[ct.blocked]}});
+  }
+  return trace;
+}
+
 }  // namespace schedlab

@@ -7,6 +7,8 @@
 #   wasm_suite      node <wasm>/schedlab_tests.js: the Catch2 suite under node
 #   wasm_parity     tests/wasm/plan-parity.js: WASM plan == CLI plan on every fixture (+ bench)
 #   web_browser     tests/web/playground.test.js: the page and the widget in headless Chromium (+ bench)
+#   web_workbench   tests/web/workbench.test.js: comm passes, cancel, keyboard, layouts, CORS, memory
+#                   and timeline views, search, trace, URL state, accessibility (+ 100k-node bench)
 find_program(SCHEDLAB_NODE node REQUIRED)
 set(SCHEDLAB_WASM_BUILD_DIR "${CMAKE_BINARY_DIR}/wasm" CACHE PATH "Build directory of the WASM targets (scripts/build-wasm.sh)")
 set(SCHEDLAB_WEB_SITE_DIR "${CMAKE_BINARY_DIR}/web-site")
@@ -29,3 +31,7 @@ set_tests_properties(wasm_parity PROPERTIES FIXTURES_REQUIRED wasm TIMEOUT 600)
 add_test(NAME web_browser COMMAND ${SCHEDLAB_NODE} ${CMAKE_SOURCE_DIR}/tests/web/playground.test.js
                                   --site ${SCHEDLAB_WEB_SITE_DIR} --cli $<TARGET_FILE:schedlab> --shots ${CMAKE_BINARY_DIR}/web-shots)
 set_tests_properties(web_browser PROPERTIES FIXTURES_REQUIRED web TIMEOUT 600)
+
+add_test(NAME web_workbench COMMAND ${SCHEDLAB_NODE} ${CMAKE_SOURCE_DIR}/tests/web/workbench.test.js
+                                    --site ${SCHEDLAB_WEB_SITE_DIR} --cli $<TARGET_FILE:schedlab> --shots ${CMAKE_BINARY_DIR}/web-shots)
+set_tests_properties(web_workbench PROPERTIES FIXTURES_REQUIRED web TIMEOUT 900)

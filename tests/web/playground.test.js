@@ -9,87 +9,29 @@
 // Screenshots go to --shots DIR for review.
 //
 // usage: node tests/web/playground.test.js --site OUT_DIR --cli PATH/schedlab [--shots DIR] [--bench-nodes N]
+// (tests/web/workbench.test.js covers the working views: comm passes, cancel,
+// keyboard, layouts, CORS, memory and timeline, search, trace, URL state.)
 'use strict';
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
-
-const root = path.resolve(__dirname, '..', '..');
-const { startServer } = require(path.join(root, 'scripts', 'serve-web.js'));
-
-function parseArgs(argv) {
-  const args = { benchNodes: '10000', chromium: process.env.CHROMIUM || '/usr/bin/chromium' };
-  for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase())] = argv[i + 1];
-  for (const k of ['site', 'cli']) if (!args[k]) throw new Error(`missing --${k}`);
-  args.benchNodes = Number(args.benchNodes);
-  return args;
-}
-
-function loadPlaywright() {
-  try {
-    return require(path.join(root, 'node_modules', 'playwright-core'));
-  } catch {
-    console.error('tests/web: playwright-core is missing: run `npm ci` in the repository root');
-    process.exit(1);
-  }
-}
-
-// The CLI's plan of a file: {text (the -o output), plan (parsed)}.
-function cliPlan(cli, file, tmp) {
-  const out = path.join(tmp, 'cli.plan.json');
-  const r = spawnSync(cli, ['plan', file, '-o', out], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`CLI failed on ${file}: ${r.stderr}`);
-  const text = fs.readFileSync(out, 'utf8');
-  return { text, plan: JSON.parse(text) };
-}
+const { parseArgs, cliPlan: cliPlanIn, launch, peakText, run } = require('./harness.js');
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  const { chromium } = loadPlaywright();
-  const site = path.resolve(args.site);
-  const shots = args.shots ? path.resolve(args.shots) : fs.mkdtempSync(path.join(os.tmpdir(), 'schedlab-shots-'));
-  fs.mkdirSync(shots, { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'schedlab-web-'));
-  const { server, url } = await startServer(site, 0);
-  const browser = await chromium.launch({
-    executablePath: args.chromium,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
-  const pageErrors = [];
-  context.on('page', (p) => {
-    p.on('pageerror', (e) => pageErrors.push(`${p.url()}: ${e.message}`));
-    p.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`${p.url()}: console: ${m.text()}`); });
-  });
-
-  let failures = 0;
-  const test = async (name, fn) => {
-    const t0 = Date.now();
-    try {
-      await fn();
-      console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-    } catch (e) {
-      failures += 1;
-      console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 8).join('\n')}`);
-    }
-  };
+  const args = parseArgs(process.argv.slice(2), { benchNodes: '10000' });
+  args.benchNodes = Number(args.benchNodes);
+  const { site, shots, tmp, url, newContext, test, finish } = await launch(args);
+  const cliPlan = (cliPath, file) => cliPlanIn(cliPath, file, tmp);
+  const context = await newContext();
   const page = await context.newPage();
-  const peakText = async (p) => {
-    await p.locator('[data-testid="peak-bytes"], [data-testid="error"]').first().waitFor({ timeout: 20000 });
-    const err = await p.locator('[data-testid="error"]').count();
-    if (err) throw new Error(`the page shows an error: ${await p.locator('[data-testid="error"]').textContent()}`);
-    return (await p.locator('[data-testid="peak-bytes"]').textContent()).trim();
-  };
 
-  // 1. Every bundled example, through ?graph=URL (default options).
+  // 1. Every bundled example, through ?graph=URL (default options): the final order's peak.
   const examples = JSON.parse(fs.readFileSync(path.join(site, 'examples', 'index.json'), 'utf8'));
   assert(examples.length > 0, 'no bundled examples');
   for (const ex of examples) {
     await test(`?graph=examples/${ex.file} shows the CLI's peak`, async () => {
-      const expected = cliPlan(args.cli, path.join(site, 'examples', ex.file), tmp).plan.memory.peak;
+      const expected = cliPlan(args.cli, path.join(site, 'examples', ex.file)).plan.final.peak_bytes;
       await page.goto(`${url}?graph=examples/${ex.file}`);
       const shown = await peakText(page);
       assert.strictEqual(shown, String(expected), `page shows ${shown}, the CLI says ${expected}`);
@@ -101,7 +43,7 @@ async function main() {
   await test('hovering the memory curve lists the live buffers', async () => {
     await page.goto(`${url}?graph=examples/gpt2_2.post.json`);
     await peakText(page);
-    const box = await page.locator('.memory-chart .overlay').boundingBox();
+    const box = await page.locator('#memory-chart .memory-chart .overlay').boundingBox();
     await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
     await page.locator('.chart-tip').waitFor({ state: 'visible' });
     await page.waitForFunction(() => !/\(peak\)/.test(document.querySelector('.live-head').textContent));
@@ -117,7 +59,7 @@ async function main() {
     await page.selectOption('#example-select', 'ddp_1.post.json');
     const shown = await peakText(page);
     const cli = cliPlan(args.cli, path.join(site, 'examples', 'ddp_1.post.json'), tmp);
-    assert.strictEqual(shown, String(cli.plan.memory.peak));
+    assert.strictEqual(shown, String(cli.plan.final.peak_bytes));
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-plan')]);
     const saved = path.join(tmp, 'exported.plan.json');
     await download.saveAs(saved);
@@ -128,7 +70,7 @@ async function main() {
     const [traceDownload] = await Promise.all([page.waitForEvent('download'), page.click('#export-trace')]);
     await traceDownload.saveAs(saved);
     assert(fs.readFileSync(saved, 'utf8') === fs.readFileSync(cliTrace, 'utf8'), 'the exported trace differs from `schedlab plan --trace`');
-    await page.locator('#timeline .timeline-chart').waitFor();
+    await page.locator('#timeline [data-testid="timeline-canvas"]').waitFor();
     await page.screenshot({ path: path.join(shots, 'playground-ddp_1.post-timeline.png'), fullPage: true });
   });
 
@@ -141,7 +83,7 @@ async function main() {
     await page.waitForFunction(() => document.querySelectorAll('.methods tbody tr').length === 1);
     const r = spawnSync(args.cli, ['plan', path.join(site, 'examples', 'mlp_2.pre.json'), '--memory-methods', 'baseline', '-o', path.join(tmp, 'b.json')]);
     assert.strictEqual(r.status, 0);
-    assert.strictEqual(await peakText(page), String(JSON.parse(fs.readFileSync(path.join(tmp, 'b.json'), 'utf8')).memory.peak));
+    assert.strictEqual(await peakText(page), String(JSON.parse(fs.readFileSync(path.join(tmp, 'b.json'), 'utf8')).final.peak_bytes));
   });
 
   await test('comm passes chosen in the panel give the CLI\'s plan', async () => {
@@ -169,7 +111,7 @@ async function main() {
     await page.click('#paste-button');
     await page.fill('#paste-text', fs.readFileSync(file, 'utf8'));
     await page.click('#paste-plan');
-    assert.strictEqual(await peakText(page), String(cliPlan(args.cli, file, tmp).plan.memory.peak));
+    assert.strictEqual(await peakText(page), String(cliPlan(args.cli, file).plan.final.peak_bytes));
   });
 
   await test('a dropped file plans', async () => {
@@ -183,7 +125,7 @@ async function main() {
       window.dispatchEvent(new DragEvent('dragenter', { dataTransfer: dt }));
       window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, cancelable: true }));
     }, text);
-    assert.strictEqual(await peakText(page), String(cliPlan(args.cli, file, tmp).plan.memory.peak));
+    assert.strictEqual(await peakText(page), String(cliPlan(args.cli, file).plan.final.peak_bytes));
     assert(await page.locator('#drop-overlay').isHidden(), 'the drop overlay stayed');
   });
 
@@ -225,11 +167,11 @@ async function main() {
     const docs = await context.newPage();
     await docs.goto(`${url}docs.html`);
     const expected = {
-      '#widget-default': cliPlan(args.cli, path.join(site, 'examples', 'gpt2_2.post.json'), tmp).plan.memory.peak,
+      '#widget-default': cliPlan(args.cli, path.join(site, 'examples', 'gpt2_2.post.json')).plan.final.peak_bytes,
       '#widget-passes': (() => {
         const out = path.join(tmp, 'w.json');
         spawnSync(args.cli, ['plan', path.join(site, 'examples', 'mlp_2.pre.json'), '--memory-methods', 'baseline,bfs', '-o', out]);
-        return JSON.parse(fs.readFileSync(out, 'utf8')).memory.peak;
+        return JSON.parse(fs.readFileSync(out, 'utf8')).final.peak_bytes;
       })(),
     };
     for (const [sel, peak] of Object.entries(expected)) {
@@ -248,7 +190,7 @@ async function main() {
       const file = path.join(tmp, `layered_${args.benchNodes}.json`);
       const gen = spawnSync(args.cli, ['gen', 'layered', '--nodes', String(args.benchNodes), '-o', file], { encoding: 'utf8' });
       assert.strictEqual(gen.status, 0, `schedlab gen layered failed: ${gen.stderr}`);
-      const expected = cliPlan(args.cli, file, tmp).plan.memory.peak;
+      const expected = cliPlan(args.cli, file).plan.final.peak_bytes;
       await page.goto(url);
       await page.locator('#memory-methods input').first().waitFor();
       for (let i = 0; i < 3; i++) {
@@ -265,22 +207,7 @@ async function main() {
     });
   }
 
-  await test('no page errors', async () => {
-    assert.deepStrictEqual(pageErrors, []);
-  });
-
-  await browser.close();
-  server.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
-  console.log(`screenshots: ${shots}`);
-  if (failures) {
-    console.log(`${failures} browser test(s) failed`);
-    process.exit(1);
-  }
-  console.log('all browser tests passed');
+  await finish();
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+run(main);

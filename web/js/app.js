@@ -1,52 +1,74 @@
-// The playground page: load a graph (file, drop, paste, example, ?graph=URL),
-// plan it in the worker, render the report. All planning is core's (through
-// the WASM module); this file only presents what the plan JSON says.
+// The playground page: load a graph (file, drop, paste, example,
+// ?graph=URL), plan it in the worker, render the report. All planning is
+// core's (through the WASM module); this file only presents what the plan
+// says and wires the views together: hovering or pinning a step in the
+// memory chart shows it in the live list, the stacked lifetimes, the order
+// table and the timeline.
 import { formatMs, formatUs, h, humanBytes, percentChange } from './format.js';
 import { MemoryChart } from './memory-chart.js';
-import { renderOrder } from './order-view.js';
+import { OrderView } from './order-view.js';
+import { OptionsPanel } from './options-panel.js';
 import { Planner } from './planner.js';
 import { renderFusion } from './fusion-view.js';
-import { renderTimeline } from './timeline.js';
+import { renderCommTables, Timeline } from './timeline.js';
+import { describeBuffer, renderLifetimes } from './lifetime-view.js';
 
 const $ = (id) => document.getElementById(id);
+const LIFETIME_WINDOW = 24;  // steps each side of the pinned step
 
 const state = {
   planner: new Planner(),
-  graph: null,   // {text, label}
-  result: null,  // the worker's plan result
+  panel: null,
+  graph: null,   // {source: Blob | string, label, url (when it has one)}
+  result: null,  // the worker's plan result (+ names)
   runId: 0,      // the latest plan request; older replies are dropped
+  busy: false,
   chart: null,
-  optionsReady: null,  // resolves once the option checkboxes exist
+  orderView: null,
+  timeline: null,
+  kept: null,    // a plan kept for comparison
+  pinned: null,
+  initialStep: null,
 };
 
-// ---- loading -------------------------------------------------------------
+// ---- loading ------------------------------------------------------------------
 
-// defaults: plan with the CLI's default options (as ?graph=URL does), not the panel's.
-function loadGraph(text, label, { defaults = false } = {}) {
-  state.graph = { text, label };
-  $('plan-button').disabled = false;
-  return runPlan({ defaults });
+// Names the current source in the source menu; its entries stay pickable
+// again (the current-source entry is what the menu shows).
+function showSource(label) {
+  const current = $('current-source');
+  current.textContent = label ? `▸ ${label}` : 'Examples…';
+  $('example-select').value = '';
 }
 
-async function loadFromUrl(url, label, { defaults = false } = {}) {
-  setStatus(`fetching ${label}…`);
+function loadGraph(source, label, { url = null } = {}) {
+  state.graph = { source, label, url };
+  showSource(label);
+  $('plan-button').disabled = false;
+  return runPlan();
+}
+
+async function loadFromUrl(url, label) {
+  if (state.busy) cancelPlan({ quiet: true });
+  const runId = ++state.runId;
+  setStatus(`fetching ${label}…`, true);
   let response;
   try {
     response = await fetch(url);
+    if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+    const blob = await response.blob();
+    if (runId !== state.runId) return;
+    await loadGraph(blob, label, { url });
   } catch (e) {
+    if (runId !== state.runId) return;
     showError(`${label}: cannot fetch (${e.message})`);
-    return;
   }
-  if (!response.ok) {
-    showError(`${label}: HTTP ${response.status} ${response.statusText}`);
-    return;
-  }
-  await loadGraph(await response.text(), label, { defaults });
 }
 
-async function loadFile(file) {
+function loadFile(file) {
   if (!file) return;
-  await loadGraph(await file.text(), file.name);
+  // The worker reads the file: a big one never passes through this thread.
+  loadGraph(file, file.name);
 }
 
 async function setUpExamples() {
@@ -56,17 +78,23 @@ async function setUpExamples() {
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     for (const ex of await response.json()) select.append(h('option', { value: ex.file }, ex.label));
   } catch {
-    select.disabled = true;
     select.title = 'no bundled examples (build the site with scripts/build-web.sh)';
   }
   select.addEventListener('change', () => {
-    if (!select.value) return;
-    loadFromUrl(`examples/${select.value}`, select.value);
+    const file = select.value;
+    if (!file) return;
+    loadFromUrl(`examples/${file}`, file);
   });
 }
 
-function setUpDropAndPaste() {
-  $('file-input').addEventListener('change', (e) => loadFile(e.target.files[0]));
+function setUpLoaders() {
+  const input = $('file-input');
+  $('open-button').addEventListener('click', () => input.click());
+  input.addEventListener('change', () => {
+    const file = input.files[0];
+    input.value = '';  // the same file picked again is a new change
+    loadFile(file);
+  });
   const overlay = $('drop-overlay');
   let depth = 0;
   window.addEventListener('dragenter', (e) => {
@@ -92,66 +120,80 @@ function setUpDropAndPaste() {
   });
 }
 
-// ---- options -------------------------------------------------------------
+// ---- planning -------------------------------------------------------------------
 
-function renderOptions({ memoryMethods, commPasses }) {
-  $('memory-methods').replaceChildren(...memoryMethods.map((m) =>
-    h('label', { class: 'check', title: m.summary },
-      h('input', { type: 'checkbox', name: 'memory-method', value: m.name, checked: m.default }),
-      h('span', { class: 'check-name' }, m.name),
-      h('span', { class: 'check-summary' }, m.summary))));
-  if (commPasses && commPasses.length) {
-    $('comm-options').hidden = false;
-    $('comm-passes').replaceChildren(...commPasses.map((p) =>
-      h('label', { class: 'check', title: p.summary },
-        h('input', { type: 'checkbox', name: 'comm-pass', value: p.name, checked: p.default }),
-        h('span', { class: 'check-name' }, p.name),
-        h('span', { class: 'check-summary' }, p.summary))));
+let statusTimer = 0;
+function setStatus(text, busy = false) {
+  clearInterval(statusTimer);
+  const started = performance.now();
+  const line = h('span', { class: 'status-text' }, text);
+  $('status').replaceChildren(busy ? h('div', { class: 'progress', 'aria-hidden': 'true' }, h('div', { class: 'bar' })) : '', line);
+  $('status').classList.toggle('busy', busy);
+  if (busy) {
+    const elapsed = h('span', { class: 'elapsed', 'aria-hidden': 'true' });
+    $('status').append(elapsed);
+    statusTimer = setInterval(() => { elapsed.textContent = ` · ${((performance.now() - started) / 1000).toFixed(1)} s`; }, 200);
   }
 }
 
-function chosenOptions() {
-  const checked = (name) => [...document.querySelectorAll(`input[name="${name}"]:checked`)].map((i) => i.value);
-  const options = { memory_methods: checked('memory-method') };
-  if (!$('comm-options').hidden) options.comm_passes = checked('comm-pass');
-  options.fuse = $('fuse-option').checked;
-  return options;
+function setBusy(busy) {
+  state.busy = busy;
+  $('cancel-button').hidden = !busy;
+  $('plan-button').disabled = busy || !state.graph;
 }
 
-// ---- planning ------------------------------------------------------------
-
-function setStatus(text, busy = false) {
-  $('status').replaceChildren(busy ? h('div', { class: 'progress' }, h('div', { class: 'bar' })) : '', text);
+function cancelPlan({ quiet = false } = {}) {
+  state.runId += 1;
+  state.planner.cancel();
+  setBusy(false);
+  // The worker's session went with it: the report shown can no longer answer.
+  state.result = null;
+  $('report').hidden = true;
+  $('empty').hidden = false;
+  setExports(false);
+  if (!quiet) setStatus('cancelled');
 }
 
-async function runPlan({ defaults = false } = {}) {
+async function runPlan() {
   if (!state.graph) return;
+  if (state.busy) cancelPlan({ quiet: true });
   const runId = ++state.runId;
   const started = performance.now();
   clearError();
-  setStatus('starting…', true);
-  $('plan-button').disabled = true;
+  setBusy(true);
+  setStatus(`starting: ${state.graph.label}`, true);
   try {
-    await state.optionsReady;
-    const result = await state.planner.plan(state.graph.text, defaults ? null : chosenOptions(), ({ stage, detail }) => {
+    const options = state.panel.options();
+    const result = await state.planner.plan(state.graph.source, options, ({ stage, detail }) => {
       if (runId === state.runId) setStatus(`${stage}: ${detail}`, true);
     });
     if (runId !== state.runId) return;
-    result.totalMs = performance.now() - started;
+    result.orderNames = result.orderText.split('\n');
+    result.baselineNames = result.baselineText.split('\n');
+    result.label = state.graph.label;
     state.result = result;
-    clearError();
-    renderReport(result);
-    setStatus(`planned in ${formatMs(result.planMs)} (core) · ${formatMs(result.totalMs)} in all`);
-  } catch (e) {
+    await renderReport(result);
     if (runId !== state.runId) return;
+    result.totalMs = performance.now() - started;
+    setBusy(false);
+    setStatus(`planned in ${formatMs(result.planMs)} (core) · ${formatMs(result.totalMs)} in all`);
+    setTimeout(updateUrl, 0);
+  } catch (e) {
+    if (runId !== state.runId || e.kind === 'cancelled') return;
+    setBusy(false);
     state.result = null;
     showError(`${state.graph.label}: ${e.message}`);
-  } finally {
-    if (runId === state.runId) $('plan-button').disabled = false;
   }
 }
 
-// ---- errors --------------------------------------------------------------
+function updateUrl() {
+  // The peak step is pinned on load anyway: only another step goes in the URL.
+  const step = state.result && state.pinned !== state.result.final.peak_step ? state.pinned : null;
+  const url = state.panel.urlFor(state.graph && state.graph.url, step);
+  history.replaceState(null, '', url);
+}
+
+// ---- errors -----------------------------------------------------------------------
 
 function showError(message) {
   $('error-slot').replaceChildren(
@@ -161,40 +203,100 @@ function showError(message) {
   $('report').hidden = true;
   $('empty').hidden = true;
   setStatus('');
-  $('export-plan').disabled = true;
-  $('export-trace').disabled = true;
+  setExports(false);
 }
 
 function clearError() {
   $('error-slot').replaceChildren();
 }
 
-// ---- report --------------------------------------------------------------
+function setExports(on) {
+  for (const id of ['export-plan', 'export-trace', 'share-button']) $(id).disabled = !on;
+}
 
-function renderReport(result) {
+// ---- report -------------------------------------------------------------------------
+
+// One frame between the report's parts, so that laying out a big report
+// never blocks the page in one long task.
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
+async function renderReport(result) {
+  const runId = state.runId;
   $('empty').hidden = true;
   $('report').hidden = false;
   renderSummary(result);
+  renderCompare();
+  await nextFrame();
+  if (runId !== state.runId) return;
+  state.orderView = new OrderView($('order'), result.orderNames, result.baselineNames, {
+    findBuffers: async (q) => new Set(await state.planner.findBuffers(q)),
+    onHover: (step) => {
+      if (state.chart) state.chart.mark(step);
+      if (state.timeline) state.timeline.mark(step === null ? null : result.orderNames[step]);
+    },
+    onSelect: (step) => state.chart.pin(step),
+  });
+  state.orderView.scrollToFirstMoved();
+  await nextFrame();
+  if (runId !== state.runId) return;
   renderMemory(result);
-  renderOrder($('order'), result.plan.order, result.baseline.order);
-  $('export-plan').disabled = false;
-  $('export-trace').disabled = false;
-  // The timeline needs the trace (large on big graphs): fetched only when
-  // the graph has collectives to show.
-  const collectives = result.plan.simulation ? result.plan.simulation.collectives.length : 0;
-  $('timeline-card').hidden = !collectives;
-  if (collectives) {
-    const runId = state.runId;
-    state.planner.trace().then(
-      (trace) => { if (runId === state.runId) renderTimeline($('timeline'), trace); },
-      (e) => { if (runId === state.runId) $('timeline').replaceChildren(h('p', { class: 'error' }, `no timeline: ${e.message}`)); });
-  }
+  setExports(true);
+  await nextFrame();
+  if (runId !== state.runId) return;
+  renderTimelineCard(result);
   $('fusion-card').hidden = !result.plan.front_end;
-  if (result.plan.front_end) renderFusion($('fusion'), result.plan.front_end);
+  if (result.plan.front_end) {
+    renderFusion($('fusion'), result.plan.front_end);
+    $('why-result').hidden = true;
+    state.planner.inputNames().then((text) => {
+      if (runId !== state.runId) return;
+      const names = text.split('\n');
+      // Suggestions for graphs of a size a list can hold; any name can be typed.
+      $('why-names').replaceChildren(...(names.length <= 2000 ? names : []).map((n) => h('option', { value: n })));
+    }, () => {});
+  }
 }
 
-function renderSummary({ plan, summary, baseline, planMs }) {
+// The timeline needs the trace (large on big graphs): fetched only when the
+// graph has collectives to show.
+function renderTimelineCard(result) {
+  const collectives = result.plan.simulation ? result.plan.simulation.collectives.length : 0;
+  $('timeline-card').hidden = !collectives;
+  if (state.timeline) state.timeline.destroy();
+  state.timeline = null;
+  if (!collectives) return;
+  renderCommTables($('comm-tables'), result.plan);
+  const runId = state.runId;
+  state.planner.timeline(Boolean(result.plan.comm)).then(
+    (data) => {
+      if (runId !== state.runId) return;
+      state.timeline = new Timeline($('timeline'), data, {
+        onHover: (name) => {
+          const step = result.orderNames.indexOf(name);
+          if (step >= 0) {
+            state.chart.mark(step);
+            state.orderView.highlight(step);
+          }
+        },
+      });
+      state.timeline.draw();
+    },
+    (e) => { if (runId === state.runId) $('timeline').replaceChildren(h('p', { class: 'error' }, `no timeline: ${e.message}`)); });
+}
+
+function stat(label, value, detail, testid) {
+  return h('div', { class: 'stat', 'data-testid': testid }, h('div', { class: 'stat-label' }, label),
+    h('div', { class: 'stat-value', title: value }, value), h('div', { class: 'stat-detail' }, detail));
+}
+
+function nodeAt(result, step) {
+  return step < result.orderNames.length ? result.orderNames[step] : 'after the last node';
+}
+
+function renderSummary(result) {
+  const { plan, summary, baseline } = result;
   const mem = plan.memory;
+  const fin = plan.final || { peak_bytes: result.final.peak, peak_step: result.final.peak_step, peak_node: nodeAt(result, result.final.peak_step) };
   const rows = mem.method_order.map((name) => {
     const m = mem.methods[name];
     const chosen = name === mem.chosen;
@@ -205,16 +307,24 @@ function renderSummary({ plan, summary, baseline, planMs }) {
       h('td', { class: 'num' }, percentChange(baseline.peak, m.peak)),
       h('td', { class: 'num muted' }, m.peak.toLocaleString('en-US')));
   });
+  const methodPeak = plan.comm
+    ? h('div', { 'data-testid': 'method-peak' },
+      `memory method's order (${mem.chosen}, before comm passes): ${humanBytes(mem.peak)} at step ${mem.peak_step}${result.methodPeakNode ? ` (${result.methodPeakNode})` : ''}`)
+    : '';
   $('summary').replaceChildren(
     h('div', { class: 'stats' },
-      stat('Peak memory (chosen)', humanBytes(mem.peak),
-        h('span', {}, h('span', { 'data-testid': 'peak-bytes' }, String(mem.peak)), ' bytes · ', mem.chosen, ' · ',
-          `${percentChange(baseline.peak, mem.peak)} vs baseline`)),
-      stat('Baseline peak', humanBytes(baseline.peak), `at step ${baseline.peak_step} of ${plan.nodes}`),
+      stat(plan.comm ? 'Peak memory (final order, after comm passes)' : 'Peak memory (final order)', humanBytes(fin.peak_bytes),
+        h('span', {},
+          h('span', { 'data-testid': 'peak-bytes' }, String(fin.peak_bytes)), ' bytes at step ', fin.peak_step,
+          fin.peak_node ? ` (${fin.peak_node})` : '', ` · ${percentChange(baseline.peak, fin.peak_bytes)} vs baseline`,
+          methodPeak), 'stat-peak'),
+      stat('Baseline peak', humanBytes(baseline.peak), `at step ${baseline.peak_step} (${nodeAt({ orderNames: result.baselineNames }, baseline.peak_step)})`),
       stat('Graph', plan.graph || '(unnamed)', graphDetail(summary, plan)),
       simulationStat(plan),
-      stat('Planning', formatMs(planMs), 'WASM core in a worker')),
+      predictedStat(plan),
+      stat('Planning', formatMs(result.planMs), `WASM core in a worker · hardware ${plan.options.hardware}`)),
     h('table', { class: 'methods' },
+      h('caption', { class: 'muted' }, 'Memory methods (peak of each order, before comm passes)'),
       h('thead', {}, h('tr', {}, h('th', {}, 'method'), h('th', { class: 'num' }, 'peak'), h('th', { class: 'num' }, 'vs baseline'), h('th', { class: 'num' }, 'bytes'))),
       h('tbody', {}, rows)));
 }
@@ -236,45 +346,140 @@ function simulationStat(plan) {
   return stat('Step time (simulated)', formatUs(sim.step_time_us), detail);
 }
 
-function stat(label, value, detail) {
-  return h('div', { class: 'stat' }, h('div', { class: 'stat-label' }, label), h('div', { class: 'stat-value', title: value }, value),
-    h('div', { class: 'stat-detail' }, detail));
+// The calibrated figures (schedplan/1 `predicted`), with their source named.
+function predictedStat(plan) {
+  const p = plan.predicted;
+  if (!p) return '';
+  const parts = [];
+  if (p.reserved_bytes !== undefined) parts.push(`reserved ${humanBytes(p.reserved_bytes)}`);
+  if (p.kernel_time_us !== undefined) parts.push(`kernel time ${formatUs(p.kernel_time_us)}`);
+  if (p.wall_time_us !== undefined) parts.push(`wall ${formatUs(p.wall_time_us)}`);
+  if (p.wall_time_us_cudagraphs !== undefined) parts.push(`with CUDA graphs ${formatUs(p.wall_time_us_cudagraphs)}`);
+  parts.push(`source: ${p.runtime_source || 'unknown'} on ${p.hardware || plan.options.hardware}`);
+  return stat('Predicted on the GPU (as executed)', p.peak_bytes !== undefined ? humanBytes(p.peak_bytes) : '—', parts.join(' · '), 'predicted');
 }
 
-function renderMemory({ plan, baseline }) {
+// ---- comparison -------------------------------------------------------------------------
+
+function keepForComparison() {
+  const r = state.result;
+  if (!r) return;
+  state.kept = {
+    label: `${r.label} · ${r.plan.memory.chosen}${r.plan.comm ? ` + ${r.plan.options.comm_passes.join(', ')}` : ''}`,
+    curve: r.final.curve,
+    figures: figuresOf(r),
+  };
+  renderCompare();
+  renderMemory(r, { keepView: true });
+  setStatus(`kept "${state.kept.label}": plan another graph or other options to compare`);
+}
+
+function figuresOf(r) {
+  const p = r.plan;
+  const fin = p.final || { peak_bytes: r.final.peak, peak_step: r.final.peak_step };
+  return [
+    ['graph', p.graph || '(unnamed)'],
+    ['nodes planned', String(p.nodes)],
+    ['memory method', p.memory.chosen],
+    ['comm passes', (p.options.comm_passes || []).join(', ') || 'none'],
+    ['hardware', p.options.hardware],
+    ['peak (final order)', `${humanBytes(fin.peak_bytes)} at step ${fin.peak_step}`],
+    ['memory method\'s peak', humanBytes(p.memory.peak)],
+    ['baseline peak', humanBytes(r.baseline.peak)],
+    ['step time (simulated)', p.simulation ? formatUs(p.simulation.step_time_us) : '—'],
+    ['exposed comm', p.simulation ? formatUs(p.simulation.exposed_comm_us) : '—'],
+    ['predicted peak', p.predicted && p.predicted.peak_bytes !== undefined ? humanBytes(p.predicted.peak_bytes) : '—'],
+  ];
+}
+
+function renderCompare() {
+  const kept = state.kept;
+  $('compare-card').hidden = !kept || !state.result;
+  if (!kept || !state.result) return;
+  const now = figuresOf(state.result);
+  $('compare').replaceChildren(
+    h('table', { class: 'compare', 'data-testid': 'compare' },
+      h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, `kept: ${kept.label}`), h('th', {}, `this plan: ${state.result.label}`))),
+      h('tbody', {}, now.map(([k, v], i) => h('tr', { class: kept.figures[i][1] !== v ? 'differs' : '' },
+        h('th', {}, k), h('td', {}, kept.figures[i][1]), h('td', {}, v))))),
+    h('button', { type: 'button', onclick: () => { state.kept = null; renderCompare(); renderMemory(state.result, { keepView: true }); } }, 'Stop comparing'));
+}
+
+// ---- memory -----------------------------------------------------------------------------
+
+function renderMemory(result, { keepView = false } = {}) {
+  const { plan, baseline } = result;
   if (!state.chart) {
     state.chart = new MemoryChart($('memory-chart'), {
       height: 300,
-      onHover: (step) => showLive(step),
-      stepLabel: (step) => (step < state.result.plan.order.length ? state.result.plan.order[step] : 'end'),
+      onHover: (step) => onStepHover(step),
+      onPin: (step) => onStepPin(step),
+      stepLabel: (step) => nodeAt(state.result, step),
     });
   }
-  // After comm passes the final order differs from the memory method's: its
-  // curve (from the worker's memory view) is the one drawn and hovered.
-  const last = state.result.final;
-  const chosenName = `chosen: ${plan.memory.chosen}${plan.comm ? ' + comm passes' : ''}`;
-  state.chart.setSeries([
+  const fin = result.final;
+  const series = [
     { name: 'baseline order', curve: baseline.curve, peak: baseline.peak, peakStep: baseline.peak_step, className: 'baseline' },
-    { name: chosenName, curve: last.curve, peak: last.peak, peakStep: last.peak_step, className: 'chosen' },
-  ]);
-  showLive(last.peak_step);
+    { name: `final: ${plan.memory.chosen}${plan.comm ? ' + comm passes' : ''}`, curve: fin.curve, peak: fin.peak, peakStep: fin.peak_step, className: 'chosen' },
+  ];
+  if (state.kept) {
+    let peak = 0;
+    let peakStep = 0;
+    state.kept.curve.forEach((v, i) => { if (v > peak) { peak = v; peakStep = i; } });
+    series.push({ name: `kept: ${state.kept.label}`, curve: state.kept.curve, peak, peakStep, className: 'kept' });
+  }
+  state.chart.setSeries(series, { keepView });
+  if (!keepView) {
+    const step = state.initialStep !== null ? state.initialStep : fin.peak_step;
+    state.initialStep = null;
+    state.chart.pin(step);
+  }
 }
 
-let liveRequest = 0;
-async function showLive(step) {
-  const request = ++liveRequest;
-  const { plan } = state.result;
-  const buffers = await state.planner.live('chosen', step);
-  if (request !== liveRequest) return;
+// Hover: the live list follows at once; the worker is asked for one step at
+// a time (the latest wins), so a fast pointer never queues requests.
+const liveQuery = { busy: false, next: null };
+function onStepHover(step) {
+  if (!state.result) return;
+  const shown = step === null ? state.pinned : step;
+  if (state.orderView) state.orderView.highlight(shown);
+  if (state.timeline) state.timeline.mark(shown === null ? null : state.result.orderNames[shown]);
+  if (shown !== null) requestLive(shown);
+}
+
+function requestLive(step) {
+  liveQuery.next = step;
+  if (liveQuery.busy) return;
+  liveQuery.busy = true;
+  const runId = state.runId;
+  const s = liveQuery.next;
+  liveQuery.next = null;
+  state.planner.live('chosen', s).then((buffers) => {
+    if (runId === state.runId) showLive(s, buffers);
+  }, () => {}).finally(() => {
+    liveQuery.busy = false;
+    if (liveQuery.next !== null) requestLive(liveQuery.next);
+  });
+}
+
+let urlTimer = 0;
+function onStepPin(step) {
+  state.pinned = step;
+  onStepHover(step);
+  showLifetimes(step);
+  clearTimeout(urlTimer);
+  if (state.result && !state.busy) urlTimer = setTimeout(updateUrl, 100);
+}
+
+function showLive(step, buffers) {
   const total = buffers.reduce((a, b) => a + b.bytes, 0);
-  const node = step < plan.order.length ? plan.order[step] : null;
   const top = buffers.slice(0, 14);
   const largest = top.length ? top[0].bytes : 0;
   const rest = buffers.slice(top.length);
   $('live-buffers').replaceChildren(
     h('div', { class: 'live-head' },
-      h('div', {}, `Step ${step}${step === state.result.final.peak_step ? ' (peak)' : ''}`),
-      h('div', { class: 'muted' }, node ? `running ${node}` : 'after the last node'),
+      h('div', { 'data-testid': 'live-step' }, `Step ${step}${step === state.result.final.peak_step ? ' (peak)' : ''}${step === state.pinned ? ' · pinned' : ''}`),
+      h('div', { class: 'muted' }, step < state.result.orderNames.length ? `running ${state.result.orderNames[step]}` : 'after the last node'),
       h('div', {}, `${humanBytes(total)} live in ${buffers.length} buffers`)),
     h('ol', { class: 'live-list' },
       top.map((b) => h('li', {},
@@ -284,7 +489,56 @@ async function showLive(step) {
     rest.length ? h('div', { class: 'muted' }, `… ${rest.length} more, ${humanBytes(rest.reduce((a, b) => a + b.bytes, 0))}`) : '');
 }
 
-// ---- export --------------------------------------------------------------
+let lifetimeRequest = 0;
+async function showLifetimes(step) {
+  const request = ++lifetimeRequest;
+  const n = state.result.orderNames.length;
+  const from = Math.max(0, step - LIFETIME_WINDOW);
+  const to = Math.min(n - 1, step + LIFETIME_WINDOW);
+  if (to < from) return;
+  let lifetimes;
+  try {
+    lifetimes = await state.planner.lifetimes('chosen', from, to);
+  } catch {
+    return;
+  }
+  if (request !== lifetimeRequest || !state.result) return;
+  renderLifetimes($('lifetimes'), lifetimes, {
+    from, to, step: Math.min(step, to),
+    detail: (b) => $('buffer-detail').replaceChildren(...describeBuffer(b).map((line, i) => h('div', { class: i ? '' : 'detail-head' }, line))),
+  });
+}
+
+// ---- why not fused ---------------------------------------------------------------------
+
+async function explainPair(e) {
+  e.preventDefault();
+  const a = $('why-a').value.trim();
+  const b = $('why-b').value.trim();
+  const out = $('why-result');
+  out.hidden = false;
+  try {
+    const ex = await state.planner.explain(a, b);
+    const lines = [];
+    if (ex.eliminated_a || ex.eliminated_b) {
+      lines.push(`${a} and ${b} do not fuse: ${ex.eliminated_a && ex.eliminated_b ? 'both are' : `${ex.eliminated_a ? a : b} is`} removed as dead code`);
+    } else if (ex.fused) {
+      lines.push(`${a} and ${b} fuse: both in ${ex.group_a}`);
+    } else {
+      lines.push(`${a} and ${b} do not fuse: they end in ${ex.group_a} and ${ex.group_b}`);
+      if (!ex.refusals.length) lines.push(`  never a candidate pair (no shared buffer within ${ex.max_pairwise_attempts} nodes of each other's list)`);
+      for (const r of ex.refusals) lines.push(`  round ${r.round}: ${r.node1} + ${r.node2} refused: ${r.reason}`);
+      lines.push(`  now: ${ex.final_reason || 'legal, but never chosen'}`);
+    }
+    out.textContent = lines.join('\n');
+    out.classList.remove('error');
+  } catch (err) {
+    out.textContent = err.message;
+    out.classList.add('error');
+  }
+}
+
+// ---- export -----------------------------------------------------------------------------
 
 function download(text, filename) {
   const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
@@ -299,26 +553,45 @@ function baseName() {
   return (state.result.plan.graph || 'graph').replace(/[^\w.-]+/g, '_');
 }
 
-// ---- start ---------------------------------------------------------------
+// ---- start ------------------------------------------------------------------------------
 
 async function main() {
-  setUpDropAndPaste();
+  setUpLoaders();
   $('plan-button').addEventListener('click', () => runPlan());
-  $('export-plan').addEventListener('click', () => download(state.result.planText, `${baseName()}.plan.json`));
+  $('cancel-button').addEventListener('click', () => cancelPlan());
+  $('keep-button').addEventListener('click', keepForComparison);
+  $('why-form').addEventListener('submit', explainPair);
+  $('export-plan').addEventListener('click', async () => download(await state.planner.planText(), `${baseName()}.plan.json`));
   $('export-trace').addEventListener('click', async () => download(await state.planner.trace(), `${baseName()}.trace.json`));
+  $('share-button').addEventListener('click', async () => {
+    updateUrl();
+    const link = location.href;
+    try {
+      await navigator.clipboard.writeText(link);
+      setStatus('link copied');
+    } catch {
+      setStatus(`link: ${link}`);
+    }
+  });
   const examples = setUpExamples();
-  state.optionsReady = state.planner.capabilities().then(renderOptions);
+  let caps;
   try {
-    await state.optionsReady;
+    caps = await state.planner.capabilities();
   } catch (e) {
     showError(`cannot start the planner: ${e.message}`);
     return;
   }
+  state.panel = new OptionsPanel(caps, () => state.graph && runPlan());
   await examples;
-  const graphUrl = new URLSearchParams(location.search).get('graph');
-  if (graphUrl) {
-    await loadFromUrl(graphUrl, graphUrl.split('/').pop(), { defaults: true });
+  const params = new URLSearchParams(location.search);
+  const problems = state.panel.applyUrl(params);
+  if (problems.length) {
+    showError(`page URL: ${problems.join('; ')}`);
+    return;
   }
+  if (params.has('step')) state.initialStep = Number(params.get('step'));
+  const graphUrl = params.get('graph');
+  if (graphUrl) await loadFromUrl(graphUrl, graphUrl.split('/').pop());
 }
 
 main();

@@ -1,21 +1,34 @@
 // Client side of worker.js: one worker per Planner, promise-based requests.
 // Used by the playground (app.js) and the widget (../schedlab-view.js).
+// cancel() ends a running plan at once: the worker is terminated and a new
+// one started from the module compiled once, so the next request does not
+// wait for the old one.
 
 // The folder holding worker.js, schedlab_core.js and schedlab_core.wasm.
 const SITE_BASE = new URL('../', import.meta.url).href;
 
 export class Planner {
   constructor(base = SITE_BASE) {
-    // A blob trampoline lets a page on another origin embed the widget: the
-    // worker then loads its scripts by absolute URL.
-    const workerUrl = new URL('js/worker.js', base).href;
-    const blob = new Blob([`importScripts(${JSON.stringify(workerUrl)});`], { type: 'text/javascript' });
-    this.worker = new Worker(URL.createObjectURL(blob));
+    this.base = base;
     this.pending = new Map();
     this.nextId = 1;
-    this.worker.onmessage = ({ data }) => this.receive(data);
-    this.worker.onerror = (e) => this.failAll(e.message || 'the planning worker failed to start');
-    this.ready = this.request('init', { base });
+    // Compiled off the main thread by the engine; every worker instantiates it.
+    this.wasmModule = WebAssembly.compileStreaming
+      ? WebAssembly.compileStreaming(fetch(new URL('schedlab_core.wasm', base).href)).catch(() => null)
+      : Promise.resolve(null);
+    this.start();
+  }
+
+  start() {
+    // A blob trampoline lets a page on another origin embed the widget: the
+    // worker then loads its scripts by absolute URL.
+    const workerUrl = new URL('js/worker.js', this.base).href;
+    const blob = new Blob([`importScripts(${JSON.stringify(workerUrl)});`], { type: 'text/javascript' });
+    const worker = new Worker(URL.createObjectURL(blob));
+    this.worker = worker;
+    worker.onmessage = ({ data }) => this.receive(data);
+    worker.onerror = (e) => this.failAll(e.message || 'the planning worker failed to start');
+    this.ready = this.wasmModule.then((wasmModule) => this.request('init', { base: this.base, wasmModule }));
   }
 
   receive({ id, result, error, progress }) {
@@ -35,8 +48,12 @@ export class Planner {
     }
   }
 
-  failAll(message) {
-    for (const p of this.pending.values()) p.reject(new Error(message));
+  failAll(message, kind = 'internal') {
+    for (const p of this.pending.values()) {
+      const e = new Error(message);
+      e.kind = kind;
+      p.reject(e);
+    }
     this.pending.clear();
   }
 
@@ -48,27 +65,75 @@ export class Planner {
     });
   }
 
-  // -> {memoryMethods: [{name, summary, default}]}
+  // -> {memoryMethods, commPasses, controls: {hardware, default_hardware, comm_knobs}}
   capabilities() {
     return this.ready;
   }
 
-  // -> {planText, plan, summary: {input, planned}, baseline: {peak, peak_step, curve, order}, final: {peak, peak_step, curve}, planMs}
-  async plan(graphText, options, onProgress) {
-    await this.ready;
-    return this.request('plan', { graphText, options }, onProgress);
+  // Stops whatever the worker is doing (its requests reject with kind
+  // 'cancelled') and starts a fresh one.
+  cancel() {
+    this.worker.terminate();
+    this.failAll('cancelled', 'cancelled');
+    this.start();
+    return this.ready;
   }
 
-  // -> the Chrome trace text of the last plan's simulation.
+  // source: a Blob (file, fetched graph) or the graph's text.
+  // -> {plan (without orders and curves), summary: {input, planned},
+  //     baseline/final: {peak, peak_step, curve: Float64Array},
+  //     orderText, baselineText (names joined by '\n'), planMs, planBytes}
+  async plan(source, options, onProgress) {
+    await this.ready;
+    return this.request('plan', { source, options }, onProgress);
+  }
+
+  // -> the schedplan/1 text of the last plan (byte for byte the CLI's).
+  async planText() {
+    await this.ready;
+    return this.request('planText');
+  }
+
+  // -> the Chrome trace text of the last plan (as `plan --trace`).
   async trace() {
     await this.ready;
     return this.request('trace');
+  }
+
+  // -> {after, before}: timeline lanes of the final order and of the order before the comm passes.
+  async timeline(withBefore) {
+    await this.ready;
+    return this.request('timeline', { withBefore });
   }
 
   // -> [{buffer, bytes, producer}] alive at `step` of 'baseline' or 'chosen'.
   async live(order, step) {
     await this.ready;
     return this.request('live', { order, step });
+  }
+
+  // -> buffer lifetimes of an order in steps [from, to] (wasm/api.js).
+  async lifetimes(order, from, to) {
+    await this.ready;
+    return this.request('lifetimes', { order, from, to });
+  }
+
+  // -> `fuse --explain A B` on the input graph.
+  async explain(a, b) {
+    await this.ready;
+    return this.request('explain', { a, b });
+  }
+
+  // -> names of the nodes that produce a buffer whose name contains `query`.
+  async findBuffers(query) {
+    await this.ready;
+    return this.request('findBuffers', { query });
+  }
+
+  // -> the input graph's node names, joined by '\n'.
+  async inputNames() {
+    await this.ready;
+    return this.request('inputNames');
   }
 
   terminate() {
