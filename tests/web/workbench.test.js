@@ -155,6 +155,15 @@ async function main() {
     const expected = cliPlan(args.cli, path.join(site, 'examples', 'gpt2_2.post.json'), tmp).plan;
     assert.strictEqual(await pinned(), expected.final.peak_step, 'the peak step is pinned at first');
     const box = await page.locator('#memory-chart .overlay').boundingBox();
+    // Hovering a step highlights its row in the order table (all rows listed).
+    await page.uncheck('[data-testid="only-moved"]');
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    const hovered = Number(await chart.getAttribute('data-hover'));
+    await page.waitForFunction((s) => {
+      const row = document.querySelector('.order-row.highlighted');
+      return row && Number(row.dataset.step) === s;
+    }, hovered);
     await page.mouse.click(box.x + box.width * 0.25, box.y + box.height / 2);
     const clicked = await pinned();
     assert(Math.abs(clicked - Math.round(0.25 * expected.nodes)) <= 1, `a click at a quarter of the width pinned step ${clicked} of ${expected.nodes}`);
@@ -185,16 +194,6 @@ async function main() {
     assert(/made by|graph input/.test(detail) && /live steps/.test(detail), detail);
     const categories = await page.$$eval('#lifetimes path.band', (els) => [...new Set(els.map((e) => e.classList[1]))]);
     assert(categories.every((c) => ['input', 'activation', 'output', 'collective'].includes(c)), categories.join());
-    // Hovering a step highlights its row in the order table (all rows listed).
-    await page.uncheck('[data-testid="only-moved"]');
-    await page.keyboard.press('0');
-    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
-    const hovered = Number(await chart.getAttribute('data-hover'));
-    await page.waitForFunction((s) => {
-      const row = document.querySelector('.order-row.highlighted');
-      return row && Number(row.dataset.step) === s;
-    }, hovered);
     await page.screenshot({ path: path.join(shots, 'workbench-memory-1400.png'), fullPage: true });
   });
 
