@@ -337,7 +337,7 @@ export class MemoryChart {
       svg.append(s('line', { class: 'grid', x1: MARGIN.left, x2: width - MARGIN.right, y1: y(t * div), y2: y(t * div) }));
       svg.append(s('text', { class: 'tick', x: MARGIN.left - 8, y: y(t * div) + 4, 'text-anchor': 'end' }, `${+t.toFixed(2)} ${unit}`));
     }
-    for (const t of niceTicks(hi, Math.max(2, Math.floor(plotW / 90)), lo).filter((t) => t >= lo && t <= hi && Number.isInteger(t))) {
+    for (const t of niceTicks(hi, Math.max(3, Math.floor(plotW / 80)), lo).filter((t) => t >= lo && t <= hi && Number.isInteger(t))) {
       svg.append(s('line', { class: 'axis', x1: x(t), x2: x(t), y1: MARGIN.top + plotH, y2: MARGIN.top + plotH + 4 }));
       svg.append(s('text', { class: 'tick', x: x(t), y: height - MARGIN.bottom + 18, 'text-anchor': 'middle' }, t));
     }

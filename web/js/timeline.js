@@ -311,7 +311,7 @@ export class Timeline {
 export function renderCommTables(container, plan) {
   const colls = [...plan.simulation.collectives].sort((a, b) => b.exposed_us - a.exposed_us);
   const shown = colls.slice(0, 200);
-  const parts = [
+  const parts = [h('div', {},
     h('h3', {}, `Collectives (${colls.length}), most exposed first`),
     h('div', { class: 'table-scroll short' },
       h('table', { 'data-testid': 'collectives' },
@@ -321,14 +321,17 @@ export function renderCommTables(container, plan) {
           h('td', { class: 'name' }, c.collective), h('td', { class: 'num' }, formatUs(c.issue_us)),
           h('td', { class: 'num' }, formatUs(c.end_us - c.start_us)), h('td', { class: 'num' }, formatUs(c.exposed_us)),
           h('td', { class: 'name' }, c.waited_by || '—')))))),
-    colls.length > shown.length ? h('p', { class: 'muted' }, `… ${colls.length - shown.length} more`) : '',
-  ];
+    colls.length > shown.length ? h('p', { class: 'muted' }, `… ${colls.length - shown.length} more`) : '')];
   if (plan.comm) {
     const rows = plan.comm.passes.map((p) => {
       const stats = p.stats || [];
       const sum = (k) => stats.reduce((a, s) => a + (Number(s[k]) || 0), 0);
       const limits = {};
-      for (const s of stats) if (s.limiting_factor) limits[s.limiting_factor] = (limits[s.limiting_factor] || 0) + 1;
+      // By kind ("data dependency: op4 (…)" counts as "data dependency").
+      for (const s of stats) {
+        const kind = String(s.limiting_factor || 'None').split(':')[0];
+        limits[kind] = (limits[kind] || 0) + 1;
+      }
       const improvement = sum('improvement_us');
       return h('tr', {},
         h('td', { class: 'name' }, p.pass), h('td', { class: 'num' }, stats.length), h('td', { class: 'num' }, sum('moves')),
@@ -336,14 +339,14 @@ export function renderCommTables(container, plan) {
         h('td', { class: 'reason' }, Object.entries(limits).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(', ') || '—'),
         h('td', { class: 'num' }, p.peak_before !== undefined ? `${(p.peak_before / 1048576).toFixed(2)} → ${(p.peak_after / 1048576).toFixed(2)} MiB` : ''));
     });
-    parts.push(
+    parts.push(h('div', {},
       h('h3', {}, 'Comm passes, in the order applied'),
       h('div', { class: 'table-scroll short' },
         h('table', { 'data-testid': 'pass-stats' },
           h('thead', {}, h('tr', {}, h('th', {}, 'pass'), h('th', { class: 'num' }, 'collectives'), h('th', { class: 'num' }, 'moves'),
             h('th', { class: 'num' }, 'grouped'), h('th', { class: 'num' }, 'improvement'), h('th', {}, 'limiting factor'),
             h('th', { class: 'num' }, 'peak'))),
-          h('tbody', {}, rows))));
+          h('tbody', {}, rows)))));
   }
   container.replaceChildren(...parts);
 }
