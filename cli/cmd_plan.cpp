@@ -43,6 +43,8 @@ int cmd_plan(const Args& args) {
         throw UsageError("--comm-knob " + kv.substr(0, eq) + ": value is not a number, true, false or null");
       }
       opts.comm = parse_comm_knobs(comm_knobs, "--comm-knob");
+    } else if (a == "--skip-invalid-memory-methods") {
+      opts.on_invalid_memory_order = InvalidOrderPolicy::Skip;
     } else if (a == "--no-fuse") {
       opts.fuse = false;
     } else if (a == "--fuse") {

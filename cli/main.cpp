@@ -15,7 +15,7 @@ namespace schedlab::cli {
 namespace {
 
 constexpr std::array kCommands{
-    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--hardware NAME|FILE] [--format json|text]",
+    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--format json|text]",
             "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
     Command{"validate", "GRAPH.json", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
     Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},

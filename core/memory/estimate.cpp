@@ -100,18 +100,27 @@ std::vector<LiveBuffer> live_buffers_at(const Graph& g, const MemoryPlanningInfo
   return out;
 }
 
-bool is_valid_order(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
-  if (order.size() != g.nodes.size()) return false;
+std::string order_violation(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
   std::vector<std::int32_t> step(g.nodes.size(), -1);
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) {
     NodeId v = order[i];
-    if (v < 0 || v >= g.num_nodes() || step[v] != -1) return false;
+    if (v < 0 || v >= g.num_nodes()) return "step " + std::to_string(i) + " holds no node";
+    if (step[v] != -1) return "node \"" + g.nodes[v].name + "\" is scheduled twice";
     step[v] = i;
   }
   for (NodeId v = 0; v < g.num_nodes(); ++v)
+    if (step[v] == -1)
+      return "it ordered " + std::to_string(order.size()) + " of " + std::to_string(g.nodes.size()) + " nodes (node \"" +
+             g.nodes[v].name + "\" is missing)";
+  for (NodeId v : order)
     for (auto p : info.pred_nodes.row(v))
-      if (step[p] > step[v]) return false;
-  return true;
+      if (step[p] > step[v])
+        return "node \"" + g.nodes[v].name + "\" runs before \"" + g.nodes[p].name + "\", which it depends on";
+  return {};
+}
+
+bool is_valid_order(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
+  return order.size() == g.nodes.size() && order_violation(g, info, order).empty();
 }
 
 }  // namespace schedlab

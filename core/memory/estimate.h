@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -61,5 +62,7 @@ std::vector<LiveBuffer> live_buffers_at(const Graph& g, const MemoryPlanningInfo
 // True when `order` is a permutation of all nodes that meets every unmet
 // dependency (weak ones included) and every mutation chain it reads through.
 bool is_valid_order(const Graph& g, const MemoryPlanningInfo& info, const Order& order);
+// Why `order` is not a valid schedule of every node, naming the node; "" when it is.
+std::string order_violation(const Graph& g, const MemoryPlanningInfo& info, const Order& order);
 
 }  // namespace schedlab

@@ -29,7 +29,8 @@ const MemoryMethod* find_memory_method(std::string_view name) {
 
 std::vector<std::string> default_memory_methods() { return {"baseline", "lpmf", "bfs", "dfs"}; }
 
-MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods) {
+MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods,
+                                   InvalidOrderPolicy on_invalid) {
   if (methods.empty()) throw UsageError("memory methods: the list is empty");
   std::vector<const MemoryMethod*> chosen;
   for (const auto& name : methods) {
@@ -48,10 +49,11 @@ MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std
     MemoryMethodResult r;
     r.method = std::string(m->name);
     Order order = m->run(g, info, input);
-    if (!is_valid_order(g, info, order)) {
-      // As in Inductor, a method that cannot schedule every node is skipped.
-      r.error = "produced " + std::to_string(order.size()) + " of " + std::to_string(g.nodes.size()) +
-                " nodes or broke a dependency";
+    if (std::string why = order_violation(g, info, order); !why.empty()) {
+      if (on_invalid == InvalidOrderPolicy::Raise)
+        throw Error("memory planning: method \"" + r.method + "\" produced an invalid order: " + why +
+                    " (--skip-invalid-memory-methods skips such a method)");
+      r.error = why;
     } else {
       PeakMemoryEstimate est = estimate_peak_memory(g, info, order);
       r.peak = est.peak;

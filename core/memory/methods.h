@@ -38,8 +38,14 @@ struct MemoryMethodResult {
   std::string method;
   Order order;             // empty when the method failed
   std::int64_t peak = 0;
-  std::string error;       // why the method produced no valid order
+  std::string error;       // why the method produced no valid order (InvalidOrderPolicy::Skip only)
 };
+
+// What reorder_for_peak_memory does with a method whose order is not a valid
+// schedule (possible only on hand-written graphs, e.g. a node that mutates a
+// buffer it does not read). Inductor 2.11's open-source build re-raises from
+// its try/except (`if not is_fbcode(): raise`); fbcode builds skip the method.
+enum class InvalidOrderPolicy { Raise, Skip };
 
 struct MemoryPlan {
   std::vector<MemoryMethodResult> methods;  // in the order asked
@@ -49,7 +55,9 @@ struct MemoryPlan {
   const Order& order() const { return methods[chosen].order; }
 };
 
-// Throws Error for an unknown method name or an empty list.
-MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods);
+// Throws UsageError for an unknown method name or an empty list, and Error
+// naming the method and the node when a method's order is invalid (Raise).
+MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods,
+                                   InvalidOrderPolicy on_invalid = InvalidOrderPolicy::Raise);
 
 }  // namespace schedlab

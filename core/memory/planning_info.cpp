@@ -19,6 +19,77 @@ bool is_unmet(const Graph& g, NodeId reader, const Dep& d) {
   return p != kNone && p != reader;
 }
 
+// Inductor's mutation_real_name: the buffer at the start of b's mutation
+// chain (b itself when b mutates nothing). Memoised, so a chain of N
+// versions costs O(N) in all.
+std::vector<BufId> storage_roots(const Graph& g) {
+  std::vector<BufId> root(g.buffers.size(), kNone);
+  std::vector<BufId> path;
+  for (BufId b = 0; b < g.num_buffers(); ++b) {
+    BufId u = b;
+    while (root[u] == kNone && g.buffers[u].mutation_of != kNone) {
+      path.push_back(u);
+      u = g.buffers[u].mutation_of;
+    }
+    BufId r = root[u] != kNone ? root[u] : u;
+    root[u] = r;
+    for (BufId p : path) root[p] = r;
+    path.clear();
+  }
+  return root;
+}
+
+// Freeable inputs (2.11 get_freeable_input_buf): every read makes an input
+// planned and sets its size (the last read in `order` wins), but fake weak
+// reads neither keep it alive nor count among its readers.
+void plan_freeable_inputs(const Graph& g, const Order& order, MemoryPlanningInfo& m, Pairs& buf_succ) {
+  std::vector<std::int64_t> input_size(g.buffers.size(), 0);
+  for (NodeId v : order) {
+    for (const Dep& d : g.nodes[v].reads) {
+      const Buffer& b = g.buffers[d.buf];
+      if (!b.is_input || !b.freeable) continue;
+      if (!m.planned[d.buf]) {
+        m.planned[d.buf] = 1;
+        m.freeable_inputs.push_back(d.buf);
+      }
+      input_size[d.buf] = d.bytes;
+      if (d.kind != DepKind::FakeWeak) buf_succ.emplace_back(d.buf, v);
+    }
+  }
+  for (BufId b : m.freeable_inputs) m.size_alloc[b] = m.size_free[b] = input_size[b];
+}
+
+// Node-produced buffers (2.11 compute_size_for_scheduler_buffer): sizes by
+// layout; a multi_output container allocates the items of every node that
+// reads it, so an item whose node reads two containers is allocated by both.
+void size_node_buffers(const Graph& g, MemoryPlanningInfo& m) {
+  for (BufId b = g.num_inputs; b < g.num_buffers(); ++b) {
+    const Buffer& buf = g.buffers[b];
+    m.planned[b] = 1;
+    if (buf.mutation_of != kNone || buf.layout == Layout::None) continue;  // (0, 0)
+    if (buf.layout == Layout::MultiOutputItem) {
+      m.size_free[b] = buf.bytes;  // allocated by its multi_output containers
+    } else if (buf.layout == Layout::Fixed) {
+      m.size_alloc[b] = m.size_free[b] = buf.bytes;
+    }
+  }
+  std::vector<NodeId> counted_for(g.buffers.size(), kNone);  // a container's users count once each
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& node = g.nodes[v];
+    for (const Dep& d : node.reads) {
+      const Buffer& container = g.buffers[d.buf];
+      if (container.layout != Layout::MultiOutput || !is_unmet(g, v, d) || counted_for[d.buf] == v) continue;
+      counted_for[d.buf] = v;
+      for (BufId item : node.outputs) {
+        if (g.buffers[item].layout != Layout::MultiOutputItem) continue;
+        if (m.container_of[item] == kNone) m.container_of[item] = d.buf;
+        if (container.mutation_of == kNone)
+          m.size_alloc[d.buf] = checked_add(m.size_alloc[d.buf], m.size_free[item], container.name);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
@@ -35,81 +106,41 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
   m.index.assign(nn, 0);
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) m.index[order[i]] = i;
 
-  // Freeable inputs: every reader counts; the size is that of the dep through
-  // which the input is read last in `order`.
   Pairs buf_succ;
-  std::vector<std::int64_t> input_size(nb, 0);
-  for (NodeId v : order) {
-    for (const Dep& d : g.nodes[v].reads) {
-      const Buffer& b = g.buffers[d.buf];
-      if (!b.is_input || !b.freeable) continue;
-      if (!m.planned[d.buf]) {
-        m.planned[d.buf] = 1;
-        m.freeable_inputs.push_back(d.buf);
-      }
-      input_size[d.buf] = d.bytes;
-      buf_succ.emplace_back(d.buf, v);
-    }
-  }
-  for (BufId b : m.freeable_inputs) m.size_alloc[b] = m.size_free[b] = input_size[b];
+  plan_freeable_inputs(g, order, m, buf_succ);
+  size_node_buffers(g, m);
 
-  // Node-produced buffers: sizes by layout.
-  for (BufId b = g.num_inputs; b < nb; ++b) {
-    const Buffer& buf = g.buffers[b];
-    m.planned[b] = 1;
-    if (buf.mutation_of != kNone || buf.layout == Layout::None) continue;  // (0, 0)
-    if (buf.layout == Layout::MultiOutputItem) {
-      m.size_free[b] = buf.bytes;  // allocated by its multi_output container
-    } else if (buf.layout == Layout::Fixed) {
-      m.size_alloc[b] = m.size_free[b] = buf.bytes;
-    }
-  }
-  // multi_output: the items produced by nodes that read the container.
-  for (NodeId v = 0; v < nn; ++v) {
-    const Node& node = g.nodes[v];
-    for (const Dep& d : node.reads) {
-      if (g.buffers[d.buf].layout != Layout::MultiOutput || !is_unmet(g, v, d)) continue;
-      for (BufId item : node.outputs) {
-        if (g.buffers[item].layout != Layout::MultiOutputItem || m.container_of[item] != kNone) continue;
-        m.container_of[item] = d.buf;
-        if (g.buffers[d.buf].mutation_of == kNone)
-          m.size_alloc[d.buf] = checked_add(m.size_alloc[d.buf], g.buffers[item].bytes, g.buffers[d.buf].name);
-      }
-    }
-  }
-
-  // Uses that keep buffers alive: unmet, non-fake dependencies. Reading a
-  // mutation also uses every buffer down its mutation chain (same storage),
-  // so the reader keeps the original alive and depends on its producer.
+  // Uses (2.11 assign_memory_planning_info_for_scheduler_buffers/_nodes):
+  // every unmet dependency orders (fake weak ones too); only the others keep
+  // storage alive. A read of a mutation also counts as a read of the buffer
+  // at the start of its chain (same storage), when a node produced it: each
+  // read adds at most two uses, so long chains stay linear.
+  const std::vector<BufId> root = storage_roots(g);
   m.node_size.assign(nn, 0);
-  Pairs pred_bufs, pred, deps;
+  Pairs pred, deps;
   for (NodeId v : order) {
     const Node& node = g.nodes[v];
     for (BufId b : node.outputs) m.node_size[v] = checked_add(m.node_size[v], m.size_alloc[b], node.name);
     for (const Dep& d : node.reads) {
-      const Buffer& b = g.buffers[d.buf];
-      if (!is_unmet(g, v, d)) {
-        if (b.is_input && m.planned[d.buf]) pred_bufs.emplace_back(v, d.buf);
-        continue;
-      }
-      deps.emplace_back(v, b.producer);
-      // Every unmet dependency orders (fake weak ones too); only the others
-      // keep storage alive.
-      for (BufId u = d.buf; u != kNone && !g.buffers[u].is_input; u = g.buffers[u].mutation_of) {
+      if (!is_unmet(g, v, d)) continue;
+      deps.emplace_back(v, g.buffers[d.buf].producer);
+      for (BufId u : {d.buf, root[d.buf]}) {
+        if (g.buffers[u].is_input) continue;
         pred.emplace_back(v, g.buffers[u].producer);
-        if (d.kind == DepKind::FakeWeak) continue;
-        buf_succ.emplace_back(u, v);
-        pred_bufs.emplace_back(v, u);
+        if (d.kind != DepKind::FakeWeak) buf_succ.emplace_back(u, v);
       }
     }
   }
   m.buffer_succ_nodes = unique_rows(nb, std::move(buf_succ));
+  // A node's pred buffers are the buffers it keeps alive.
+  Pairs pred_bufs;
+  for (BufId b = 0; b < nb; ++b)
+    for (NodeId s : m.buffer_succ_nodes.row(b)) pred_bufs.emplace_back(s, b);
   m.pred_buffers = unique_rows(nn, std::move(pred_bufs));
   Pairs succ;
   succ.reserve(pred.size());
-  for (auto [v, p] : pred)
-    if (p != v) succ.emplace_back(p, v);
   std::erase_if(pred, [](const auto& e) { return e.first == e.second; });
+  for (auto [v, p] : pred) succ.emplace_back(p, v);
   m.pred_nodes = unique_rows(nn, std::move(pred));
   m.succ_nodes = unique_rows(nn, std::move(succ));
   m.dep_nodes = unique_rows(nn, std::move(deps));

@@ -58,7 +58,10 @@ PlanOptions parse_plan_options(std::string_view text) {
   if (!j.is_object()) throw UsageError("options: expected a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() == "memory_methods") opts.memory_methods = list_option(it.value(), it.key());
-    else if (it.key() == "comm_passes") opts.comm_passes = list_option(it.value(), it.key());
+    else if (it.key() == "skip_invalid_memory_methods") {
+      if (!it.value().is_boolean()) throw UsageError("options.skip_invalid_memory_methods: expected true or false");
+      opts.on_invalid_memory_order = it.value().get<bool>() ? InvalidOrderPolicy::Skip : InvalidOrderPolicy::Raise;
+    } else if (it.key() == "comm_passes") opts.comm_passes = list_option(it.value(), it.key());
     else if (it.key() == "comm") opts.comm = parse_comm_knobs(it.value(), "options.comm");
     else if (it.key() == "fuse") {
       if (!it.value().is_boolean()) throw UsageError("options.fuse: expected true or false");
@@ -82,7 +85,7 @@ PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
     r.fused_graph = std::make_shared<const Graph>(build_fused_graph(input, r.front_end->deps, r.front_end->fusion.groups));
   }
   const Graph& g = r.planned(input);
-  r.memory = reorder_for_peak_memory(g, g.baseline_order(), opts.memory_methods);
+  r.memory = reorder_for_peak_memory(g, g.baseline_order(), opts.memory_methods, opts.on_invalid_memory_order);
   r.order = r.memory.order();
   // Comm stage (as in Inductor, after memory reordering) and the two-stream simulation.
   r.runtimes_us = estimate_runtimes_us(g, opts.hardware);

@@ -23,6 +23,8 @@ namespace schedlab {
 
 struct PlanOptions {
   std::vector<std::string> memory_methods = default_memory_methods();
+  // A method whose order is invalid: raise (Inductor 2.11 open source) or skip it.
+  InvalidOrderPolicy on_invalid_memory_order = InvalidOrderPolicy::Raise;
   std::vector<std::string> comm_passes;  // applied in order after memory reordering
   CommKnobs comm;                        // the comm passes' knobs ("comm": {...}), Inductor's defaults
   bool fuse = true;  // a pre-fusion graph first goes through dependencies -> dead code -> fusion

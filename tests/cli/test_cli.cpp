@@ -104,6 +104,25 @@ TEST_CASE("a refused graph exits 1 with one line naming the place, leaving no fi
   std::filesystem::remove(bad);
 }
 
+TEST_CASE("a memory method with an invalid order exits 1 naming it, unless asked to skip it", "[cli][errors]") {
+  // m mutates A without reading it; DFS then runs r before a (see test_memory_semantics).
+  std::string graph = temp_path("invalid_order.json");
+  std::ofstream(graph) << R"({"format": "schedgraph/1", "inputs": [], "outputs": [], "nodes": [
+    {"name": "a", "kind": "pointwise", "outputs": [{"name": "A", "bytes": 100}]},
+    {"name": "m", "kind": "pointwise", "outputs": [{"name": "M", "bytes": 1, "mutation_of": "A"}]},
+    {"name": "r", "kind": "pointwise", "outputs": [{"name": "R", "bytes": 1}], "reads": [{"name": "M", "dep": "fake_weak"}]}]})";
+  std::string out = temp_path("invalid_order.plan.json");
+  std::filesystem::remove(out);
+  Run r = run_cli("plan " + graph + " --no-fuse -o " + out);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Catch::StartsWith("schedlab plan: memory planning: method \"dfs\" produced an invalid order: node \"r\" runs before \"a\""));
+  CHECK_FALSE(std::filesystem::exists(out));
+  Run skipped = run_cli("plan " + graph + " --no-fuse --skip-invalid-memory-methods --format text");
+  CHECK(skipped.code == 0);
+  CHECK_THAT(skipped.out, Catch::Contains("dfs       failed: node \"r\" runs before \"a\", which it depends on"));
+  std::filesystem::remove(graph);
+}
+
 TEST_CASE("usage errors exit 2", "[cli][errors]") {
   CHECK(run_cli("").code == 2);
   CHECK(run_cli("frobnicate").code == 2);

@@ -156,3 +156,64 @@ TEST_CASE("alloc/free estimate agrees with the step curve on every fixture", "[m
     for (BufId b : g.outputs) CHECK(af.last_use[b] == kNone);
   }
 }
+
+TEST_CASE("an item whose node reads two multi_output containers is allocated by both (2.11)", "[memory]") {
+  auto p = plan_baseline(R"([
+    {"name": "t1", "kind": "extern", "outputs": [{"name": "T1", "bytes": 0, "layout": "multi_output"}]},
+    {"name": "t2", "kind": "extern", "outputs": [{"name": "T2", "bytes": 0, "layout": "multi_output"}]},
+    {"name": "i", "kind": "extern", "outputs": [{"name": "I", "bytes": 8, "layout": "multi_output_item"}],
+     "reads": [{"name": "T1", "dep": "star"}, {"name": "T2", "dep": "star"}, {"name": "T2", "dep": "weak"}]}])");
+  // compute_size_for_scheduler_buffer adds the item to every container its
+  // node reads (a node reading one container twice counts once).
+  CHECK(p.info.size_alloc[p.g.find_buffer("T1")] == 8);
+  CHECK(p.info.size_alloc[p.g.find_buffer("T2")] == 8);
+  CHECK(p.est.peak == 16);
+}
+
+TEST_CASE("fake weak readers of a freeable input neither keep it alive nor count as its readers (2.11)", "[memory]") {
+  auto p = plan_baseline(R"([
+    {"name": "a", "kind": "pointwise", "outputs": [{"name": "A", "bytes": 1}], "reads": [{"name": "x", "bytes": 40}]},
+    {"name": "b", "kind": "pointwise", "outputs": [{"name": "B", "bytes": 2}]},
+    {"name": "c", "kind": "pointwise", "outputs": [{"name": "C", "bytes": 4}], "reads": [{"name": "x", "dep": "fake_weak", "bytes": 50}]}])",
+                         R"([{"name": "x", "bytes": 64}])");
+  BufId x = p.g.find_buffer("x");
+  // Still planned, sized by its last read (the fake one), freed after a.
+  CHECK(p.info.size_free[x] == 50);
+  CHECK(p.est.curve == Curve{51, 2, 4, 0});
+  NodeId c = p.g.find_node("c");
+  CHECK(p.info.pred_buffers.degree(c) == 0);
+  REQUIRE(p.info.buffer_succ_nodes.degree(x) == 1);
+  CHECK(p.info.buffer_succ_nodes.row(x)[0] == p.g.find_node("a"));
+}
+
+TEST_CASE("a mutation chain's readers use the chain's first buffer, not every version (2.11 mutation_real_name)", "[memory]") {
+  auto p = plan_baseline(R"([
+    {"name": "a", "kind": "pointwise", "outputs": [{"name": "A", "bytes": 100}]},
+    {"name": "m", "kind": "pointwise", "outputs": [{"name": "M", "bytes": 100, "mutation_of": "A"}], "reads": [{"name": "A"}]},
+    {"name": "m2", "kind": "pointwise", "outputs": [{"name": "M2", "bytes": 100, "mutation_of": "M"}], "reads": [{"name": "M"}]},
+    {"name": "r", "kind": "pointwise", "outputs": [{"name": "R", "bytes": 1}], "reads": [{"name": "M2"}]}])");
+  NodeId r = p.g.find_node("r");
+  std::vector<std::string> preds;
+  for (NodeId v : p.info.pred_nodes.row(r)) preds.push_back(p.g.nodes[v].name);
+  CHECK(preds == std::vector<std::string>{"a", "m2"});
+}
+
+TEST_CASE("a method whose order is invalid raises, naming the method and the node; skipping is an option", "[memory][errors]") {
+  // m mutates A without reading it. DFS follows only direct reads and weighs
+  // r by what it keeps alive (nothing, its read is fake weak), so it runs r
+  // before a, which r's read of A's chain through M orders first.
+  Graph g = load_graph(R"({"format": "schedgraph/1", "inputs": [], "outputs": [], "nodes": [
+    {"name": "a", "kind": "pointwise", "outputs": [{"name": "A", "bytes": 100}]},
+    {"name": "m", "kind": "pointwise", "outputs": [{"name": "M", "bytes": 1, "mutation_of": "A"}]},
+    {"name": "r", "kind": "pointwise", "outputs": [{"name": "R", "bytes": 1}], "reads": [{"name": "M", "dep": "fake_weak"}]}]})");
+  MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
+  CHECK(order_violation(g, info, topological_sort_dfs(g, info, g.baseline_order())) ==
+        "node \"r\" runs before \"a\", which it depends on");
+  CHECK_THROWS_WITH(reorder_for_peak_memory(g, g.baseline_order(), {"baseline", "dfs"}),
+                    Catch::StartsWith("memory planning: method \"dfs\" produced an invalid order: node \"r\" runs before \"a\""));
+  MemoryPlan skipped = reorder_for_peak_memory(g, g.baseline_order(), {"baseline", "dfs"}, InvalidOrderPolicy::Skip);
+  CHECK(skipped.methods[skipped.chosen].method == "baseline");
+  CHECK(skipped.methods[1].error == "node \"r\" runs before \"a\", which it depends on");
+  CHECK(order_violation(g, info, {0, 1}) == "it ordered 2 of 3 nodes (node \"r\" is missing)");
+  CHECK(order_violation(g, info, {0, 0, 1}) == "node \"a\" is scheduled twice");
+}
