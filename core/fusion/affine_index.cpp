@@ -5,6 +5,8 @@
 #include <numeric>
 #include <set>
 
+#include "core/util/saturating.h"
+
 namespace schedlab::fusion_detail {
 namespace {
 
@@ -26,12 +28,16 @@ bool parse_var(const std::string& s, std::size_t num_vars, std::size_t& var) {
 }
 
 // Drops size-1 loops and loops the index does not use, and merges a loop
-// into the next when they are contiguous (sizevars._simplify_loops).
+// into the next when they are contiguous (sizevars._simplify_loops). A
+// product past 64 bits cannot equal a stride, and a merged size that would
+// not fit is left unmerged: both are exact, neither wraps.
 std::vector<std::pair<std::int64_t, std::int64_t>> simplify(std::vector<std::pair<std::int64_t, std::int64_t>> loops) {
   loops.erase(std::remove_if(loops.begin(), loops.end(), [](const auto& l) { return l.second == 1 || l.first == 0; }), loops.end());
   for (std::size_t i = 0; i + 1 < loops.size();) {
-    if (loops[i].first == loops[i + 1].first * loops[i + 1].second) {
-      loops[i + 1].second *= loops[i].second;
+    std::int64_t span = 0, merged = 0;
+    if (exact_mul(loops[i + 1].first, loops[i + 1].second, span) && loops[i].first == span &&
+        exact_mul(loops[i + 1].second, loops[i].second, merged)) {
+      loops[i + 1].second = merged;
       loops.erase(loops.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
       ++i;
@@ -42,6 +48,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> simplify(std::vector<std::pai
 
 }  // namespace
 
+// Coefficients and their sums must stay exact and above INT64_MIN (whose
+// negation does not exist); a form that leaves that range is not affine here.
 std::optional<AffineIndex> parse_affine_index(const std::string& text, std::size_t num_vars) {
   AffineIndex out;
   out.strides.assign(num_vars, 0);
@@ -70,17 +78,19 @@ std::optional<AffineIndex> parse_affine_index(const std::string& text, std::size
     pos = end == std::string::npos ? text.size() : end;
     std::int64_t coef = 1;
     std::size_t var = 0;
+    std::int64_t* target = nullptr;
     auto star = term.find('*');
     if (star != std::string::npos) {
       if (!parse_int(term.substr(0, star), coef) || !parse_var(term.substr(star + 1), num_vars, var)) return std::nullopt;
-      out.strides[var] += sign * coef;
+      target = &out.strides[var];
     } else if (parse_var(term, num_vars, var)) {
-      out.strides[var] += sign;
+      target = &out.strides[var];
     } else if (parse_int(term, coef)) {
-      out.offset += sign * coef;
+      target = &out.offset;
     } else {
       return std::nullopt;
     }
+    if (!exact_add(*target, sign * coef, *target) || *target == std::numeric_limits<std::int64_t>::min()) return std::nullopt;
     sign = 1;
     expect_term = false;
   }

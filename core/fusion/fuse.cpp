@@ -13,13 +13,6 @@
 namespace schedlab::fusion_detail {
 namespace {
 
-// Insertion-ordered set union (vectors are small; fused nodes cap at 64 members).
-void append_unique(std::vector<DepId>& into, const std::vector<DepId>& from) {
-  for (DepId d : from)
-    if (std::find(into.begin(), into.end(), d) == into.end()) into.push_back(d);
-}
-
-bool contains(const std::vector<DepId>& v, DepId d) { return std::find(v.begin(), v.end(), d) != v.end(); }
 
 // InductorChoices.score_fusion's FusionScore and its (non-transitive) order.
 struct FusionScore {
@@ -89,16 +82,24 @@ void FusionEngine::intern_deps(const Order& schedule) {
     const auto& reads = deps_.reads[v];
     std::vector<bool> is_unmet(reads.size(), false);
     for (std::int32_t i : deps_.unmet[v]) is_unmet[i] = true;
+    // Insertion-ordered sets: a dep joins a set the first time the set's
+    // mark is not on it, so a node with R reads costs O(R).
+    std::vector<DepId> read_ids, unmet_ids;
     for (std::size_t i = 0; i < reads.size(); ++i) {
       NodeId p = g_.buffers[reads[i].buf].producer;
       if (p != kNone && pos[p] < 0) continue;  // a weak dep on a removed node is pruned
-      DepId d = intern(reads[i]);
-      if (!contains(grp.reads, d)) grp.reads.push_back(d);
-      if (is_unmet[i] && !contains(grp.unmet, d)) grp.unmet.push_back(d);
+      read_ids.push_back(intern(reads[i]));
+      if (is_unmet[i]) unmet_ids.push_back(read_ids.back());
     }
-    for (const Dep& w : n.writes) {
-      DepId d = intern(w);
-      if (!contains(grp.writes, d)) grp.writes.push_back(d);
+    std::vector<DepId> write_ids;
+    for (const Dep& w : n.writes) write_ids.push_back(intern(w));
+    for (auto [from, into] : {std::pair{&read_ids, &grp.reads}, std::pair{&unmet_ids, &grp.unmet}, std::pair{&write_ids, &grp.writes}}) {
+      const std::uint32_t in_set = next_dep_epoch();
+      for (DepId d : *from)
+        if (dep_mark_[d] != in_set) {
+          dep_mark_[d] = in_set;
+          into->push_back(d);
+        }
     }
     grp.buffers = n.outputs;
     grp.reduction = n.kind == NodeKind::Reduction;
@@ -128,18 +129,33 @@ GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
   const Group& b = groups_[n2];
   fused.members = a.members;
   fused.members.insert(fused.members.end(), b.members.begin(), b.members.end());
-  fused.writes = a.writes;
-  append_unique(fused.writes, b.writes);
+  // Insertion-ordered set operations through marks on dep ids (three epochs:
+  // written, read, unmet), so big read sets merge in linear time.
+  const std::uint32_t written = next_dep_epoch();
+  for (const auto* src : {&a.writes, &b.writes})
+    for (DepId d : *src)
+      if (dep_mark_[d] != written) {
+        dep_mark_[d] = written;
+        fused.writes.push_back(d);
+      }
+  const std::uint32_t read = next_dep_epoch();
   for (const auto* src : {&a.reads, &b.reads})
     for (DepId d : *src)
-      if (!contains(fused.writes, d) && !contains(fused.reads, d)) fused.reads.push_back(d);
+      if (dep_mark_[d] != written && dep_mark_[d] != read) {
+        dep_mark_[d] = read;
+        fused.reads.push_back(d);
+      }
   fused.buffers = a.buffers;
   fused.buffers.insert(fused.buffers.end(), b.buffers.begin(), b.buffers.end());
+  std::unordered_set<BufId> own_buffers(fused.buffers.begin(), fused.buffers.end());
+  const std::uint32_t unmet = next_dep_epoch();
   for (const auto* src : {&a.unmet, &b.unmet})
     for (DepId d : *src) {
-      BufId buf = dep_table_[d].buf;
-      if (std::find(fused.buffers.begin(), fused.buffers.end(), buf) != fused.buffers.end()) continue;
-      if (!contains(fused.writes, d) && !contains(fused.unmet, d)) fused.unmet.push_back(d);
+      if (own_buffers.count(dep_table_[d].buf)) continue;
+      if (dep_mark_[d] != written && dep_mark_[d] != unmet) {
+        dep_mark_[d] = unmet;
+        fused.unmet.push_back(d);
+      }
     }
   fused.reduction = a.reduction || b.reduction;
   fused.is_template = a.is_template || b.is_template;
@@ -198,8 +214,10 @@ void FusionEngine::prune_redundant_deps(GroupId gid) {
     bool redundant = strong_count.count(producer) && fusable_weak_dep(d, producer, gid);
     if (redundant || producer == gid) prune.push_back(d);
   }
+  const std::uint32_t pruned = next_dep_epoch();
+  for (DepId d : prune) dep_mark_[d] = pruned;
   auto drop = [&](std::vector<DepId>& v) {
-    v.erase(std::remove_if(v.begin(), v.end(), [&](DepId d) { return contains(prune, d); }), v.end());
+    v.erase(std::remove_if(v.begin(), v.end(), [&](DepId d) { return dep_mark_[d] == pruned; }), v.end());
   };
   drop(grp.unmet);
   drop(grp.reads);
@@ -221,17 +239,19 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
   // Nodes per buffer (Inductor's buffer_names_grouping), buffers in order of
   // first use, as a CSR built from (buffer, node) entries.
   std::vector<std::pair<BufId, GroupId>> uses;
-  std::vector<BufId> used;  // used_buffer_names of one node: reads then writes, as a set
+  // used_buffer_names of one node (reads then writes, as a set): a buffer is
+  // taken the first time the node's stamp is not on it.
+  std::vector<GroupId> used_by(g_.buffers.size(), kNone);
   for (GroupId gid : order_) {
     const Group& grp = groups_[gid];
     if (grp.unfusable) continue;
-    used.clear();
     for (const auto* set : {&grp.reads, &grp.writes})
       for (DepId d : *set) {
         BufId b = dep_table_[d].buf;
-        if (std::find(used.begin(), used.end(), b) == used.end()) used.push_back(b);
+        if (used_by[b] == gid) continue;
+        used_by[b] = gid;
+        uses.emplace_back(b, gid);
       }
-    for (BufId b : used) uses.emplace_back(b, gid);
   }
   std::vector<std::int32_t> slot(g_.buffers.size(), -1);
   std::vector<std::int32_t> start{0};

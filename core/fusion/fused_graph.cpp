@@ -2,7 +2,11 @@
 // FusedSchedulerNode: ReadWrites.merge_list of its members), assembled
 // directly in its own id space: inputs, then each group's outputs in order.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "core/fusion/fusion.h"
 #include "core/graph/builder.h"
@@ -23,6 +27,7 @@ class FusedGraphAssembler {
       : pre_(pre), deps_(deps), groups_(groups), kept_(pre.nodes.size(), false), to_post_(pre.buffers.size(), kNone) {
     for (const auto& grp : groups)
       for (NodeId v : grp) kept_[v] = true;
+    for (const Node& n : pre.nodes) names_taken_.insert(n.name);
   }
 
   Graph run() {
@@ -48,6 +53,28 @@ class FusedGraphAssembler {
   std::vector<bool> kept_;
   std::vector<BufId> to_post_;  // pre buffer id -> post buffer id (kNone: removed with its node)
   GraphBuilder b_;
+  std::unordered_set<std::string> names_taken_;  // every pre-fusion node name, then each generated one
+
+  // Inductor names a fused node by joining its members' names with "_" and
+  // keys everything else by operation names, so it never meets two nodes of
+  // one name. A file can hold a node already called like that join (e.g.
+  // "op0_op1" beside the group op0+op1): the group then takes the first free
+  // "NAME#2", "NAME#3", ... ('#' is never in an Inductor name); its members
+  // keep saying what it is.
+  std::string unique_fused_name(std::string joined) {
+    if (names_taken_.insert(joined).second) return joined;
+    for (int k = 2;; ++k) {
+      std::string candidate = joined + "#" + std::to_string(k);
+      if (names_taken_.insert(candidate).second) return candidate;
+    }
+  }
+
+  // A sum of member runtimes past the largest double sticks there instead of
+  // becoming infinity, which the format cannot hold.
+  static double saturating_runtime_sum(double a, double b) {
+    const double sum = a + b;
+    return std::isfinite(sum) ? sum : std::numeric_limits<double>::max();
+  }
 
   BufId mapped(BufId pre_buf, std::string_view role) const {
     const BufId b = to_post_[pre_buf];
@@ -66,7 +93,7 @@ class FusedGraphAssembler {
   }
 
   // The fused node's fields, with deps still in the pre graph's ids.
-  Node merged_node(const std::vector<NodeId>& grp) const {
+  Node merged_node(const std::vector<NodeId>& grp) {
     Node n;
     if (grp.size() == 1) {
       n = pre_.nodes[grp[0]];
@@ -86,11 +113,12 @@ class FusedGraphAssembler {
         lead = &mn;
       }
       if (mn.flops) flops = checked_add(flops.value_or(0), *mn.flops, "fused node \"" + n.name + "\" flops");
-      if (mn.runtime_us) n.runtime_us = n.runtime_us.value_or(0) + *mn.runtime_us;
+      if (mn.runtime_us) n.runtime_us = saturating_runtime_sum(n.runtime_us.value_or(0), *mn.runtime_us);
       else all_runtimes = false;
       n.outputs.insert(n.outputs.end(), mn.outputs.begin(), mn.outputs.end());
       for (const Dep& w : mn.writes) add_unique(n.writes, w);
     }
+    n.name = unique_fused_name(std::move(n.name));
     n.kind = any_template ? NodeKind::Template : any_reduction ? NodeKind::Reduction : NodeKind::Pointwise;
     n.has_group = lead->has_group;
     n.numel = lead->numel;

@@ -9,6 +9,7 @@
 
 #include "core/fusion/affine_index.h"
 #include "core/fusion/fusion_engine.h"
+#include "core/util/saturating.h"
 
 namespace schedlab::fusion_detail {
 namespace {
@@ -90,7 +91,7 @@ std::int64_t FusionEngine::score_fusion_memory(GroupId n1, GroupId n2) {
     for (DepId d : *set)
       if (dep_mark_[d] == mark) {
         dep_mark_[d] = counted;  // a dep both read and written by b counts once
-        total += dep_table_[d].size_hint;
+        total = saturating_add(total, dep_table_[d].size_hint);
       }
   return total;
 }
@@ -256,7 +257,8 @@ Verdict FusionEngine::backend_can_fuse(GroupId n1, GroupId n2) const {
     return {};
   }
   if (a->reduction) std::swap(a, b);  // pointwise first
-  if (a->numel == b->numel * b->rnumel) return {};
+  std::int64_t total_numel = 0;
+  if (exact_mul(b->numel, b->rnumel, total_numel) && a->numel == total_numel) return {};
   if (a->numel != b->numel) return {Why::NumelIncompatible};
   return {};
 }
@@ -279,8 +281,8 @@ bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::
   auto rhs = single_user_keys(groups_[n2]);
   std::int64_t overhead = 0;
   for (const auto& k : lhs)
-    if (rhs.count(k)) overhead += k.second;
-  return overhead > 32 * shared_bytes;
+    if (rhs.count(k)) overhead = saturating_add(overhead, k.second);
+  return overhead > saturating_mul(32, shared_bytes);
 }
 
 // Would fusing n1 and n2 close a cycle through another node? In the graph of

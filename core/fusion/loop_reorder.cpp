@@ -4,9 +4,11 @@
 // touch a buffer in the same elements but with permuted loops share no dep;
 // permuting the pointwise node's loops makes their deps equal.
 #include <algorithm>
+#include <unordered_map>
 
 #include "core/fusion/affine_index.h"
 #include "core/fusion/fusion_engine.h"
+#include "core/util/saturating.h"
 
 namespace schedlab::fusion_detail {
 namespace {
@@ -23,8 +25,12 @@ std::string rename_vars(const std::string& text, const std::vector<int>& rename)
     }
     std::size_t j = i + 1;
     while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-    std::size_t k = std::stoul(text.substr(i + 1, j - i - 1));
-    out += "d" + std::to_string(k < rename.size() ? rename[k] : static_cast<int>(k));
+    // A variable numbered past the loops (any number of digits, even beyond
+    // 64 bits) is not renamed: its text is kept as it is.
+    const std::string digits = text.substr(i + 1, j - i - 1);
+    std::size_t k = rename.size();
+    if (digits.size() <= 9) k = static_cast<std::size_t>(std::stol(digits));
+    out += k < rename.size() ? "d" + std::to_string(rename[k]) : "d" + digits;
     i = j;
   }
   return out;
@@ -36,19 +42,24 @@ std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId
   const Group& a = groups_[n1];
   const Group& b = groups_[n2];
   if (a.is_template || b.is_template) return -1;
-  // Per buffer name, the last dep in reads-then-writes order (Inductor's name2dep dicts).
+  // Per buffer name, the last dep in reads-then-writes order (Inductor's
+  // name2dep dicts): insertion-ordered entries plus a hash index, so a node
+  // with R reads costs O(R).
+  struct NameToDep {
+    std::vector<std::pair<BufId, DepId>> entries;
+    std::unordered_map<BufId, std::size_t> slot;
+  };
   auto name_to_dep = [&](const Group& grp) {
-    std::vector<std::pair<BufId, DepId>> out;
+    NameToDep out;
     for (const auto* set : {&grp.reads, &grp.writes})
       for (DepId d : *set) {
-        BufId buf = dep_table_[d].buf;
-        auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == buf; });
-        if (it == out.end()) out.emplace_back(buf, d);
-        else it->second = d;
+        auto [it, fresh] = out.slot.try_emplace(dep_table_[d].buf, out.entries.size());
+        if (fresh) out.entries.emplace_back(dep_table_[d].buf, d);
+        else out.entries[it->second].second = d;
       }
     return out;
   };
-  auto lhs_deps = name_to_dep(a), rhs_deps = name_to_dep(b);
+  const NameToDep lhs_deps = name_to_dep(a), rhs_deps = name_to_dep(b);
   auto stride_form = [&](DepId d) -> std::optional<StrideOrderForm> {
     const DepEntry& e = dep_table_[d];
     if (e.kind != DepKind::Memory) return std::nullopt;
@@ -60,17 +71,17 @@ std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId
     const DepEntry& e = dep_table_[d];
     std::int64_t n = 1;
     if (e.kind == DepKind::Memory)
-      for (auto s : *e.size) n *= s;
+      for (auto s : *e.size) n = saturating_mul(n, s);
     else n = g_.buffers[e.buf].bytes;
     return n;
   };
   // The largest common buffer whose two accesses differ at most in loop order.
   DepId lhs = -1, rhs = -1;
   std::int64_t best = -1;
-  for (const auto& [buf, ld] : lhs_deps) {
-    auto it = std::find_if(rhs_deps.begin(), rhs_deps.end(), [&buf = buf](const auto& e) { return e.first == buf; });  // clang 14 (emcc) cannot capture a structured binding
-    if (it == rhs_deps.end()) continue;
-    DepId rd = it->second;
+  for (const auto& [buf, ld] : lhs_deps.entries) {
+    auto it = rhs_deps.slot.find(buf);
+    if (it == rhs_deps.slot.end()) continue;
+    DepId rd = rhs_deps.entries[it->second].second;
     auto lf = stride_form(ld), rf = stride_form(rd);
     bool same = (lf && rf) ? *lf == *rf : ld == rd;
     if (!same) continue;

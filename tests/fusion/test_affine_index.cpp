@@ -40,3 +40,24 @@ TEST_CASE("loop order: stride-order normal form and the matching permutation", "
   CHECK(n.index == "d0");
   CHECK(n.sizes == std::vector<std::int64_t>{1048576});
 }
+
+TEST_CASE("coefficients and sizes near 2^63 neither wrap nor merge inexactly", "[fusion][affine][errors]") {
+  const std::string big = "9223372036854775807";  // INT64_MAX: 19 digits, past what a coefficient may have
+  CHECK_FALSE(parse_affine_index(big + "*d0", 1));
+  // 18-digit coefficients summing past 2^63 on one variable: not affine here.
+  CHECK_FALSE(parse_affine_index("999999999999999999*d0 + 999999999999999999*d0 + 999999999999999999*d0 + "
+                                 "999999999999999999*d0 + 999999999999999999*d0 + 999999999999999999*d0 + "
+                                 "999999999999999999*d0 + 999999999999999999*d0 + 999999999999999999*d0 + "
+                                 "999999999999999999*d0",
+                                 1));
+  auto a = parse_affine_index("999999999999999999*d0 + 9*d1", 2);
+  REQUIRE(a);
+  // 9 * huge overflows: the loops are not contiguous, nothing merges.
+  auto form = normalize_with_stride_order(*a, {3, 999999999999999999});
+  CHECK(form.loops.size() == 2);
+  // Contiguous, but the merged size would not fit in 63 bits: left unmerged.
+  auto c = parse_affine_index("4294967296*d0 + d1", 2);
+  REQUIRE(c);
+  CHECK(normalize_loops(*c, {4294967296, 4294967296}).sizes == std::vector<std::int64_t>{4294967296, 4294967296});
+  CHECK(normalize_loops(*c, {4, 4294967296}).sizes == std::vector<std::int64_t>{17179869184});
+}

@@ -3,6 +3,9 @@
 
 #include "core/fusion/fusion.h"
 #include "core/io/graph_reader.h"
+#include "core/io/graph_writer.h"
+
+#include <limits>
 #include "tests/test_util.h"
 
 using namespace schedlab;
@@ -110,4 +113,44 @@ TEST_CASE("the reorder round permutes a pointwise node's loops to fuse it into a
   REQUIRE_FALSE(res.refusals.empty());
   CHECK(res.refusals[0].reason == "no shared data");
   CHECK(res.refusals.back().round < res.rounds);
+}
+
+TEST_CASE("loop reordering keeps an index variable numbered past 64 bits as written", "[fusion][errors]") {
+  // As above, with p also reading y through an index that is not affine in
+  // its loops (a variable numbered with 20 digits): reordering p's loops
+  // renames d0..d2 and leaves d99999999999999999999 alone instead of throwing.
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":2097152},{"name":"y","bytes":2097152}],"outputs":["rb"],"nodes":[
+    {"name":"p","kind":"pointwise","group":[524288,1],"outputs":[{"name":"b","bytes":2097152,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"131072*d0 + 1024*d1 + d2","size":[4,128,1024],"bytes":2097152},
+              {"name":"y","index":"d99999999999999999999 + d1","size":[4,128,1024],"bytes":2097152}],
+     "writes":[{"name":"b","index":"131072*d0 + 1024*d1 + d2","size":[4,128,1024],"bytes":2097152}]},
+    {"name":"r","kind":"reduction","group":[4096,128],"outputs":[{"name":"rb","bytes":16384,"dtype":"f32"}],
+     "reads":[{"name":"b","index":"131072*d0 + d1 + 1024*d2","size":[4,1024,128],"bytes":2097152}],
+     "writes":[{"name":"rb","index":"1024*d0 + d1","size":[4,1024],"bytes":16384}]}]})");
+  FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+  REQUIRE(fe.fusion.groups.size() == 1);
+  CHECK(test::names(g, fe.fusion.groups[0]) == std::vector<std::string>{"p", "r"});
+}
+
+TEST_CASE("a fused group whose joined name is taken gets the first free NAME#k", "[fusion][errors]") {
+  // op0 and op1 fuse; a third node is already called op0_op1.
+  Graph g = graph({pw("op0", "b0", rd("x"), 1024), pw("op1", "b1", rd("b0"), 1024),
+                   R"({"name":"op0_op1","kind":"extern","outputs":[{"name":"b2","bytes":64}],"reads":[{"name":"b1","dep":"star","bytes":4096}]})"},
+                  R"("b2")");
+  FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+  Graph post = load_graph(write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
+  REQUIRE(post.nodes.size() == 2);
+  CHECK(post.nodes[0].name == "op0_op1#2");
+  CHECK(post.nodes[0].members == std::vector<std::string>{"op0", "op1"});
+  CHECK(post.nodes[1].name == "op0_op1");
+}
+
+TEST_CASE("summed runtimes past the largest double stay finite, so the fused file reloads", "[fusion][errors]") {
+  auto with_runtime = [](std::string node) { return node.insert(node.size() - 1, R"(,"runtime_us":1.7e308)"); };
+  Graph g = graph({with_runtime(pw("op0", "b0", rd("x"), 1024)), with_runtime(pw("op1", "b1", rd("b0"), 1024))}, R"("b1")");
+  FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+  REQUIRE(fe.fusion.groups.size() == 1);
+  Graph post = load_graph(write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
+  REQUIRE(post.nodes[0].runtime_us);
+  CHECK(*post.nodes[0].runtime_us == std::numeric_limits<double>::max());
 }
