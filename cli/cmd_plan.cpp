@@ -3,27 +3,16 @@
 
 #include "cli/commands.h"
 #include "core/io/graph_reader.h"
+#include "core/io/options.h"
+#include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {
 
-// --hardware: a built-in profile name, else a profile JSON file.
-static HardwareProfile hardware_profile_arg(const std::string& v) {
-  for (const auto& name : builtin_profile_names())
-    if (name == v) return builtin_profile(v);
-  if (v.find('/') == std::string::npos && v.find(".json") == std::string::npos) return builtin_profile(v);  // lists the names
-  try {
-    return parse_hardware_profile(read_text_file(v));
-  } catch (const Error& e) {
-    throw UsageError("--hardware " + v + ": " + e.what());
-  }
-}
-
 int cmd_plan(const Args& args) {
   ArgReader r(args);
   std::string graph_path, out_path, format, trace_path;
-  nlohmann::json comm_knobs = nlohmann::json::object();
   PlanOptions opts;
   while (!r.done()) {
     std::string a = r.next();
@@ -37,12 +26,7 @@ int cmd_plan(const Args& args) {
       std::string kv = r.value(a);
       auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) throw UsageError("--comm-knob: expected NAME=VALUE, got \"" + kv + "\"");
-      try {
-        comm_knobs[kv.substr(0, eq)] = nlohmann::json::parse(kv.substr(eq + 1));
-      } catch (const nlohmann::json::parse_error&) {
-        throw UsageError("--comm-knob " + kv.substr(0, eq) + ": value is not a number, true, false or null");
-      }
-      opts.comm = parse_comm_knobs(comm_knobs, "--comm-knob");
+      set_comm_knob(opts.comm, std::string_view(kv).substr(0, eq), std::string_view(kv).substr(eq + 1), "--comm-knob");
     } else if (a == "--skip-invalid-memory-methods") {
       opts.on_invalid_memory_order = InvalidOrderPolicy::Skip;
     } else if (a == "--no-fuse") {

@@ -11,6 +11,7 @@
 #include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
+#include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
 #include "core/sim/simulate.h"
 #include "core/util/error.h"
@@ -87,7 +88,7 @@ int cmd_simulate(const Args& args) {
     std::printf("%-24s %14.1f %14.1f %12.1f %12.1f %10s\n", m.label.c_str(), m.sim.step_time_us, m.sim.exposed_comm_us, m.sim.compute_idle_us,
                 static_cast<double>(m.peak) / (1 << 20), static_cast<double>(m.peak) <= budget ? "yes" : "NO");
   if (!trace_path.empty()) {
-    write_output(trace_path, chrome_trace(g, simulate_two_streams(g, chosen, runtimes)).dump() + "\n");
+    write_output(trace_path, chrome_trace_json(g, simulate_two_streams(g, chosen, runtimes)));
     std::printf("trace of the %s order written to %s\n", passes.empty() ? "memory-planned" : "comm-pass", trace_path.c_str());
   }
   return 0;

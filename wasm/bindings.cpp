@@ -19,6 +19,8 @@
 #include "core/cost/cost_model.h"
 #include "core/fusion/fusion.h"
 #include "core/io/graph_reader.h"
+#include "core/io/options.h"
+#include "core/io/plan_writer.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
 #include "core/memory/planning_info.h"
@@ -101,7 +103,7 @@ CallResult comm_pass_table() {
 // comm-pass knob with Inductor's default.
 CallResult plan_controls() {
   return guarded([] {
-    return json{{"hardware", builtin_profile_names()}, {"default_hardware", std::string(kDefaultHardwareProfile)}, {"comm_knobs", comm_knobs_to_json(CommKnobs{})}}
+    return json{{"hardware", builtin_profile_names()}, {"default_hardware", std::string(kDefaultHardwareProfile)}, {"comm_knobs", json::parse(comm_knobs_json(CommKnobs{}))}}
         .dump();
   });
 }
@@ -139,7 +141,7 @@ class PlanSession {
   // The Chrome trace of the order before the comm passes (the memory
   // method's), for the page's before/after timeline.
   CallResult trace_before_comm() {
-    return guarded([&] { return chrome_trace(planned(), result_.simulation_before_comm).dump(); });
+    return guarded([&] { return chrome_trace_json(planned(), result_.simulation_before_comm); });
   }
 
   // `schedlab fuse --explain A B` on the input graph (names of the input,

@@ -6,8 +6,6 @@
 
 namespace schedlab {
 
-using nlohmann::json;
-
 namespace {
 
 constexpr std::array<CommPass, 7> kPasses{{
@@ -27,72 +25,7 @@ constexpr std::array<CommPass, 7> kPasses{{
      overlap_schedule},
 }};
 
-template <class T>
-T knob_value(const json& v, const std::string& where) {
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!v.is_boolean()) throw UsageError(where + ": expected true or false");
-    return v.get<bool>();
-  } else if constexpr (std::is_integral_v<T>) {
-    if (v.is_null()) return -1;
-    if (!v.is_number_integer()) throw UsageError(where + ": expected an integer or null");
-    return v.get<T>();
-  } else {
-    if (!v.is_number()) throw UsageError(where + ": expected a number");
-    double d = v.get<double>();
-    if (!(d >= 0) || d > 1e9) throw UsageError(where + ": expected a non-negative number");
-    return d;
-  }
-}
-
-// One table of (name, member) for parsing and printing alike.
-template <class Fn>
-void for_each_knob(CommKnobs& k, Fn&& fn) {
-  fn("reorder_iterative_peak_memory_budget", k.reorder_iterative_peak_memory_budget);
-  fn("reorder_iterative_use_runtime_estimations", k.reorder_iterative_use_runtime_estimations);
-  fn("reorder_iterative_extra_comm_comp_overlap", k.reorder_iterative_extra_comm_comp_overlap);
-  fn("reorder_iterative_unsafe_collectives_reorder", k.reorder_iterative_unsafe_collectives_reorder);
-  fn("reorder_iterative_group_with_collectives", k.reorder_iterative_group_with_collectives);
-  fn("reorder_iterative_debug_limit_to_reorder", k.reorder_iterative_debug_limit_to_reorder);
-  fn("sink_iterative_peak_memory_budget", k.sink_iterative_peak_memory_budget);
-  fn("sink_iterative_use_runtime_estimations", k.sink_iterative_use_runtime_estimations);
-  fn("sink_iterative_extra_comm_comp_overlap", k.sink_iterative_extra_comm_comp_overlap);
-  fn("sink_waits_iterative_unsafe_collectives_reorder", k.sink_waits_iterative_unsafe_collectives_reorder);
-  fn("sink_waits_iterative_swap_with_collectives", k.sink_waits_iterative_swap_with_collectives);
-  fn("sink_waits_iterative_debug_limit_to_sink", k.sink_waits_iterative_debug_limit_to_sink);
-  fn("reorder_sink_runtime_estimations_comm_mult", k.reorder_sink_runtime_estimations_comm_mult);
-  fn("reorder_sink_runtime_estimations_non_comm_mult", k.reorder_sink_runtime_estimations_non_comm_mult);
-  fn("overlap_schedule_peak_memory_budget", k.overlap_schedule_peak_memory_budget);
-}
-
 }  // namespace
-
-CommKnobs parse_comm_knobs(const json& j, std::string_view where) {
-  if (!j.is_object()) throw UsageError(std::string(where) + ": expected an object of knob names");
-  CommKnobs k;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    bool found = false;
-    for_each_knob(k, [&](const char* name, auto& member) {
-      if (it.key() != name) return;
-      found = true;
-      member = knob_value<std::decay_t<decltype(member)>>(it.value(), std::string(where) + "." + name);
-    });
-    if (!found) throw UsageError(std::string(where) + ": unknown knob \"" + it.key() + "\"");
-  }
-  return k;
-}
-
-json comm_knobs_to_json(const CommKnobs& knobs) {
-  CommKnobs k = knobs;
-  json out = json::object();
-  for_each_knob(k, [&](const char* name, auto& member) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, std::int32_t>) {
-      out[name] = member < 0 ? json(nullptr) : json(member);
-    } else {
-      out[name] = member;
-    }
-  });
-  return out;
-}
 
 std::span<const CommPass> comm_passes() { return kPasses; }
 

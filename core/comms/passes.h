@@ -9,14 +9,12 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/comms/comm_graph.h"
 
 namespace schedlab {
 
 // Every knob of config_comms the passes read, with Inductor's 2.11 default.
-// The JSON keys are the config_comms names (see comm_knobs_to_json).
+// The JSON keys are the config_comms names (see for_each_comm_knob).
 struct CommKnobs {
   // reorder_communication_preserving_peak_memory
   double reorder_iterative_peak_memory_budget = 0.2;
@@ -39,10 +37,27 @@ struct CommKnobs {
   double overlap_schedule_peak_memory_budget = 0.2;
 };
 
-// Reads an object of knob names -> values; unknown keys and wrong types are
-// UsageErrors naming the key.
-CommKnobs parse_comm_knobs(const nlohmann::json& j, std::string_view where = "options.comm");
-nlohmann::json comm_knobs_to_json(const CommKnobs& k);
+// The knob table: each knob's config_comms name and its member, once, for
+// reading and writing alike (core/io/options.h, core/io/plan_writer.h).
+// `Knobs` is CommKnobs or const CommKnobs.
+template <class Knobs, class Fn>
+void for_each_comm_knob(Knobs& k, Fn&& fn) {
+  fn("reorder_iterative_peak_memory_budget", k.reorder_iterative_peak_memory_budget);
+  fn("reorder_iterative_use_runtime_estimations", k.reorder_iterative_use_runtime_estimations);
+  fn("reorder_iterative_extra_comm_comp_overlap", k.reorder_iterative_extra_comm_comp_overlap);
+  fn("reorder_iterative_unsafe_collectives_reorder", k.reorder_iterative_unsafe_collectives_reorder);
+  fn("reorder_iterative_group_with_collectives", k.reorder_iterative_group_with_collectives);
+  fn("reorder_iterative_debug_limit_to_reorder", k.reorder_iterative_debug_limit_to_reorder);
+  fn("sink_iterative_peak_memory_budget", k.sink_iterative_peak_memory_budget);
+  fn("sink_iterative_use_runtime_estimations", k.sink_iterative_use_runtime_estimations);
+  fn("sink_iterative_extra_comm_comp_overlap", k.sink_iterative_extra_comm_comp_overlap);
+  fn("sink_waits_iterative_unsafe_collectives_reorder", k.sink_waits_iterative_unsafe_collectives_reorder);
+  fn("sink_waits_iterative_swap_with_collectives", k.sink_waits_iterative_swap_with_collectives);
+  fn("sink_waits_iterative_debug_limit_to_sink", k.sink_waits_iterative_debug_limit_to_sink);
+  fn("reorder_sink_runtime_estimations_comm_mult", k.reorder_sink_runtime_estimations_comm_mult);
+  fn("reorder_sink_runtime_estimations_non_comm_mult", k.reorder_sink_runtime_estimations_non_comm_mult);
+  fn("overlap_schedule_peak_memory_budget", k.overlap_schedule_peak_memory_budget);
+}
 
 // Per-collective statistics (Inductor's ReorderInfo / SinkWaitInfo). Times
 // are in microseconds of the pass's (scaled) runtimes; `node` is the

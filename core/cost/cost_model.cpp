@@ -11,8 +11,6 @@
 namespace schedlab {
 namespace {
 
-using nlohmann::json;
-
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
 
@@ -75,27 +73,6 @@ std::string known_names() {
   return out;
 }
 
-double positive_number(const json& v, const std::string& where, bool allow_zero) {
-  if (!v.is_number()) throw Error("hardware profile: " + where + ": expected a number");
-  double d = v.get<double>();
-  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
-    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number >= 0" : ": expected a finite number > 0"));
-  return d;
-}
-
-void check_complete(const HardwareProfile& p) {
-  auto need = [&](double v, const char* field) {
-    if (!(v > 0)) throw Error(std::string("hardware profile: missing or zero field \"") + field + "\"");
-  };
-  need(p.dram_bytes_per_s, "dram_bytes_per_s");
-  need(p.nvlink_bytes_per_s, "nvlink_bytes_per_s");
-  need(p.network_bytes_per_s, "network_bytes_per_s");
-  auto f32 = p.flops_per_s.find("f32");
-  if (f32 == p.flops_per_s.end() || !(f32->second > 0))
-    throw Error("hardware profile: flops_per_s needs an \"f32\" entry (the fallback for other dtypes)");
-  if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
-}
-
 // Base-2 ceiling logarithm for the tree depth; n >= 2.
 double ceil_log2(std::int64_t n) {
   double d = 0;
@@ -115,67 +92,6 @@ std::vector<std::string> builtin_profile_names() {
   std::vector<std::string> out;
   for (const auto& p : builtins()) out.push_back(p.name);
   return out;
-}
-
-HardwareProfile hardware_profile_from_json(const json& j) {
-  if (!j.is_object()) throw Error("hardware profile: expected a JSON object");
-  HardwareProfile p;
-  if (auto it = j.find("base"); it != j.end()) {
-    if (!it->is_string()) throw Error("hardware profile: base: expected the name of a built-in profile");
-    try {
-      p = builtin_profile(it->get<std::string>());
-    } catch (const UsageError& e) {
-      throw Error(std::string("hardware profile: base: ") + e.what());
-    }
-  }
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& key = it.key();
-    const json& v = it.value();
-    if (key == "base") continue;
-    if (key == "name") {
-      if (!v.is_string() || v.get<std::string>().empty()) throw Error("hardware profile: name: expected a non-empty string");
-      p.name = v.get<std::string>();
-    } else if (key == "dram_bytes_per_s") p.dram_bytes_per_s = positive_number(v, key, false);
-    else if (key == "nvlink_bytes_per_s") p.nvlink_bytes_per_s = positive_number(v, key, false);
-    else if (key == "network_bytes_per_s") p.network_bytes_per_s = positive_number(v, key, false);
-    else if (key == "nvlink_latency_us") p.nvlink_latency_us = positive_number(v, key, true);
-    else if (key == "network_latency_us") p.network_latency_us = positive_number(v, key, true);
-    else if (key == "kernel_launch_us") p.kernel_launch_us = positive_number(v, key, true);
-    else if (key == "ranks_per_node") {
-      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > 1'000'000)
-        throw Error("hardware profile: ranks_per_node: expected an integer >= 1");
-      p.ranks_per_node = static_cast<int>(v.get<std::int64_t>());
-    } else if (key == "flops_per_s") {
-      if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
-      for (auto f = v.begin(); f != v.end(); ++f) p.flops_per_s[f.key()] = positive_number(f.value(), "flops_per_s." + f.key(), false);
-    } else {
-      throw Error("hardware profile: unknown field \"" + key + "\"");
-    }
-  }
-  check_complete(p);
-  return p;
-}
-
-HardwareProfile parse_hardware_profile(std::string_view text) {
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw Error(std::string("hardware profile: not valid JSON: ") + e.what());
-  }
-  return hardware_profile_from_json(j);
-}
-
-json hardware_profile_to_json(const HardwareProfile& hw) {
-  return {{"name", hw.name},
-          {"dram_bytes_per_s", hw.dram_bytes_per_s},
-          {"flops_per_s", hw.flops_per_s},
-          {"nvlink_bytes_per_s", hw.nvlink_bytes_per_s},
-          {"network_bytes_per_s", hw.network_bytes_per_s},
-          {"nvlink_latency_us", hw.nvlink_latency_us},
-          {"network_latency_us", hw.network_latency_us},
-          {"ranks_per_node", hw.ranks_per_node},
-          {"kernel_launch_us", hw.kernel_launch_us}};
 }
 
 double peak_flops_for_dtype(const HardwareProfile& hw, std::string_view dtype) {
@@ -273,25 +189,6 @@ std::vector<double> estimate_runtimes_us(const Graph& g, const HardwareProfile& 
   std::vector<double> out(g.nodes.size());
   for (NodeId v = 0; v < g.num_nodes(); ++v) out[v] = estimate_node_runtime(g, v, hw, trust_graph_runtime).us;
   return out;
-}
-
-}  // namespace schedlab
-
-namespace schedlab {
-
-nlohmann::json runtime_report_json(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime) {
-  // Parallel arrays, not an object per node: a plan of 100k nodes would
-  // otherwise spend more time building this section than planning.
-  nlohmann::json nodes = nlohmann::json::array(), us = nlohmann::json::array(), source = nlohmann::json::array();
-  double total = 0;
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    RuntimeEstimate e = estimate_node_runtime(g, v, hw, trust_graph_runtime);
-    total += e.us;
-    nodes.push_back(g.nodes[v].name);
-    us.push_back(e.us);
-    source.push_back(e.source);
-  }
-  return {{"hardware", hw.name}, {"total_us", total}, {"nodes", std::move(nodes)}, {"us", std::move(us)}, {"source", std::move(source)}};
 }
 
 }  // namespace schedlab

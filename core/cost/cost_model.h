@@ -15,8 +15,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/graph/graph.h"
 
 namespace schedlab {
@@ -38,11 +36,8 @@ inline constexpr std::string_view kDefaultHardwareProfile = "h200";  // the fixt
 const HardwareProfile& builtin_profile(std::string_view name);
 std::vector<std::string> builtin_profile_names();
 
-// A user profile (docs/cost-model.md): either complete, or `"base": "<builtin>"`
-// plus the fields that differ. Throws Error naming the field.
-HardwareProfile parse_hardware_profile(std::string_view json_text);
-HardwareProfile hardware_profile_from_json(const nlohmann::json& j);
-nlohmann::json hardware_profile_to_json(const HardwareProfile& hw);
+// User profiles are read by parse_hardware_profile (core/io/options.h) and
+// written by hardware_profile_json (core/io/plan_writer.h).
 
 // The peak FLOP/s the roofline uses for `dtype` (a buffer's dtype string):
 // the profile's entry for it, else its "f32" entry (integer and unknown
@@ -85,13 +80,5 @@ std::int64_t node_dram_bytes(const Node& n);
 
 // The dtype that decides a node's peak: its first output buffer that names one.
 std::string_view node_dtype(const Graph& g, const Node& n);
-
-}  // namespace schedlab
-
-namespace schedlab {
-
-// Per-node estimates and their total, for reports:
-// {"hardware": name, "total_us": t, "nodes": [{"node", "us", "source"}...]}.
-nlohmann::json runtime_report_json(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime = true);
 
 }  // namespace schedlab

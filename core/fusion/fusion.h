@@ -17,8 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/deps/dependencies.h"
 #include "core/graph/graph.h"
 
@@ -93,9 +91,5 @@ namespace schedlab {
 // A graph is already fused when it has `operations` or a node with `members`;
 // otherwise the plan pipeline runs the front end on it.
 bool needs_fusion(const Graph& g);
-
-// The plan's report of the front end: eliminated nodes, fused groups, rounds,
-// refusal counts by reason.
-nlohmann::json front_end_to_json(const Graph& pre, const FrontEndResult& fe);
 
 }  // namespace schedlab

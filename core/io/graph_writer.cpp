@@ -1,194 +1,99 @@
 #include "core/io/graph_writer.h"
 
-#include <charconv>
-
-#include <nlohmann/json.hpp>
+#include "core/io/json_writer.h"
 
 namespace schedlab {
 namespace {
 
-class JsonOut {
- public:
-  std::string text;
-
-  void raw(std::string_view s) { text += s; }
-  void str(std::string_view s) {
-    text += '"';
-    for (char c : s) {
-      switch (c) {
-        case '"': text += "\\\""; break;
-        case '\\': text += "\\\\"; break;
-        case '\n': text += "\\n"; break;
-        case '\t': text += "\\t"; break;
-        case '\r': text += "\\r"; break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            text += "\\u00";
-            text += kHex[(c >> 4) & 0xF];
-            text += kHex[c & 0xF];
-          } else {
-            text += c;
-          }
-      }
-    }
-    text += '"';
-  }
-  void num(std::int64_t v) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    text.append(buf, r.ptr);
-  }
-  // Shortest text that reads back as the same double (nlohmann's Grisu2).
-  void num(double v) { text += nlohmann::json(v).dump(); }
-  void key(std::string_view k) {
-    str(k);
-    text += ':';
-  }
-  template <typename T, typename F>
-  void list(const std::vector<T>& items, F&& each) {
-    text += '[';
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (i) text += ',';
-      each(items[i]);
-    }
-    text += ']';
-  }
-};
-
-void write_dep(JsonOut& o, const Graph& g, const Dep& d) {
-  o.raw("{\"name\":");
-  o.str(g.buffers[d.buf].name);
-  o.raw(",\"dep\":");
-  o.str(to_string(d.kind));
-  if (!d.index.empty()) {
-    o.raw(",\"index\":");
-    o.str(d.index);
-  }
-  if (!d.size.empty()) {
-    o.raw(",\"size\":");
-    o.list(d.size, [&](std::int64_t v) { o.num(v); });
-  }
-  o.raw(",\"bytes\":");
-  o.num(d.bytes);
-  o.raw("}");
+// Keys in the order the format documents them (not sorted): graphs are read
+// by people as often as by programs.
+void write_dep(JsonWriter& w, const Graph& g, const Dep& d) {
+  w.begin_object();
+  w.field("name", g.buffers[d.buf].name);
+  w.field("dep", to_string(d.kind));
+  if (!d.index.empty()) w.field("index", d.index);
+  if (!d.size.empty()) w.key("size").array(d.size);
+  w.field("bytes", d.bytes);
+  w.end_object();
 }
 
-void write_buffer(JsonOut& o, const Graph& g, const Buffer& b) {
-  o.raw("{\"name\":");
-  o.str(b.name);
-  o.raw(",\"layout\":");
-  o.str(to_string(b.layout));
-  if (!b.dtype.empty()) {
-    o.raw(",\"dtype\":");
-    o.str(b.dtype);
-  }
-  if (!b.shape.empty()) {
-    o.raw(",\"shape\":");
-    o.list(b.shape, [&](std::int64_t v) { o.num(v); });
-  }
-  o.raw(",\"bytes\":");
-  o.num(b.bytes);
-  if (b.mutation_of != kNone) {
-    o.raw(",\"mutation_of\":");
-    o.str(g.buffers[b.mutation_of].name);
-  }
-  if (!b.aliases.empty()) {
-    o.raw(",\"aliases\":");
-    o.list(b.aliases, [&](const std::string& a) { o.str(a); });
-  }
-  o.raw("}");
+void write_buffer(JsonWriter& w, const Graph& g, const Buffer& b) {
+  w.begin_object();
+  w.field("name", b.name);
+  w.field("layout", to_string(b.layout));
+  if (!b.dtype.empty()) w.field("dtype", b.dtype);
+  if (!b.shape.empty()) w.key("shape").array(b.shape);
+  w.field("bytes", b.bytes);
+  if (b.mutation_of != kNone) w.field("mutation_of", g.buffers[b.mutation_of].name);
+  if (!b.aliases.empty()) w.key("aliases").array(b.aliases);
+  w.end_object();
 }
 
-void write_node(JsonOut& o, const Graph& g, const Node& n) {
-  o.raw("{\"name\":");
-  o.str(n.name);
-  o.raw(",\"kind\":");
-  o.str(to_string(n.kind));
-  if (!n.members.empty()) {
-    o.raw(",\"members\":");
-    o.list(n.members, [&](const std::string& m) { o.str(m); });
-  }
-  if (!n.kernel.empty()) {
-    o.raw(",\"kernel\":");
-    o.str(n.kernel);
-  }
-  if (n.has_group) {
-    o.raw(",\"group\":[");
-    o.num(n.numel);
-    o.raw(",");
-    o.num(n.rnumel);
-    o.raw("]");
-  }
-  if (n.flops) {
-    o.raw(",\"flops\":");
-    o.num(*n.flops);
-  }
-  if (n.runtime_us) {
-    o.raw(",\"runtime_us\":");
-    o.num(*n.runtime_us);
-  }
-  o.raw(",\"outputs\":");
-  o.list(n.outputs, [&](BufId b) { write_buffer(o, g, g.buffers[b]); });
-  o.raw(",\"reads\":");
-  o.list(n.reads, [&](const Dep& d) { write_dep(o, g, d); });
-  o.raw(",\"writes\":");
-  o.list(n.writes, [&](const Dep& d) { write_dep(o, g, d); });
+void write_deps(JsonWriter& w, const Graph& g, const std::vector<Dep>& deps) {
+  w.array(deps, [&g](JsonWriter& w2, const Dep& d) { write_dep(w2, g, d); });
+}
+
+void write_buffer_names(JsonWriter& w, const Graph& g, const std::vector<BufId>& bufs) {
+  w.begin_array();
+  for (BufId b : bufs) w.value(g.buffers[b].name);
+  w.end_array();
+}
+
+void write_node(JsonWriter& w, const Graph& g, const Node& n) {
+  w.begin_object();
+  w.field("name", n.name);
+  w.field("kind", to_string(n.kind));
+  if (!n.members.empty()) w.key("members").array(n.members);
+  if (!n.kernel.empty()) w.field("kernel", n.kernel);
+  if (n.has_group) w.key("group").begin_array().value(n.numel).value(n.rnumel).end_array();
+  if (n.flops) w.field("flops", *n.flops);
+  if (n.runtime_us) w.field("runtime_us", *n.runtime_us);
+  w.key("outputs").begin_array();
+  for (BufId b : n.outputs) write_buffer(w, g, g.buffers[b]);
+  w.end_array();
+  w.key("reads");
+  write_deps(w, g, n.reads);
+  w.key("writes");
+  write_deps(w, g, n.writes);
   if (n.collective) {
-    o.raw(",\"collective\":{\"op\":");
-    o.str(n.collective->op);
-    o.raw(",\"group_size\":");
-    o.num(n.collective->group_size);
-    o.raw(",\"bytes\":");
-    o.num(n.collective->bytes);
-    o.raw("}");
+    w.key("collective").begin_object();
+    w.field("op", n.collective->op);
+    w.field("group_size", n.collective->group_size);
+    w.field("bytes", n.collective->bytes);
+    w.end_object();
   }
-  o.raw("}");
+  w.end_object();
 }
 
 }  // namespace
 
 std::string write_graph_json(const Graph& g) {
-  JsonOut o;
-  o.text.reserve(256 + g.nodes.size() * 400);
-  o.raw("{\"format\":\"schedgraph/1\"");
-  if (!g.name.empty()) {
-    o.raw(",\"name\":");
-    o.str(g.name);
-  }
-  if (!g.source.empty()) {
-    o.raw(",\"source\":");
-    o.str(g.source);
-  }
-  o.raw(",\"world_size\":");
-  o.num(g.world_size);
-  o.raw(",\"inputs\":[");
-  for (BufId b = 0; b < g.num_inputs; ++b) {
-    if (b) o.raw(",");
-    o.raw("{\"name\":");
-    o.str(g.buffers[b].name);
-    o.raw(",\"bytes\":");
-    o.num(g.buffers[b].bytes);
-    o.raw(g.buffers[b].freeable ? ",\"freeable\":true}" : ",\"freeable\":false}");
-  }
-  o.raw("],\"outputs\":");
-  o.list(g.outputs, [&](BufId b) { o.str(g.buffers[b].name); });
-  o.raw(",\"nodes\":");
-  o.list(g.nodes, [&](const Node& n) { write_node(o, g, n); });
+  JsonWriter w;
+  w.begin_object();
+  w.field("format", "schedgraph/1");
+  if (!g.name.empty()) w.field("name", g.name);
+  if (!g.source.empty()) w.field("source", g.source);
+  w.field("world_size", g.world_size);
+  w.key("inputs").begin_array();
+  for (BufId b = 0; b < g.num_inputs; ++b)
+    w.begin_object().field("name", g.buffers[b].name).field("bytes", g.buffers[b].bytes).field("freeable", g.buffers[b].freeable).end_object();
+  w.end_array();
+  w.key("outputs");
+  write_buffer_names(w, g, g.outputs);
+  w.key("nodes").array(g.nodes, [&g](JsonWriter& w2, const Node& n) { write_node(w2, g, n); });
   if (!g.operations.empty()) {
-    o.raw(",\"operations\":");
-    o.list(g.operations, [&](const Operation& op) {
-      o.raw("{\"name\":");
-      o.str(op.name);
-      o.raw(",\"outputs\":");
-      o.list(op.outputs, [&](BufId b) { o.str(g.buffers[b].name); });
-      o.raw(",\"reads\":");
-      o.list(op.reads, [&](BufId b) { o.str(g.buffers[b].name); });
-      o.raw("}");
+    w.key("operations").array(g.operations, [&g](JsonWriter& w2, const Operation& op) {
+      w2.begin_object().field("name", op.name);
+      w2.key("outputs");
+      write_buffer_names(w2, g, op.outputs);
+      w2.key("reads");
+      write_buffer_names(w2, g, op.reads);
+      w2.end_object();
     });
   }
-  o.raw("}\n");
-  return std::move(o.text);
+  w.end_object();
+  w.raw("\n");
+  return w.take_text();
 }
 
 }  // namespace schedlab

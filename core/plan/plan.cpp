@@ -2,16 +2,12 @@
 
 #include <cstdio>
 
-#include "core/comms/report.h"
 #include "core/cost/cost_model.h"
-#include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/planning_info.h"
 #include "core/util/error.h"
 
 namespace schedlab {
-
-using nlohmann::json;
 
 std::vector<std::string> split_list(std::string_view csv, std::string_view what) {
   std::vector<std::string> out;
@@ -27,54 +23,6 @@ std::vector<std::string> split_list(std::string_view csv, std::string_view what)
   return out;
 }
 
-namespace {
-
-std::vector<std::string> list_option(const json& v, std::string_view key) {
-  if (v.is_string()) {
-    auto s = v.get<std::string>();
-    if (s.empty()) return {};
-    return split_list(s, key);
-  }
-  if (!v.is_array()) throw UsageError("options." + std::string(key) + ": expected a list of names");
-  std::vector<std::string> out;
-  for (const auto& e : v) {
-    if (!e.is_string()) throw UsageError("options." + std::string(key) + ": expected a list of names");
-    out.push_back(e.get<std::string>());
-  }
-  return out;
-}
-
-}  // namespace
-
-PlanOptions parse_plan_options(std::string_view text) {
-  PlanOptions opts;
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return opts;
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    throw UsageError(std::string("options: not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw UsageError("options: expected a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() == "memory_methods") opts.memory_methods = list_option(it.value(), it.key());
-    else if (it.key() == "skip_invalid_memory_methods") {
-      if (!it.value().is_boolean()) throw UsageError("options.skip_invalid_memory_methods: expected true or false");
-      opts.on_invalid_memory_order = it.value().get<bool>() ? InvalidOrderPolicy::Skip : InvalidOrderPolicy::Raise;
-    } else if (it.key() == "comm_passes") opts.comm_passes = list_option(it.value(), it.key());
-    else if (it.key() == "comm") opts.comm = parse_comm_knobs(it.value(), "options.comm");
-    else if (it.key() == "fuse") {
-      if (!it.value().is_boolean()) throw UsageError("options.fuse: expected true or false");
-      opts.fuse = it.value().get<bool>();
-    } else if (it.key() == "hardware") {
-      if (it.value().is_string()) opts.hardware = builtin_profile(it.value().get<std::string>());
-      else opts.hardware = hardware_profile_from_json(it.value());
-    }
-    else throw UsageError("options: unknown option \"" + it.key() + "\"");
-  }
-  return opts;
-}
-
 PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
   check_comm_pass_names(opts.comm_passes);
   PlanResult r;
@@ -88,7 +36,13 @@ PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
   r.memory = reorder_for_peak_memory(g, g.baseline_order(), opts.memory_methods, opts.on_invalid_memory_order);
   r.order = r.memory.order();
   // Comm stage (as in Inductor, after memory reordering) and the two-stream simulation.
-  r.runtimes_us = estimate_runtimes_us(g, opts.hardware);
+  r.runtimes_us.resize(g.nodes.size());
+  r.runtime_sources.resize(g.nodes.size());
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const RuntimeEstimate e = estimate_node_runtime(g, v, opts.hardware);
+    r.runtimes_us[v] = e.us;
+    r.runtime_sources[v] = e.source;
+  }
   r.simulation_before_comm = simulate_two_streams(g, r.order, r.runtimes_us);
   if (!opts.comm_passes.empty()) {
     r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
@@ -106,64 +60,8 @@ PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
   return r;
 }
 
-namespace {
-
-json names_of(const Graph& g, const Order& order) {
-  json out = json::array();
-  for (NodeId v : order) out.push_back(g.nodes[v].name);
-  return out;
-}
-
-// The node running at `step` of `order`; empty past the last step.
-std::string node_at_step(const Graph& g, const Order& order, std::int32_t step) {
-  return step >= 0 && step < static_cast<std::int32_t>(order.size()) ? g.nodes[order[step]].name : std::string();
-}
-
-}  // namespace
-
-json plan_to_json(const Graph& input, const PlanOptions& opts, const PlanResult& r) {
-  const Graph& g = r.planned(input);
-  json methods = json::object();
-  json tried = json::array();
-  for (const auto& m : r.memory.methods) {
-    tried.push_back(m.method);
-    if (!m.error.empty()) {
-      methods[m.method] = {{"error", m.error}};
-    } else {
-      methods[m.method] = {{"peak", m.peak}, {"order", names_of(g, m.order)}};
-    }
-  }
-  json live = json::array();
-  for (const auto& lb : r.memory.peak_live) live.push_back({{"buffer", g.buffers[lb.buf].name}, {"bytes", lb.bytes}});
-  // nlohmann copies lvalues out of initializer lists: move every part in.
-  json memory = {
-      {"methods", std::move(methods)},
-      {"method_order", std::move(tried)},
-      {"chosen", r.memory.methods[r.memory.chosen].method},
-      {"peak", r.memory.estimate.peak},
-      {"peak_step", r.memory.estimate.peak_step},
-      {"curve", r.memory.estimate.curve},
-      {"peak_live", std::move(live)},
-  };
-  json out = {
-      {"format", "schedplan/1"},
-      {"graph", g.name},
-      {"nodes", g.nodes.size()},
-      {"options", {{"memory_methods", opts.memory_methods}, {"comm_passes", opts.comm_passes}, {"comm", comm_knobs_to_json(opts.comm)}}},
-      {"memory", std::move(memory)},
-      {"order", names_of(g, r.order)},
-      {"final",
-       {{"peak_bytes", r.final_memory.peak},
-        {"peak_step", r.final_memory.peak_step},
-        {"peak_node", node_at_step(g, r.order, r.final_memory.peak_step)}}},
-  };
-  if (r.comm) out["comm"] = comm_pipeline_to_json(g, *r.comm, r.simulation_before_comm, r.simulation);
-  out["simulation"] = simulation_to_json(g, r.simulation);
-  out["options"]["fuse"] = opts.fuse;
-  out["options"]["hardware"] = opts.hardware.name;
-  if (r.front_end) out["front_end"] = front_end_to_json(input, *r.front_end);
-  out["runtime"] = runtime_report_json(g, opts.hardware);
-  return out;
+std::string_view node_at_step(const Graph& g, const Order& order, std::int32_t step) {
+  return step >= 0 && step < static_cast<std::int32_t>(order.size()) ? std::string_view(g.nodes[order[step]].name) : std::string_view();
 }
 
 std::string human_bytes(std::int64_t bytes) {
@@ -210,8 +108,8 @@ std::string plan_to_text(const Graph& input, const PlanResult& r) {
   const auto peak_line = [&](const char* what, const PeakMemoryEstimate& est, const Order& order) {
     std::snprintf(line, sizeof line, "%s %s at step %d of %zu", what, human_bytes(est.peak).c_str(), est.peak_step, order.size());
     std::string text = line;
-    const std::string node = node_at_step(g, order, est.peak_step);
-    if (!node.empty()) text += " (while running " + node + ")";
+    const std::string_view node = node_at_step(g, order, est.peak_step);
+    if (!node.empty()) text += " (while running " + std::string(node) + ")";
     return text + "\n";
   };
   out += peak_line("peak", r.final_memory, r.order);
@@ -246,23 +144,6 @@ std::string plan_to_text(const Graph& input, const PlanResult& r) {
     out += "\n";
   }
   return out;
-}
-
-std::string plan_text_json(const Graph& g, const PlanOptions& opts, const PlanResult& r) {
-  // Compact: a plan of 100k nodes is 25 MB indented and a third of the
-  // whole run's time to print; readers want it parsed, people read --format text.
-  return plan_to_json(g, opts, r).dump() + "\n";
-}
-
-std::string plan_trace_json(const Graph& g, const PlanResult& r) {
-  return chrome_trace(r.planned(g), r.simulation, r.final_memory.curve).dump() + "\n";
-}
-
-std::string plan_json(std::string_view graph_json, std::string_view options_json) {
-  PlanOptions opts = parse_plan_options(options_json);
-  Graph g = load_graph(graph_json);
-  PlanResult r = run_plan(g, opts);
-  return plan_text_json(g, opts, r);
 }
 
 }  // namespace schedlab

@@ -1,7 +1,7 @@
 // core/plan — the pipeline every front end runs (CLI `plan`, WASM `plan`):
-// graph -> memory reordering -> (later stages) -> one PlanResult, written as
-// schedplan/1 (docs/schedplan-1.md). The CLI and the WASM module both call
-// plan_json(), so their outputs are byte for byte the same.
+// graph -> front end -> memory reordering -> comm passes -> simulation, into
+// one PlanResult of plain structs. core/io writes it as schedplan/1
+// (docs/schedplan-1.md) and reads the options.
 #pragma once
 
 #include <memory>
@@ -9,8 +9,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/graph/graph.h"
 #include "core/comms/passes.h"
@@ -31,10 +29,6 @@ struct PlanOptions {
   HardwareProfile hardware = builtin_profile(kDefaultHardwareProfile);  // "hardware": name or profile object
 };
 
-// Reads {"memory_methods": [...] or "a,b", "comm_passes": ...}; unknown keys
-// are refused so typos do not pass silently. Throws UsageError.
-PlanOptions parse_plan_options(std::string_view options_json);
-
 struct PlanResult {
   MemoryPlan memory;
   Order order;  // the final order
@@ -45,6 +39,7 @@ struct PlanResult {
   // Per-node runtimes (a node's runtime_us, else the cost model under
   // opts.hardware) the comm passes and the simulation use.
   std::vector<double> runtimes_us;
+  std::vector<std::string_view> runtime_sources;  // per node: "runtime_us", "roofline", "collective" or "none"
   std::optional<CommPipelineResult> comm;  // when comm passes ran
   Simulation simulation_before_comm;       // of the memory-reordered order
   Simulation simulation;                   // of the final order
@@ -57,24 +52,15 @@ struct PlanResult {
 
 PlanResult run_plan(const Graph& g, const PlanOptions& opts);
 
-// `g` is the graph given to run_plan; names come from r.planned(g).
-nlohmann::json plan_to_json(const Graph& g, const PlanOptions& opts, const PlanResult& r);
+// The human report (`plan --format text`). `g` is the graph given to
+// run_plan; names come from r.planned(g).
 std::string plan_to_text(const Graph& g, const PlanResult& r);
-
-// The schedplan/1 text of a plan: compact JSON, one line, newline-ended.
-// The one serialization the CLI and the WASM module both use.
-std::string plan_text_json(const Graph& g, const PlanOptions& opts, const PlanResult& r);
-
-// The Chrome trace of the final order's simulation, with its memory counter
-// track and collective-to-wait flows (what `plan --trace` writes and the
-// page exports).
-std::string plan_trace_json(const Graph& g, const PlanResult& r);
-
-// Whole pipeline on text: load, plan, serialize.
-std::string plan_json(std::string_view graph_json, std::string_view options_json);
 
 // "a,b,c" -> {"a","b","c"}; empty items are refused.
 std::vector<std::string> split_list(std::string_view csv, std::string_view what);
+
+// The name of the node running at `step` of `order`; empty past the last step.
+std::string_view node_at_step(const Graph& g, const Order& order, std::int32_t step);
 
 // Human units for reports: "36.1 MiB", "812 B".
 std::string human_bytes(std::int64_t bytes);

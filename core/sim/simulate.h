@@ -13,8 +13,6 @@
 
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/graph/graph.h"
 
 namespace schedlab {
@@ -46,20 +44,7 @@ struct Simulation {
 // runtimes do not match the graph.
 Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us);
 
-// The simulation as Chrome trace events (Perfetto, chrome://tracing): one
-// process, lanes "compute" and "comm", one complete event per node, one
-// "exposed" event per stall; args carry kinds, kernels and buffer sizes.
-nlohmann::json chrome_trace(const Graph& g, const Simulation& sim);
-
-// The same events, and after them what Perfetto users expect beside the
-// slices: a "memory" counter track (process-wide, bytes live while each step
-// runs: `memory_curve` holds the n+1 entries of the order simulated, as
-// estimate_peak_memory gives them; a step's sample is at its node's start,
-// or its issue for a collective) and one flow (ph "s" -> "f") from each
-// collective to the node that waited on it.
-nlohmann::json chrome_trace(const Graph& g, const Simulation& sim, const std::vector<std::int64_t>& memory_curve);
-
-// Summary for plans and reports: totals plus per-collective timings by name.
-nlohmann::json simulation_to_json(const Graph& g, const Simulation& sim);
+// Written as Chrome trace events and as a plan's `simulation` section by
+// core/io/plan_writer.h.
 
 }  // namespace schedlab

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/io/plan_writer.h"
 #include "core/util/error.h"
 
 namespace schedlab::gpu {
@@ -139,8 +140,8 @@ nlohmann::json calibration_details_json(const CalibrationMeasurements& m, const 
           {"gemms", gemms},
           {"launch_us", m.launch_us},
           {"collectives", colls},
-          {"datasheet", hardware_profile_to_json(base)},
-          {"profile", hardware_profile_to_json(calibrated)}};
+          {"datasheet", nlohmann::json::parse(hardware_profile_json(base))},
+          {"profile", nlohmann::json::parse(hardware_profile_json(calibrated))}};
 }
 
 }  // namespace schedlab::gpu

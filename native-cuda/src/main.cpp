@@ -18,6 +18,8 @@
 #include "cli/commands.h"
 #include "core/util/error.h"
 #include "core/io/graph_reader.h"
+#include "core/io/options.h"
+#include "core/io/plan_writer.h"
 #include "core/memory/estimate.h"
 #include "native-cuda/host/calibration.h"
 #include "native-cuda/host/execution_schedule.h"
@@ -55,17 +57,6 @@ int positive_int(const std::string& v, const std::string& flag) {
   throw UsageError(flag + ": expected an integer >= 1, got \"" + v + "\"");
 }
 
-// A built-in profile name, else a profile JSON file.
-HardwareProfile profile_arg(const std::string& v) {
-  for (const auto& name : builtin_profile_names())
-    if (name == v) return builtin_profile(v);
-  try {
-    return parse_hardware_profile(read_text_file(v));
-  } catch (const Error& e) {
-    throw UsageError("--profile " + v + ": not a built-in profile, and as a file: " + e.what());
-  }
-}
-
 int default_ranks() { return std::min(visible_gpus(), nccl_available() ? 8 : 1); }
 
 struct RunRequest {
@@ -83,7 +74,7 @@ RunRequest parse_run(const cli::Args& args) {
     if (is_flag(a, "-o") || is_flag(a, "--output")) q.out_path = r.value(a);
     else if (is_flag(a, "--plan")) q.plan_path = r.value(a);
     else if (is_flag(a, "--order")) q.order_method = r.value(a);
-    else if (is_flag(a, "--profile")) q.hw = profile_arg(r.value(a));
+    else if (is_flag(a, "--profile")) q.hw = hardware_profile_arg(r.value(a), "--profile");
     else if (is_flag(a, "--ranks")) q.ranks = positive_int(r.value(a), "--ranks");
     else if (is_flag(a, "--nccl-id-file")) q.id_file = r.value(a);
     else if (is_flag(a, "--warmup")) q.opts.warmup = positive_int(r.value(a), "--warmup");
@@ -184,7 +175,7 @@ int cmd_calibrate(const cli::Args& args) {
   const HardwareProfile& base = base_name.empty() ? base_profile_for_device(m.device_name) : builtin_profile(base_name);
   const HardwareProfile p = calibrated_profile(m, base);
   // The profile alone: parse_hardware_profile refuses unknown fields.
-  cli::write_output(out_path, hardware_profile_to_json(p).dump(1) + "\n");
+  cli::write_output(out_path, nlohmann::json::parse(hardware_profile_json(p)).dump(1) + "\n");
   if (!details_path.empty()) cli::write_output(details_path, calibration_details_json(m, base, p).dump(1) + "\n");
   std::fprintf(stderr, "%s: DRAM %.0f GB/s, bf16 %.0f TFLOP/s, f32 %.1f TFLOP/s, launch %.2f us, NVLink bus %.0f GB/s\n",
                m.device_name.c_str(), p.dram_bytes_per_s / 1e9, p.flops_per_s.count("bf16") ? p.flops_per_s.at("bf16") / 1e12 : 0.0,

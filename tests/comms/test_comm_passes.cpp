@@ -11,6 +11,8 @@
 #include "core/cost/cost_model.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
+#include "core/io/options.h"
+#include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
 #include "core/sim/simulate.h"
 #include "core/util/error.h"
@@ -55,14 +57,15 @@ TEST_CASE("decide_global_ordering_of_comms chains collectives with fake deps", "
 }
 
 TEST_CASE("comm knobs and pass names are checked", "[comms]") {
-  CHECK_THROWS_AS(parse_comm_knobs(nlohmann::json{{"nope", 1}}), UsageError);
-  CHECK_THROWS_AS(parse_comm_knobs(nlohmann::json{{"sink_iterative_peak_memory_budget", "x"}}), UsageError);
-  CHECK_THROWS_AS(parse_comm_knobs(nlohmann::json{{"reorder_iterative_use_runtime_estimations", 1}}), UsageError);
-  CommKnobs k = parse_comm_knobs(nlohmann::json{{"reorder_iterative_debug_limit_to_reorder", 2}, {"sink_iterative_peak_memory_budget", 0.0}});
+  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"nope": 1})"), UsageError);
+  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"sink_iterative_peak_memory_budget": "x"})"), UsageError);
+  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"reorder_iterative_use_runtime_estimations": 1})"), UsageError);
+  CommKnobs k = parse_comm_knobs_json(R"({"reorder_iterative_debug_limit_to_reorder": 2, "sink_iterative_peak_memory_budget": 0.0})");
   CHECK(k.reorder_iterative_debug_limit_to_reorder == 2);
   CHECK(k.sink_iterative_peak_memory_budget == 0.0);
-  CHECK(comm_knobs_to_json(CommKnobs{})["reorder_iterative_peak_memory_budget"] == 0.2);
-  CHECK(comm_knobs_to_json(CommKnobs{})["sink_waits_iterative_debug_limit_to_sink"].is_null());
+  const auto written = nlohmann::json::parse(plan_json(R"({"format":"schedgraph/1","inputs":[],"outputs":[],"nodes":[]})", ""));
+  CHECK(written["options"]["comm"]["reorder_iterative_peak_memory_budget"] == 0.2);
+  CHECK(written["options"]["comm"]["sink_waits_iterative_debug_limit_to_sink"].is_null());
   CHECK_THROWS_AS(check_comm_pass_names({"sink_waits", "bogus"}), UsageError);
   CHECK_THROWS_AS(parse_plan_options(R"({"comm": {"bad_knob": true}})"), UsageError);
   for (const auto& p : comm_passes()) CHECK(find_comm_pass(p.name) == &p);

@@ -5,6 +5,8 @@
 
 #include "core/cost/cost_model.h"
 #include "core/io/graph_reader.h"
+#include "core/io/options.h"
+#include "core/io/plan_writer.h"
 #include "core/util/error.h"
 
 using namespace schedlab;
@@ -122,7 +124,7 @@ TEST_CASE("hardware profiles: built-ins and user files", "[cost]") {
   CHECK(roofline_us(0, 3000000, "f32", p) == Approx(1.0 + 3.0));
 
   // Round trip through JSON.
-  HardwareProfile q = hardware_profile_from_json(hardware_profile_to_json(p));
+  HardwareProfile q = parse_hardware_profile(hardware_profile_json(p));
   CHECK(q.flops_per_s == p.flops_per_s);
   CHECK(q.kernel_launch_us == 3.0);
 

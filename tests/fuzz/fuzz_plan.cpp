@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/plan/plan.h"
+#include "core/io/plan_writer.h"
 #include "core/util/error.h"
 
 namespace {

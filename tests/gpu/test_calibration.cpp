@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "core/io/options.h"
+#include "core/io/plan_writer.h"
 #include "core/memory/estimate.h"
 #include "native-cuda/host/calibration.h"
 #include "native-cuda/host/run_report.h"
@@ -79,7 +81,7 @@ TEST_CASE("a calibrated profile round-trips through parse_hardware_profile", "[g
   CHECK(p.nvlink_latency_us == Approx(4));
   CHECK(p.network_bytes_per_s == base.network_bytes_per_s);
 
-  const HardwareProfile back = parse_hardware_profile(hardware_profile_to_json(p).dump());
+  const HardwareProfile back = parse_hardware_profile(hardware_profile_json(p));
   CHECK(back.name == p.name);
   CHECK(back.dram_bytes_per_s == p.dram_bytes_per_s);
   CHECK(back.flops_per_s == p.flops_per_s);

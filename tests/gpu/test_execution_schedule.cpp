@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
+#include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
 #include "native-cuda/host/execution_schedule.h"
 #include "tests/test_util.h"

@@ -2,8 +2,11 @@
 // and the structure of its Chrome trace.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
+#include "core/io/plan_writer.h"
 #include "core/sim/simulate.h"
 #include "tests/test_util.h"
 
@@ -30,7 +33,7 @@ TEST_CASE("two-stream simulation: exposed time, idle time, step time", "[sim]") 
   CHECK(sunk.exposed_comm_us == Approx(2));
   CHECK(sunk.step_time_us == Approx(13));
   // The trace: metadata for two lanes, one complete event per node, one for the stall.
-  auto trace = chrome_trace(g, sunk);
+  auto trace = nlohmann::json::parse(chrome_trace_json(g, sunk));
   REQUIRE(trace["traceEvents"].is_array());
   int complete = 0, lanes = 0, exposed = 0;
   for (const auto& e : trace["traceEvents"]) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/graph_reader.h"
+#include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
 #include "core/sim/simulate.h"
 #include "tests/test_util.h"
@@ -23,7 +24,7 @@ TEST_CASE("the plan trace adds a memory counter track and collective-to-wait flo
   schedlab::PlanOptions opts;
   opts.comm_passes = {"reorder_communication_preserving_peak_memory", "sink_waits_iterative", "overlap_schedule"};
   schedlab::PlanResult r = schedlab::run_plan(g, opts);
-  const json slices = schedlab::chrome_trace(r.planned(g), r.simulation);
+  const json slices = json::parse(schedlab::chrome_trace_json(r.planned(g), r.simulation));
   const json trace = json::parse(schedlab::plan_trace_json(g, r));
   const json& events = trace["traceEvents"];
 

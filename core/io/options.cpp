@@ -1,0 +1,202 @@
+#include "core/io/options.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/io/graph_reader.h"
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+template <class E>
+JsonDoc parse_or_throw(std::string_view text, const std::string& what) {
+  try {
+    return JsonDoc::parse(text, kMaxJsonDepth);
+  } catch (const Error& e) {
+    throw E(what + ": not valid JSON: " + e.what());
+  }
+}
+
+std::string key_text(std::string_view k) { return std::string(k); }
+
+template <class T>
+T knob_value(const JsonValue& v, const std::string& where) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_bool()) throw UsageError(where + ": expected true or false");
+    return v.as_bool();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (v.type() == JsonValue::Type::Null) return -1;  // None: no limit
+    constexpr auto kMax = std::numeric_limits<T>::max();
+    if (v.type() != JsonValue::Type::Int || v.as_int() < 0 || v.as_int() > kMax)
+      throw UsageError(where + ": expected an integer in 0.." + std::to_string(kMax) + " or null");
+    return static_cast<T>(v.as_int());
+  } else {
+    if (!v.is_number()) throw UsageError(where + ": expected a number");
+    const double d = v.as_double();
+    if (!std::isfinite(d) || d < 0 || d > 1e9) throw UsageError(where + ": expected a finite number in 0..1e9");
+    return d;
+  }
+}
+
+void set_knob(CommKnobs& k, std::string_view name, const JsonValue& v, const std::string& where) {
+  bool found = false;
+  for_each_comm_knob(k, [&](std::string_view knob, auto& member) {
+    if (knob != name) return;
+    found = true;
+    member = knob_value<std::decay_t<decltype(member)>>(v, where);
+  });
+  if (!found) throw UsageError(where + ": unknown knob \"" + std::string(name) + "\"");
+}
+
+std::vector<std::string> list_option(const JsonValue& v, std::string_view key) {
+  const std::string where = "options." + key_text(key);
+  if (v.is_string()) {
+    if (v.as_string().empty()) return {};
+    return split_list(v.as_string(), where);
+  }
+  if (!v.is_array()) throw UsageError(where + ": expected a list of names");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) throw UsageError(where + ": expected a list of names");
+    out.emplace_back(v[i].as_string());
+  }
+  return out;
+}
+
+double profile_number(const JsonValue& v, const std::string& where, bool allow_zero) {
+  if (!v.is_number()) throw Error("hardware profile: " + where + ": expected a number");
+  const double d = v.as_double();
+  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
+    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number >= 0" : ": expected a finite number > 0"));
+  return d;
+}
+
+void check_complete(const HardwareProfile& p) {
+  auto need = [&](double v, const char* field) {
+    if (!(v > 0)) throw Error(std::string("hardware profile: missing or zero field \"") + field + "\"");
+  };
+  need(p.dram_bytes_per_s, "dram_bytes_per_s");
+  need(p.nvlink_bytes_per_s, "nvlink_bytes_per_s");
+  need(p.network_bytes_per_s, "network_bytes_per_s");
+  auto f32 = p.flops_per_s.find("f32");
+  if (f32 == p.flops_per_s.end() || !(f32->second > 0))
+    throw Error("hardware profile: flops_per_s needs an \"f32\" entry (the fallback for other dtypes)");
+  if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
+}
+
+}  // namespace
+
+CommKnobs parse_comm_knobs(const JsonValue& j, std::string_view where) {
+  if (!j.is_object()) throw UsageError(std::string(where) + ": expected an object of knob names");
+  CommKnobs k;
+  for (std::size_t i = 0; i < j.size(); ++i) set_knob(k, j.key_at(i), j[i], std::string(where) + "." + key_text(j.key_at(i)));
+  return k;
+}
+
+CommKnobs parse_comm_knobs_json(std::string_view text, std::string_view where) {
+  JsonDoc doc = parse_or_throw<UsageError>(text, std::string(where));
+  return parse_comm_knobs(doc.root(), where);
+}
+
+void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view value_json, std::string_view where) {
+  const std::string place = std::string(where) + " " + std::string(name);
+  JsonDoc doc = [&] {
+    try {
+      return JsonDoc::parse(value_json, 1);
+    } catch (const Error&) {
+      throw UsageError(place + ": value is not a number, true, false or null");
+    }
+  }();
+  set_knob(knobs, name, doc.root(), place);
+}
+
+PlanOptions parse_plan_options(std::string_view text) {
+  PlanOptions opts;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return opts;
+  JsonDoc doc = parse_or_throw<UsageError>(text, "options");
+  const JsonValue j = doc.root();
+  if (!j.is_object()) throw UsageError("options: expected a JSON object");
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string_view key = j.key_at(i);
+    const JsonValue v = j[i];
+    if (key == "memory_methods") opts.memory_methods = list_option(v, key);
+    else if (key == "skip_invalid_memory_methods") {
+      if (!v.is_bool()) throw UsageError("options.skip_invalid_memory_methods: expected true or false");
+      opts.on_invalid_memory_order = v.as_bool() ? InvalidOrderPolicy::Skip : InvalidOrderPolicy::Raise;
+    }
+    else if (key == "comm_passes") opts.comm_passes = list_option(v, key);
+    else if (key == "comm") opts.comm = parse_comm_knobs(v, "options.comm");
+    else if (key == "fuse") {
+      if (!v.is_bool()) throw UsageError("options.fuse: expected true or false");
+      opts.fuse = v.as_bool();
+    } else if (key == "hardware") {
+      if (v.is_string()) opts.hardware = builtin_profile(v.as_string());
+      else opts.hardware = hardware_profile_from(v);
+    } else {
+      throw UsageError("options: unknown option \"" + key_text(key) + "\"");
+    }
+  }
+  return opts;
+}
+
+HardwareProfile hardware_profile_from(const JsonValue& j) {
+  if (!j.is_object()) throw Error("hardware profile: expected a JSON object");
+  HardwareProfile p;
+  if (JsonValue base = j.find("base")) {
+    if (!base.is_string()) throw Error("hardware profile: base: expected the name of a built-in profile");
+    try {
+      p = builtin_profile(base.as_string());
+    } catch (const UsageError& e) {
+      throw Error(std::string("hardware profile: base: ") + e.what());
+    }
+  }
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string key = key_text(j.key_at(i));
+    const JsonValue v = j[i];
+    if (key == "base") continue;
+    if (key == "name") {
+      if (!v.is_string() || v.as_string().empty()) throw Error("hardware profile: name: expected a non-empty string");
+      p.name = std::string(v.as_string());
+    } else if (key == "dram_bytes_per_s") p.dram_bytes_per_s = profile_number(v, key, false);
+    else if (key == "nvlink_bytes_per_s") p.nvlink_bytes_per_s = profile_number(v, key, false);
+    else if (key == "network_bytes_per_s") p.network_bytes_per_s = profile_number(v, key, false);
+    else if (key == "nvlink_latency_us") p.nvlink_latency_us = profile_number(v, key, true);
+    else if (key == "network_latency_us") p.network_latency_us = profile_number(v, key, true);
+    else if (key == "kernel_launch_us") p.kernel_launch_us = profile_number(v, key, true);
+    else if (key == "ranks_per_node") {
+      if (v.type() != JsonValue::Type::Int || v.as_int() < 1 || v.as_int() > 1'000'000)
+        throw Error("hardware profile: ranks_per_node: expected an integer in 1..1000000");
+      p.ranks_per_node = static_cast<int>(v.as_int());
+    } else if (key == "flops_per_s") {
+      if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
+      for (std::size_t f = 0; f < v.size(); ++f) {
+        const std::string dtype = key_text(v.key_at(f));
+        p.flops_per_s[dtype] = profile_number(v[f], "flops_per_s." + dtype, false);
+      }
+    } else {
+      throw Error("hardware profile: unknown field \"" + key + "\"");
+    }
+  }
+  check_complete(p);
+  return p;
+}
+
+HardwareProfile parse_hardware_profile(std::string_view text) {
+  JsonDoc doc = parse_or_throw<Error>(text, "hardware profile");
+  return hardware_profile_from(doc.root());
+}
+
+HardwareProfile hardware_profile_arg(const std::string& v, std::string_view flag) {
+  for (const auto& name : builtin_profile_names())
+    if (name == v) return builtin_profile(v);
+  if (v.find('/') == std::string::npos && v.find(".json") == std::string::npos) return builtin_profile(v);  // lists the names
+  try {
+    return parse_hardware_profile(read_text_file(v));
+  } catch (const Error& e) {
+    throw UsageError(std::string(flag) + " " + v + ": " + e.what());
+  }
+}
+
+}  // namespace schedlab

@@ -1,0 +1,42 @@
+// core/io — reading options: a plan's options object (the WASM API's and
+// the fuzzers' input), comm knobs, hardware profiles, and the `--hardware
+// NAME|FILE` argument every front end takes.
+//
+// Contract: bad input throws UsageError (options, knobs, names) or Error (a
+// profile file's content) with one line that names the place
+// (`options.comm.sink_iterative_peak_memory_budget: ...`); numbers out of
+// range, non-finite or too large for their field are refused, never wrapped.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/comms/passes.h"
+#include "core/cost/cost_model.h"
+#include "core/io/json_doc.h"
+#include "core/plan/plan.h"
+
+namespace schedlab {
+
+// Reads {"memory_methods": [...] or "a,b", "comm_passes": ..., "comm": {...},
+// "fuse": bool, "hardware": name or profile}; unknown keys are refused so
+// typos do not pass silently. Blank text gives the defaults.
+PlanOptions parse_plan_options(std::string_view options_json);
+
+// An object of knob names -> values (null for "no limit").
+CommKnobs parse_comm_knobs(const JsonValue& j, std::string_view where);
+CommKnobs parse_comm_knobs_json(std::string_view text, std::string_view where = "options.comm");
+// `--comm-knob NAME=VALUE`: VALUE is JSON (0.1, true, null).
+void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view value_json, std::string_view where);
+
+// A user profile (docs/cost-model.md): either complete, or `"base":
+// "<builtin>"` plus the fields that differ. Throws Error naming the field.
+HardwareProfile parse_hardware_profile(std::string_view json_text);
+HardwareProfile hardware_profile_from(const JsonValue& j);
+
+// `--hardware V` (or another `flag`): a built-in profile's name, else a
+// profile JSON file (a path: it has a '/' or ends in .json). Throws
+// UsageError naming the flag and V.
+HardwareProfile hardware_profile_arg(const std::string& v, std::string_view flag = "--hardware");
+
+}  // namespace schedlab

@@ -1,0 +1,49 @@
+// core/io — the reports schedlab writes: schedplan/1 plans
+// (docs/schedplan-1.md), Chrome traces of a simulation, hardware profiles.
+//
+// Contract: each writer reads plain structs (PlanResult, Simulation,
+// HardwareProfile) and streams compact JSON through a JsonWriter; nothing is
+// recomputed here. Object keys come out sorted, as plans always had them.
+// The CLI and the WASM module call the same functions, so their outputs are
+// byte for byte the same.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/io/json_writer.h"
+#include "core/plan/plan.h"
+
+namespace schedlab {
+
+// `input` is the graph given to run_plan; names come from r.planned(input).
+void write_plan(JsonWriter& w, const Graph& input, const PlanOptions& opts, const PlanResult& r);
+// The whole plan as one newline-ended line.
+std::string plan_text_json(const Graph& input, const PlanOptions& opts, const PlanResult& r);
+
+// The simulation as Chrome trace events (Perfetto, chrome://tracing): one
+// process, lanes "compute" and "comm", one complete event per node, one
+// "exposed" event per stall; args carry kinds, kernels and buffer sizes.
+// With `memory_curve` (the n+1 entries of the simulated order, as
+// estimate_peak_memory gives them), after those events comes what Perfetto
+// users expect beside the slices: a "memory" counter track (a step's sample
+// at its node's start, or its issue for a collective) and one flow (ph "s"
+// -> "f") from each collective to the node that waited on it.
+void write_chrome_trace(JsonWriter& w, const Graph& g, const Simulation& sim, const std::vector<std::int64_t>* memory_curve = nullptr);
+std::string chrome_trace_json(const Graph& g, const Simulation& sim);
+std::string chrome_trace_json(const Graph& g, const Simulation& sim, const std::vector<std::int64_t>& memory_curve);
+
+// What `plan --trace` writes and the page exports: the final order's
+// simulation with its memory track and flows.
+std::string plan_trace_json(const Graph& input, const PlanResult& r);
+
+// The comm knobs as the plan's options.comm writes them (null: no limit).
+std::string comm_knobs_json(const CommKnobs& knobs);
+
+// A profile in the form parse_hardware_profile (options.h) reads back.
+std::string hardware_profile_json(const HardwareProfile& hw);
+
+// Whole pipeline on text: read the options and the graph, plan, write.
+std::string plan_json(std::string_view graph_json, std::string_view options_json);
+
+}  // namespace schedlab
