@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/io/options.h"
 #include "core/io/graph_reader.h"
 #include "core/memory/methods.h"
 #include "core/plan/plan.h"
@@ -30,16 +31,17 @@ double best_ms(int repeat, const std::function<void()>& fn) {
 
 int cmd_bench(const Args& args) {
   ArgReader r(args);
+  std::uint64_t max_input = kDefaultMaxInputBytes;
   std::string path;
   int repeat = 3;
   std::vector<std::string> methods = default_memory_methods();
   while (!r.done()) {
     std::string a = r.next();
-    if (a.rfind("--repeat", 0) == 0) {
+    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
+    else if (is_flag(a, "--repeat")) {
       std::string v = r.value(a);
-      repeat = std::atoi(v.c_str());
-      if (repeat < 1 || repeat > 1000) throw UsageError("--repeat: expected 1..1000, got \"" + v + "\"");
-    } else if (a.rfind("--memory-methods", 0) == 0) {
+      repeat = static_cast<int>(int_arg("--repeat", v, 1, 1000));
+    } else if (is_flag(a, "--memory-methods")) {
       methods = split_list(r.value(a), "--memory-methods");
     } else if (a.size() > 1 && a[0] == '-') {
       throw UsageError("unknown option \"" + a + "\"");
@@ -54,7 +56,7 @@ int cmd_bench(const Args& args) {
     if (!find_memory_method(m)) throw UsageError("--memory-methods: unknown method \"" + m + "\"");
 
   std::string text;
-  double read_ms = best_ms(1, [&] { text = read_text_file(path); });
+  double read_ms = best_ms(1, [&] { text = read_input(path, max_input); });
   Graph g;
   double load_ms = best_ms(repeat, [&] { g = load_graph(text); });
   std::size_t edges = 0;

@@ -39,11 +39,13 @@ int explain(const Graph& g, const std::string& a, const std::string& b) {
 
 int cmd_fuse(const Args& args) {
   ArgReader r(args);
+  std::uint64_t max_input = kDefaultMaxInputBytes;
   std::string graph_path, out_path, explain_a, explain_b;
   bool list_groups = false;
   while (!r.done()) {
     std::string a = r.next();
-    if (a == "-o" || a.rfind("--output", 0) == 0) out_path = r.value(a);
+    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
+    else if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
     else if (a == "--explain") {
       if (r.done()) throw UsageError("--explain: expected two node names");
       explain_a = r.next();
@@ -55,7 +57,7 @@ int cmd_fuse(const Args& args) {
     else throw UsageError("unexpected argument \"" + a + "\"");
   }
   if (graph_path.empty()) throw UsageError("missing PRE.json");
-  Graph g = load_graph_file(graph_path);
+  Graph g = load_graph_file(graph_path, max_input);
   if (!g.is_pre_fusion() || !g.operations.empty())
     throw UsageError(graph_path + ": already fused (it has `members` or `operations`); fuse takes a pre-fusion graph");
   if (!explain_a.empty()) return explain(g, explain_a, explain_b);

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/io/options.h"
 #include "core/gen/generators.h"
 #include "core/io/graph_reader.h"
 #include "core/io/graph_writer.h"
@@ -17,18 +18,6 @@ constexpr const char* kGenHelp =
     "  schedlab gen replicate GRAPH.json --copies K [--chained] -o OUT.json\n"
     "      K copies of a graph, independent components or (--chained) one connected graph\n";
 
-std::int64_t int_arg(const std::string& flag, const std::string& v, std::int64_t lo, std::int64_t hi) {
-  std::size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty() || x < lo || x > hi)
-    throw UsageError(flag + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got \"" + v + "\"");
-  return x;
-}
 
 }  // namespace
 
@@ -44,13 +33,13 @@ int cmd_gen(const Args& args) {
   bool chained = false;
   while (!r.done()) {
     std::string a = r.next();
-    if (a == "-o" || a.rfind("--output", 0) == 0) out_path = r.value(a);
-    else if (a.rfind("--nodes", 0) == 0) spec.nodes = static_cast<std::int32_t>(int_arg("--nodes", r.value(a), 0, 50'000'000));
-    else if (a.rfind("--width", 0) == 0) spec.width = static_cast<std::int32_t>(int_arg("--width", r.value(a), 1, 1'000'000));
-    else if (a.rfind("--fan-in", 0) == 0) spec.fan_in = static_cast<std::int32_t>(int_arg("--fan-in", r.value(a), 0, 64));
-    else if (a.rfind("--skip", 0) == 0) spec.skip = static_cast<std::int32_t>(int_arg("--skip", r.value(a), 1, 1000));
-    else if (a.rfind("--seed", 0) == 0) spec.seed = static_cast<std::uint64_t>(int_arg("--seed", r.value(a), 0, INT64_MAX));
-    else if (a.rfind("--copies", 0) == 0) copies = int_arg("--copies", r.value(a), 1, 1'000'000);
+    if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
+    else if (is_flag(a, "--nodes")) spec.nodes = static_cast<std::int32_t>(int_arg("--nodes", r.value(a), 0, 50'000'000));
+    else if (is_flag(a, "--width")) spec.width = static_cast<std::int32_t>(int_arg("--width", r.value(a), 1, 1'000'000));
+    else if (is_flag(a, "--fan-in")) spec.fan_in = static_cast<std::int32_t>(int_arg("--fan-in", r.value(a), 0, 64));
+    else if (is_flag(a, "--skip")) spec.skip = static_cast<std::int32_t>(int_arg("--skip", r.value(a), 1, 1000));
+    else if (is_flag(a, "--seed")) spec.seed = static_cast<std::uint64_t>(int_arg("--seed", r.value(a), 0, INT64_MAX));
+    else if (is_flag(a, "--copies")) copies = int_arg("--copies", r.value(a), 1, 1'000'000);
     else if (a == "--chained") chained = true;
     else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
     else if (input.empty() && mode == "replicate") input = a;

@@ -3,26 +3,16 @@
 #include <cstdio>
 #include <string>
 
+#include <limits>
+
 #include "cli/commands.h"
+#include "core/io/options.h"
 #include "core/gen/distributed.h"
 #include "core/io/graph_writer.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {
 
-namespace {
-
-std::int64_t int_value(const std::string& flag, const std::string& v) {
-  try {
-    std::size_t used = 0;
-    long long x = std::stoll(v, &used);
-    if (used == v.size()) return x;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(flag + ": expected an integer, got \"" + v + "\"");
-}
-
-}  // namespace
 
 int cmd_gen_dist(const Args& args) {
   ArgReader r(args);
@@ -30,12 +20,12 @@ int cmd_gen_dist(const Args& args) {
   std::string pattern, out_path;
   while (!r.done()) {
     std::string a = r.next();
-    if (a == "-o" || a.rfind("--output", 0) == 0) out_path = r.value(a);
-    else if (a.rfind("--layers", 0) == 0) spec.layers = static_cast<std::int32_t>(int_value(a, r.value(a)));
-    else if (a.rfind("--hidden", 0) == 0) spec.hidden = int_value(a, r.value(a));
-    else if (a.rfind("--tokens", 0) == 0) spec.tokens = int_value(a, r.value(a));
-    else if (a.rfind("--world-size", 0) == 0) spec.world_size = static_cast<std::int32_t>(int_value(a, r.value(a)));
-    else if (a.rfind("--microbatches", 0) == 0) spec.microbatches = static_cast<std::int32_t>(int_value(a, r.value(a)));
+    if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
+    else if (is_flag(a, "--layers")) spec.layers = static_cast<std::int32_t>(int_arg(a, r.value(a), 1, std::numeric_limits<std::int32_t>::max()));
+    else if (is_flag(a, "--hidden")) spec.hidden = int_arg(a, r.value(a), 1, std::numeric_limits<std::int64_t>::max());
+    else if (is_flag(a, "--tokens")) spec.tokens = int_arg(a, r.value(a), 1, std::numeric_limits<std::int64_t>::max());
+    else if (is_flag(a, "--world-size")) spec.world_size = static_cast<std::int32_t>(int_arg(a, r.value(a), 1, std::numeric_limits<std::int32_t>::max()));
+    else if (is_flag(a, "--microbatches")) spec.microbatches = static_cast<std::int32_t>(int_arg(a, r.value(a), 1, std::numeric_limits<std::int32_t>::max()));
     else if (a == "--no-backward") spec.backward = false;
     else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
     else if (pattern.empty()) pattern = a;

@@ -12,16 +12,18 @@ namespace schedlab::cli {
 
 int cmd_plan(const Args& args) {
   ArgReader r(args);
+  std::uint64_t max_input = kDefaultMaxInputBytes;
   std::string graph_path, out_path, format, trace_path;
   PlanOptions opts;
   while (!r.done()) {
     std::string a = r.next();
-    if (a == "-o" || a.rfind("--output", 0) == 0) out_path = r.value(a);
-    else if (a.rfind("--memory-methods", 0) == 0) opts.memory_methods = split_list(r.value(a), "--memory-methods");
-    else if (a.rfind("--comm-passes", 0) == 0) {
+    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
+    else if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
+    else if (is_flag(a, "--memory-methods")) opts.memory_methods = split_list(r.value(a), "--memory-methods");
+    else if (is_flag(a, "--comm-passes")) {
       std::string v = r.value(a);
       opts.comm_passes = v.empty() ? std::vector<std::string>{} : split_list(v, "--comm-passes");
-    } else if (a.rfind("--comm-knob", 0) == 0) {
+    } else if (is_flag(a, "--comm-knob")) {
       // --comm-knob name=value, value as JSON (0.1, true, null); repeatable.
       std::string kv = r.value(a);
       auto eq = kv.find('=');
@@ -33,11 +35,11 @@ int cmd_plan(const Args& args) {
       opts.fuse = false;
     } else if (a == "--fuse") {
       opts.fuse = true;
-    } else if (a.rfind("--hardware", 0) == 0) {
+    } else if (is_flag(a, "--hardware")) {
       opts.hardware = hardware_profile_arg(r.value(a));
-    } else if (a.rfind("--trace", 0) == 0) {
+    } else if (is_flag(a, "--trace")) {
       trace_path = r.value(a);
-    } else if (a.rfind("--format", 0) == 0) {
+    } else if (is_flag(a, "--format")) {
       format = r.value(a);
       if (format != "json" && format != "text") throw UsageError("--format: expected json or text, got \"" + format + "\"");
     } else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
@@ -47,24 +49,14 @@ int cmd_plan(const Args& args) {
   if (graph_path.empty()) throw UsageError("missing GRAPH.json");
   if (format.empty()) format = out_path.empty() ? "text" : "json";
 
-  Graph g = load_graph_file(graph_path);
+  Graph g = load_graph_file(graph_path, max_input);
   PlanResult result = run_plan(g, opts);
   std::string text = format == "json" ? plan_text_json(g, opts, result) : plan_to_text(g, result);
-  write_output(out_path.empty() ? "-" : out_path, text);
-  if (!trace_path.empty()) write_output(trace_path, plan_trace_json(g, result));
+  // The plan and its trace: both or neither.
+  std::vector<OutputText> outputs{{out_path.empty() ? "-" : out_path, std::move(text)}};
+  if (!trace_path.empty()) outputs.push_back({trace_path, plan_trace_json(g, result)});
+  write_outputs(outputs);
   if (!out_path.empty() && format == "json") std::fputs(plan_to_text(g, result).c_str(), stdout);
-  exit_without_freeing();
-  return 0;
-}
-
-int cmd_validate(const Args& args) {
-  if (args.size() != 1) throw UsageError("expected exactly one GRAPH.json");
-  Graph g = load_graph_file(args[0]);
-  std::size_t deps = 0;
-  for (const auto& n : g.nodes) deps += n.reads.size();
-  std::printf("%s: ok: schedgraph/1 \"%s\", %d nodes, %d buffers, %d inputs, %zu reads, %zu outputs%s\n", args[0].c_str(), g.name.c_str(),
-              g.num_nodes(), g.num_buffers() - g.num_inputs, g.num_inputs, deps, g.outputs.size(),
-              g.is_pre_fusion() ? "" : ", fused");
   exit_without_freeing();
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
+#include "core/io/options.h"
 #include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
 #include "core/sim/simulate.h"
@@ -35,32 +36,29 @@ Measured measure(const Graph& g, const MemoryPlanningInfo& info, const std::stri
 
 int cmd_simulate(const Args& args) {
   ArgReader r(args);
+  std::uint64_t max_input = kDefaultMaxInputBytes;
   std::string graph_path, trace_path, hardware(kDefaultHardwareProfile);
   std::vector<std::string> passes;
   bool compare = false, model_runtimes = false;
   CommKnobs knobs;
   while (!r.done()) {
     std::string a = r.next();
-    if (a.rfind("--comm-passes", 0) == 0) passes = split_list(r.value(a), "--comm-passes");
-    else if (a.rfind("--trace", 0) == 0) trace_path = r.value(a);
-    else if (a.rfind("--hardware", 0) == 0) hardware = r.value(a);
+    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
+    else if (is_flag(a, "--comm-passes")) passes = split_list(r.value(a), "--comm-passes");
+    else if (is_flag(a, "--trace")) trace_path = r.value(a);
+    else if (is_flag(a, "--hardware")) hardware = r.value(a);
     else if (a == "--model-runtimes") model_runtimes = true;
     else if (a == "--compare") compare = true;
-    else if (a.rfind("--budget", 0) == 0) {
+    else if (is_flag(a, "--budget")) {
       std::string v = r.value(a);
-      try {
-        double b = std::stod(v);
-        if (!(b >= 0)) throw std::invalid_argument("negative");
-        knobs.reorder_iterative_peak_memory_budget = knobs.sink_iterative_peak_memory_budget = knobs.overlap_schedule_peak_memory_budget = b;
-      } catch (const std::exception&) {
-        throw UsageError("--budget: expected a non-negative number, got \"" + v + "\"");
-      }
+      const double b = number_arg("--budget", v, 0, 1e9);
+      knobs.reorder_iterative_peak_memory_budget = knobs.sink_iterative_peak_memory_budget = knobs.overlap_schedule_peak_memory_budget = b;
     } else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
     else if (graph_path.empty()) graph_path = a;
     else throw UsageError("unexpected argument \"" + a + "\"");
   }
   if (graph_path.empty()) throw UsageError("missing GRAPH.json");
-  Graph g = load_graph_file(graph_path);
+  Graph g = load_graph_file(graph_path, max_input);
   // --model-runtimes ignores the graph's runtime_us (e.g. the fixtures' 2.11
   // matmul estimates) and times every node with the cost model.
   const auto runtimes = estimate_runtimes_us(g, builtin_profile(hardware), !model_runtimes);

@@ -3,9 +3,12 @@
 // 0 ok, 1 bad input (graph refused), 2 bad usage.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/io/files.h"
 
 namespace schedlab::cli {
 
@@ -26,14 +29,22 @@ int cmd_simulate(const Args& args);
 int cmd_gen_dist(const Args& args);
 int cmd_fuse(const Args& args);
 
-// Writes `text` to `path` atomically (temp file + rename), or to stdout for "-".
-void write_output(const std::string& path, const std::string& text);
+// Outputs go through core/io's write_output / write_outputs (files.h):
+// temporaries, both-or-neither, non-regular targets refused.
 
 // Ends the process successfully without running destructors: freeing a
 // 100k-node graph and its plan node by node costs a tenth of a whole `plan`
 // run, and the operating system reclaims it all at once. Call only once every
 // output is written. (Under WASM it returns normally.)
 void exit_without_freeing();
+
+// `a` is `flag` or `flag=VALUE`: option names match exactly, never by prefix.
+inline bool is_flag(std::string_view a, std::string_view flag) {
+  return a == flag || (a.size() > flag.size() && a.substr(0, flag.size()) == flag && a[flag.size()] == '=');
+}
+
+// `--max-input-bytes N` (every command that reads a graph).
+std::uint64_t max_input_bytes_arg(const std::string& v);
 
 // Small argument reader: flags with values, switches, positionals.
 class ArgReader {

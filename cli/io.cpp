@@ -1,44 +1,22 @@
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iostream>
-#include <random>
+#include <limits>
 
 #include "cli/commands.h"
+#include "core/io/options.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {
-
-void write_output(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text;
-    std::cout.flush();
-    return;
-  }
-  std::random_device rd;
-  std::string tmp = path + ".tmp" + std::to_string(rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path + ": cannot write file");
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw Error(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot replace file");
-  }
-}
 
 void exit_without_freeing() {
 #ifndef __EMSCRIPTEN__
   std::fflush(nullptr);
   std::_Exit(0);
 #endif
+}
+
+std::uint64_t max_input_bytes_arg(const std::string& v) {
+  return static_cast<std::uint64_t>(int_arg("--max-input-bytes", v, 1, std::numeric_limits<std::int64_t>::max()));
 }
 
 std::string ArgReader::value(const std::string& flag) {

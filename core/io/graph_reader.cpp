@@ -16,7 +16,9 @@
 
 #include "core/graph/builder.h"
 #include "core/util/error.h"
+#include "core/io/files.h"
 #include "core/io/json_doc.h"
+#include "core/io/utf8.h"
 
 namespace schedlab {
 namespace {
@@ -66,7 +68,10 @@ void expect_array(const JsonValue& v, const Place& where) {
 
 std::string_view get_string(const JsonValue& v, const Place& where) {
   if (!v.is_string()) fail(where, "expected a string, got " + std::string(v.type_name()));
-  return v.as_string();
+  const std::string_view s = v.as_string();
+  if (const std::size_t bad = first_invalid_utf8(s); bad != std::string_view::npos)
+    fail(where, "invalid UTF-8 at byte " + std::to_string(bad) + " of the string");
+  return s;
 }
 
 std::int64_t get_int(const JsonValue& v, const Place& where, std::int64_t min_value) {
@@ -323,23 +328,10 @@ Graph load_graph(std::string_view text) {
   return Loader().run(doc.root());
 }
 
-std::string read_text_file(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw Error(path + ": cannot open file: " + std::strerror(errno));
-  std::string text;
-  char chunk[1 << 16];
-  if (std::fseek(f.get(), 0, SEEK_END) == 0) {
-    long size = std::ftell(f.get());
-    if (size > 0) text.reserve(static_cast<std::size_t>(size));
-    std::fseek(f.get(), 0, SEEK_SET);
-  }
-  while (std::size_t got = std::fread(chunk, 1, sizeof chunk, f.get())) text.append(chunk, got);
-  if (std::ferror(f.get())) throw Error(path + ": read error");
-  return text;
-}
+std::string read_text_file(const std::string& path) { return read_input(path); }
 
-Graph load_graph_file(const std::string& path) {
-  std::string text = read_text_file(path);
+Graph load_graph_file(const std::string& path, std::uint64_t max_bytes) {
+  std::string text = read_input(path, max_bytes);
   try {
     return load_graph(text);
   } catch (const Error& e) {

@@ -7,6 +7,7 @@
 // exhaust the stack.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,9 +18,11 @@ namespace schedlab {
 inline constexpr int kMaxJsonDepth = 64;
 
 Graph load_graph(std::string_view json_text);
-Graph load_graph_file(const std::string& path);
+// PATH or "-" for stdin, under the input rules of core/io/files.h.
+Graph load_graph_file(const std::string& path, std::uint64_t max_bytes = std::uint64_t{4} << 30);
 
-// Reads a whole file; throws Error naming the path when it cannot.
+// Reads a whole input (files.h's read_input with the default limit); throws
+// Error naming the path when it cannot.
 std::string read_text_file(const std::string& path);
 
 }  // namespace schedlab

@@ -243,6 +243,7 @@ class JsonParser {
     std::uint32_t self = push(Type::String);
     if (s_[p_] == '"') {  // no escapes: point into the source
       doc_.tape_[self].str = s_.data() + start;
+      if (p_ - start > std::numeric_limits<std::uint32_t>::max()) fail("string longer than 4 GiB");
       doc_.tape_[self].count = static_cast<std::uint32_t>(p_ - start);
       ++p_;
       return self;
@@ -289,7 +290,7 @@ class JsonParser {
         default: fail("invalid escape in a string");
       }
     }
-    if (out.size() > std::numeric_limits<std::uint32_t>::max()) fail("string too long");
+    if (out.size() > std::numeric_limits<std::uint32_t>::max()) fail("string longer than 4 GiB");
     doc_.decoded_.push_back(std::move(out));
     doc_.tape_[self].str = doc_.decoded_.back().data();
     doc_.tape_[self].count = static_cast<std::uint32_t>(doc_.decoded_.back().size());
@@ -342,6 +343,8 @@ class JsonParser {
 };
 
 JsonDoc JsonDoc::parse(std::string_view text, int max_depth) {
+  // A UTF-8 byte order mark is skipped, for graphs and profiles alike.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   JsonDoc doc;
   JsonParser(text, max_depth, doc).run();
   return doc;

@@ -6,28 +6,10 @@
 // Only for its double formatting (Grisu2, the form plans have always had).
 #include <nlohmann/json.hpp>
 
+#include "core/io/utf8.h"
 #include "core/util/error.h"
 
 namespace schedlab {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  std::size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-  if (n == 0 || c > 0xF4 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;  // overlong
-  if (c == 0xED && b(i + 1) >= 0xA0) return 0;  // surrogate
-  if (c == 0xF0 && b(i + 1) < 0x90) return 0;  // overlong
-  if (c == 0xF4 && b(i + 1) >= 0x90) return 0;  // past U+10FFFF
-  return n;
-}
-
-}  // namespace
-
 void JsonWriter::separate() {
   if (after_key_) {
     after_key_ = false;
@@ -70,7 +52,7 @@ JsonWriter& JsonWriter::value(std::string_view s) {
       continue;
     }
     if (c >= 0x80) {
-      if (std::size_t n = utf8_sequence(s, i)) {
+      if (std::size_t n = utf8_sequence_length(s, i)) {
         i += n;
         continue;
       }

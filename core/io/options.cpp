@@ -1,6 +1,10 @@
 #include "core/io/options.h"
 
+#include <cerrno>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <type_traits>
 
@@ -197,6 +201,30 @@ HardwareProfile hardware_profile_arg(const std::string& v, std::string_view flag
   } catch (const Error& e) {
     throw UsageError(std::string(flag) + " " + v + ": " + e.what());
   }
+}
+
+std::int64_t int_arg(std::string_view flag, std::string_view v, std::int64_t lo, std::int64_t hi) {
+  std::int64_t x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi)
+    throw UsageError(std::string(flag) + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got \"" +
+                     std::string(v) + "\"");
+  return x;
+}
+
+double number_arg(std::string_view flag, std::string_view v, double lo, double hi) {
+  // strtod, not from_chars: the WASM build's libc++ lacks floating from_chars.
+  const std::string text(v);
+  char* end = nullptr;
+  errno = 0;
+  const double x = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+  const bool plain = !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos;
+  if (!plain || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(x) || x < lo || x > hi) {
+    char range[96];
+    std::snprintf(range, sizeof range, "a number in [%g, %g]", lo, hi);
+    throw UsageError(std::string(flag) + ": expected " + range + ", got \"" + text + "\"");
+  }
+  return x;
 }
 
 }  // namespace schedlab

@@ -39,4 +39,10 @@ HardwareProfile hardware_profile_from(const JsonValue& j);
 // UsageError naming the flag and V.
 HardwareProfile hardware_profile_arg(const std::string& v, std::string_view flag = "--hardware");
 
+// Command-line numbers: the whole text must be the number ("5abc", "inf",
+// "nan" and overflow are refused) and it must lie in [lo, hi]. Throw
+// UsageError naming the flag.
+std::int64_t int_arg(std::string_view flag, std::string_view v, std::int64_t lo, std::int64_t hi);
+double number_arg(std::string_view flag, std::string_view v, double lo, double hi);
+
 }  // namespace schedlab

@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "core/util/error.h"
+#include "core/io/files.h"
 #include "core/io/graph_reader.h"
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
@@ -129,7 +130,7 @@ int run_as_rank(const RunRequest& q, const LaunchEnv& env) {
   const std::string mine = report.dump(1) + "\n";
   std::vector<std::string> files;
   for (int r = 0; r < env.world_size; ++r) files.push_back(rank_report_path(q.out_path, r));
-  cli::write_output(files[env.rank], mine);
+  write_output(files[env.rank], mine);
   const std::string who = "rank " + std::to_string(env.rank) + ": ";
   print_summary(report, who.c_str());
   const std::vector<std::string> all = rendezvous.gather(mine, files);
@@ -137,7 +138,7 @@ int run_as_rank(const RunRequest& q, const LaunchEnv& env) {
   std::vector<nlohmann::json> reports;
   for (const std::string& text : all) reports.push_back(nlohmann::json::parse(text));
   const nlohmann::json merged = merge_rank_reports(reports);
-  cli::write_output(q.out_path, merged.dump(1) + "\n");
+  write_output(q.out_path, merged.dump(1) + "\n");
   std::fprintf(stderr, "merged %d ranks: wall %.1f us (slowest rank), peaks agree on every rank: %s\n", env.world_size,
                merged["totals"]["measured_wall_us_max"].get<double>(),
                merged["memory"]["peaks_agree_on_every_rank"].get<bool>() ? "yes" : "NO");
@@ -150,7 +151,7 @@ int cmd_run(const cli::Args& args) {
   if (env && (env->world_size > 1 || !q.id_file.empty())) return run_as_rank(q, *env);
   GpuRuntime rt(q.ranks ? q.ranks : default_ranks());
   const nlohmann::json report = execute_and_report(q, rt);
-  cli::write_output(q.out_path, report.dump(1) + "\n");
+  write_output(q.out_path, report.dump(1) + "\n");
   print_summary(report, "");
   return report["memory"]["peaks_agree"].get<bool>() ? 0 : 1;
 }
@@ -175,8 +176,8 @@ int cmd_calibrate(const cli::Args& args) {
   const HardwareProfile& base = base_name.empty() ? base_profile_for_device(m.device_name) : builtin_profile(base_name);
   const HardwareProfile p = calibrated_profile(m, base);
   // The profile alone: parse_hardware_profile refuses unknown fields.
-  cli::write_output(out_path, nlohmann::json::parse(hardware_profile_json(p)).dump(1) + "\n");
-  if (!details_path.empty()) cli::write_output(details_path, calibration_details_json(m, base, p).dump(1) + "\n");
+  write_output(out_path, nlohmann::json::parse(hardware_profile_json(p)).dump(1) + "\n");
+  if (!details_path.empty()) write_output(details_path, calibration_details_json(m, base, p).dump(1) + "\n");
   std::fprintf(stderr, "%s: DRAM %.0f GB/s, bf16 %.0f TFLOP/s, f32 %.1f TFLOP/s, launch %.2f us, NVLink bus %.0f GB/s\n",
                m.device_name.c_str(), p.dram_bytes_per_s / 1e9, p.flops_per_s.count("bf16") ? p.flops_per_s.at("bf16") / 1e12 : 0.0,
                p.flops_per_s.at("f32") / 1e12, p.kernel_launch_us, m.collectives.empty() ? 0.0 : p.nvlink_bytes_per_s / 1e9);

@@ -1,0 +1,208 @@
+#include "core/io/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <memory>
+
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symlink";
+  return "not a regular file";
+}
+
+[[noreturn]] void too_large(const std::string& path, std::uint64_t max_bytes) {
+  throw Error(path + ": input too large: larger than the limit of " + std::to_string(max_bytes) + " bytes (--max-input-bytes)");
+}
+
+std::string read_fd(int fd, const std::string& path, std::uint64_t max_bytes, std::uint64_t size_hint) {
+  std::string text;
+  if (size_hint > 0) text.reserve(static_cast<std::size_t>(size_hint));
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, chunk, sizeof chunk);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {  // an empty pipe opened non-blocking: wait for it
+        struct timespec pause {0, 1000000};
+        nanosleep(&pause, nullptr);
+        continue;
+      }
+      throw Error(path + ": read error: " + std::strerror(errno));
+    }
+    if (got == 0) break;
+    if (text.size() + static_cast<std::uint64_t>(got) > max_bytes) too_large(path, max_bytes);
+    text.append(chunk, static_cast<std::size_t>(got));
+  }
+  return text;
+}
+
+// ---- temporaries removed on SIGINT/SIGTERM ----------------------------------
+
+constexpr int kMaxTemps = 8;
+constexpr std::size_t kMaxPath = 4096;
+char g_temp_paths[kMaxTemps][kMaxPath];
+std::atomic<bool> g_temp_used[kMaxTemps];
+
+extern "C" void remove_temps_and_die(int sig) {
+  for (int i = 0; i < kMaxTemps; ++i)
+    if (g_temp_used[i].load()) ::unlink(g_temp_paths[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_cleanup_once() {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM}) std::signal(sig, remove_temps_and_die);
+    return true;
+  }();
+  (void)installed;
+}
+
+// A temporary file next to its target; removed unless committed.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& target) : target_(target) {
+    install_cleanup_once();
+    const auto slash = target.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+    const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+    path_ = dir + "/." + base + ".tmpXXXXXX";
+    if (path_.size() >= kMaxPath) throw Error(target + ": path too long");
+    for (slot_ = 0; slot_ < kMaxTemps; ++slot_) {
+      bool expected = false;
+      if (g_temp_used[slot_].compare_exchange_strong(expected, true)) break;
+    }
+    if (slot_ == kMaxTemps) throw Error(target + ": too many outputs at once");
+    std::vector<char> name(path_.begin(), path_.end());
+    name.push_back('\0');
+    // Record the template first so a signal during mkstemp finds a name (unlink of a template is harmless).
+    std::memcpy(g_temp_paths[slot_], name.data(), name.size());
+    fd_ = ::mkstemp(name.data());
+    if (fd_ < 0) {
+      release();
+      throw Error(target + ": cannot write file: " + std::strerror(errno));
+    }
+    path_.assign(name.data());
+    std::memcpy(g_temp_paths[slot_], name.data(), name.size());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+    release();
+  }
+
+  void write_all(const std::string& text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw Error(target_ + ": write failed: " + std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+    // The temporary's mode: what a new file would get (mkstemp makes 0600).
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd_, 0666 & ~mask);
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      throw Error(target_ + ": write failed: " + std::strerror(errno));
+    }
+    fd_ = -1;
+  }
+  void commit() {
+    if (::rename(path_.c_str(), target_.c_str()) != 0) throw Error(target_ + ": cannot replace file: " + std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  std::string target_, path_;
+  int fd_ = -1;
+  int slot_ = 0;
+  bool committed_ = false;
+  void release() {
+    if (slot_ < kMaxTemps) g_temp_used[slot_].store(false);
+    slot_ = kMaxTemps;
+  }
+};
+
+// An existing target must be a regular file (lstat: a symlink is refused,
+// not followed).
+void check_target(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return;  // absent: fine
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": refusing to replace " + kind_of(st.st_mode) + " (outputs replace regular files only)");
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+std::string read_input(const std::string& path, std::uint64_t max_bytes) {
+  if (path == "-") return read_fd(STDIN_FILENO, "-", max_bytes, 0);
+  // Non-blocking, so that opening a FIFO cannot hang before it is refused.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open file: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw Error(path + ": cannot open file: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": " + kind_of(st.st_mode) + ", not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) too_large(path, max_bytes);
+  return read_fd(fd, path, max_bytes, static_cast<std::uint64_t>(st.st_size));
+}
+
+void write_outputs(const std::vector<OutputText>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (outputs[i].path != "-" && same_file(outputs[i].path, outputs[j].path))
+        throw UsageError(outputs[j].path + ": the same path is given for two outputs");
+  for (const auto& o : outputs)
+    if (o.path != "-") check_target(o.path);
+  // Every temporary complete before any rename: both or neither.
+  std::vector<std::unique_ptr<TempFile>> temps;
+  for (const auto& o : outputs) {
+    if (o.path == "-") {
+      temps.emplace_back();
+      continue;
+    }
+    temps.push_back(std::make_unique<TempFile>(o.path));
+    temps.back()->write_all(o.text);
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].path == "-") {
+      std::cout << outputs[i].text;
+      std::cout.flush();
+    } else {
+      temps[i]->commit();
+    }
+  }
+}
+
+void write_output(const std::string& path, const std::string& text) { write_outputs({{path, text}}); }
+
+}  // namespace schedlab
