@@ -49,14 +49,13 @@ int cmd_plan(const Args& args) {
   if (graph_path.empty()) throw UsageError("missing GRAPH.json");
   if (format.empty()) format = out_path.empty() ? "text" : "json";
 
-  Graph g = load_graph_file(graph_path, max_input);
-  PlanResult result = run_plan(g, opts);
-  std::string text = format == "json" ? plan_text_json(g, opts, result) : plan_to_text(g, result);
+  PlanResult result = run_plan(load_graph_file(graph_path, max_input), opts);
+  std::string text = format == "json" ? plan_text_json(opts, result) : plan_to_text(result);
   // The plan and its trace: both or neither.
   std::vector<OutputText> outputs{{out_path.empty() ? "-" : out_path, std::move(text)}};
-  if (!trace_path.empty()) outputs.push_back({trace_path, plan_trace_json(g, result)});
+  if (!trace_path.empty()) outputs.push_back({trace_path, plan_trace_json(result)});
   write_outputs(outputs);
-  if (!out_path.empty() && format == "json") std::fputs(plan_to_text(g, result).c_str(), stdout);
+  if (!out_path.empty() && format == "json") std::fputs(plan_to_text(result).c_str(), stdout);
   exit_without_freeing();
   return 0;
 }

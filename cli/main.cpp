@@ -20,7 +20,7 @@ constexpr std::array kCommands{
     Command{"validate", "GRAPH.json", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
     Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
     Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
-    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--hardware h200]",
+    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--no-fuse] [--hardware NAME|FILE]",
             "two-stream timing of one rank: step time, exposed communication, compute idle", cmd_simulate},
     Command{"gen-dist", "fsdp|tp -o OUT.json [--layers N] [--hidden H] [--tokens T] [--world-size W] [--microbatches M] [--no-backward]",
             "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},

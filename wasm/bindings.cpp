@@ -120,22 +120,21 @@ class PlanSession {
   // Returns the plan text.
   CallResult run(const std::string& graph_json, const std::string& options_json) {
     return guarded([&] {
-      input_.reset();
+      planned_ = false;
       PlanOptions opts = parse_plan_options(options_json);
-      auto input = std::make_unique<Graph>(load_graph(graph_json));
-      result_ = run_plan(*input, opts);
-      input_ = std::move(input);
+      result_ = run_plan(load_graph(graph_json), opts);
+      planned_ = true;
       const Graph& g = planned();
       info_ = compute_planning_info(g, g.baseline_order());
       orders_ = {g.baseline_order(), result_.order};
-      return plan_text_json(*input_, opts, result_);
+      return plan_text_json(opts, result_);
     });
   }
 
   // The Chrome trace of the final order's simulation, as `plan --trace`
   // writes it (on demand: it is large).
   CallResult trace() {
-    return guarded([&] { return plan_trace_json(*input_, result_); });
+    return guarded([&] { return plan_trace_json(result_); });
   }
 
   // The Chrome trace of the order before the comm passes (the memory
@@ -148,8 +147,8 @@ class PlanSession {
   // pre-fusion, graph): whether A and B end in one group, and every refusal.
   CallResult explain(const std::string& a, const std::string& b) {
     return guarded([&] {
-      if (!input_) throw UsageError("plan session: nothing planned yet");
-      const Graph& g = *input_;
+      if (!planned_) throw UsageError("plan session: nothing planned yet");
+      const Graph& g = *result_.input;
       if (!g.is_pre_fusion()) throw UsageError("why not fused: this graph is already fused (open a pre-fusion graph)");
       const auto node_arg = [&](const std::string& name) {
         NodeId v = g.find_node(name);
@@ -197,15 +196,18 @@ class PlanSession {
 
   // Counts of the input graph and of the planned one.
   CallResult summary() {
-    return guarded([&] { return json{{"input", graph_summary(*input_)}, {"planned", graph_summary(planned())}}.dump(); });
+    return guarded([&] {
+      const Graph& g = planned();  // throws before anything is planned
+      return json{{"input", graph_summary(*result_.input)}, {"planned", graph_summary(g)}}.dump();
+    });
   }
 
   // The input graph's node names (before fusion, for a pre-fusion input).
   CallResult input_names() {
     return guarded([&] {
-      if (!input_) throw UsageError("plan session: nothing planned yet");
+      if (!planned_) throw UsageError("plan session: nothing planned yet");
       json out = json::array();
-      for (const auto& n : input_->nodes) out.push_back(n.name);
+      for (const auto& n : result_.input->nodes) out.push_back(n.name);
       return out.dump();
     });
   }
@@ -255,8 +257,8 @@ class PlanSession {
 
  private:
   const Graph& planned() const {
-    if (!input_) throw UsageError("plan session: nothing planned yet");
-    return result_.planned(*input_);
+    if (!planned_) throw UsageError("plan session: nothing planned yet");
+    return result_.planned();
   }
   const Order& order_at(int index) const {
     planned();
@@ -264,7 +266,7 @@ class PlanSession {
     return orders_[index];
   }
 
-  std::unique_ptr<Graph> input_;  // null until a run succeeds
+  bool planned_ = false;  // false until a run succeeds
   PlanResult result_;
   MemoryPlanningInfo info_;
   std::vector<Order> orders_;

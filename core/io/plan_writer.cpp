@@ -229,8 +229,9 @@ void write_memory_track_and_flows(JsonWriter& w, const Graph& g, const Simulatio
 
 }  // namespace
 
-void write_plan(JsonWriter& w, const Graph& input, const PlanOptions& opts, const PlanResult& r) {
-  const Graph& g = r.planned(input);
+void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
+  const Graph& input = *r.input;
+  const Graph& g = r.planned();
   w.begin_object();
   if (r.comm) {
     w.key("comm");
@@ -262,9 +263,9 @@ void write_plan(JsonWriter& w, const Graph& input, const PlanOptions& opts, cons
   w.raw("\n");
 }
 
-std::string plan_text_json(const Graph& input, const PlanOptions& opts, const PlanResult& r) {
+std::string plan_text_json(const PlanOptions& opts, const PlanResult& r) {
   JsonWriter w;
-  write_plan(w, input, opts, r);
+  write_plan(w, opts, r);
   return w.take_text();
 }
 
@@ -345,8 +346,8 @@ std::string chrome_trace_json(const Graph& g, const Simulation& sim, const std::
   return w.take_text();
 }
 
-std::string plan_trace_json(const Graph& input, const PlanResult& r) {
-  return chrome_trace_json(r.planned(input), r.simulation, r.final_memory.curve);
+std::string plan_trace_json(const PlanResult& r) {
+  return chrome_trace_json(r.planned(), r.simulation, r.final_memory.curve);
 }
 
 std::string comm_knobs_json(const CommKnobs& knobs) {
@@ -375,9 +376,8 @@ std::string hardware_profile_json(const HardwareProfile& hw) {
 
 std::string plan_json(std::string_view graph_json, std::string_view options_json) {
   PlanOptions opts = parse_plan_options(options_json);
-  Graph g = load_graph(graph_json);
-  PlanResult r = run_plan(g, opts);
-  return plan_text_json(g, opts, r);
+  PlanResult r = run_plan(load_graph(graph_json), opts);
+  return plan_text_json(opts, r);
 }
 
 }  // namespace schedlab

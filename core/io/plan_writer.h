@@ -16,10 +16,10 @@
 
 namespace schedlab {
 
-// `input` is the graph given to run_plan; names come from r.planned(input).
-void write_plan(JsonWriter& w, const Graph& input, const PlanOptions& opts, const PlanResult& r);
+// Names come from r.planned() (the front end's from r.input).
+void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r);
 // The whole plan as one newline-ended line.
-std::string plan_text_json(const Graph& input, const PlanOptions& opts, const PlanResult& r);
+std::string plan_text_json(const PlanOptions& opts, const PlanResult& r);
 
 // The simulation as Chrome trace events (Perfetto, chrome://tracing): one
 // process, lanes "compute" and "comm", one complete event per node, one
@@ -35,7 +35,7 @@ std::string chrome_trace_json(const Graph& g, const Simulation& sim, const std::
 
 // What `plan --trace` writes and the page exports: the final order's
 // simulation with its memory track and flows.
-std::string plan_trace_json(const Graph& input, const PlanResult& r);
+std::string plan_trace_json(const PlanResult& r);
 
 // The comm knobs as the plan's options.comm writes them (null: no limit).
 std::string comm_knobs_json(const CommKnobs& knobs);

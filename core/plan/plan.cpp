@@ -23,42 +23,73 @@ std::vector<std::string> split_list(std::string_view csv, std::string_view what)
   return out;
 }
 
-PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
-  check_comm_pass_names(opts.comm_passes);
-  PlanResult r;
-  // Front end (dependencies -> dead code -> fusion) for a pre-fusion graph;
-  // every later stage plans the fused graph.
-  if (opts.fuse && needs_fusion(input)) {
-    r.front_end = run_front_end(input, true, FusionOptions{});
-    r.fused_graph = std::make_shared<const Graph>(build_fused_graph(input, r.front_end->deps, r.front_end->fusion.groups));
-  }
-  const Graph& g = r.planned(input);
+namespace {
+
+// Dependencies -> dead code -> fusion, for a pre-fusion graph.
+void front_end_stage(PlanResult& r, const PlanOptions& opts) {
+  if (!opts.fuse || !needs_fusion(*r.input)) return;
+  r.front_end = run_front_end(*r.input, true, FusionOptions{});
+  r.fused_graph = std::make_shared<const Graph>(build_fused_graph(*r.input, r.front_end->deps, r.front_end->fusion.groups));
+}
+
+void memory_stage(PlanResult& r, const PlanOptions& opts) {
+  const Graph& g = r.planned();
   r.memory = reorder_for_peak_memory(g, g.baseline_order(), opts.memory_methods, opts.on_invalid_memory_order);
   r.order = r.memory.order();
-  // Comm stage (as in Inductor, after memory reordering) and the two-stream simulation.
+  r.final_memory = r.memory.estimate;
+  r.final_peak_live = r.memory.peak_live;
+}
+
+// Per node once: what the comm passes, the simulation and the report use.
+void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
+  const Graph& g = r.planned();
   r.runtimes_us.resize(g.nodes.size());
   r.runtime_sources.resize(g.nodes.size());
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const RuntimeEstimate e = estimate_node_runtime(g, v, opts.hardware);
+    const RuntimeEstimate e = estimate_node_runtime(g, v, opts.hardware, opts.use_graph_runtimes);
     r.runtimes_us[v] = e.us;
     r.runtime_sources[v] = e.source;
   }
+}
+
+// As in Inductor, after memory reordering; the final order's memory is
+// estimated again since the passes may raise the peak within their budget.
+void comms_stage(PlanResult& r, const PlanOptions& opts) {
+  const Graph& g = r.planned();
   r.simulation_before_comm = simulate_two_streams(g, r.order, r.runtimes_us);
-  if (!opts.comm_passes.empty()) {
-    r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
-    r.order = r.comm->order;
-  }
-  r.simulation = opts.comm_passes.empty() ? r.simulation_before_comm : simulate_two_streams(g, r.order, r.runtimes_us);
-  if (r.comm) {
-    const MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
-    r.final_memory = estimate_peak_memory(g, info, r.order);
-    r.final_peak_live = live_buffers_at(g, info, r.order, r.final_memory.peak_step);
-  } else {
-    r.final_memory = r.memory.estimate;
-    r.final_peak_live = r.memory.peak_live;
-  }
+  if (opts.comm_passes.empty()) return;
+  r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
+  r.order = r.comm->order;
+  const MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
+  r.final_memory = estimate_peak_memory(g, info, r.order);
+  r.final_peak_live = live_buffers_at(g, info, r.order, r.final_memory.peak_step);
+}
+
+void simulation_stage(PlanResult& r, const PlanOptions&) {
+  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.runtimes_us) : r.simulation_before_comm;
+}
+
+constexpr PlanStage kStages[] = {
+    {"front_end", "front_end, fused_graph", front_end_stage},
+    {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
+    {"runtimes", "runtimes_us, runtime_sources", runtimes_stage},
+    {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
+    {"simulation", "simulation", simulation_stage},
+};
+
+}  // namespace
+
+std::span<const PlanStage> plan_stages() { return kStages; }
+
+PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts) {
+  check_comm_pass_names(opts.comm_passes);
+  PlanResult r;
+  r.input = std::move(input);
+  for (const PlanStage& stage : kStages) stage.run(r, opts);
   return r;
 }
+
+PlanResult run_plan(Graph input, const PlanOptions& opts) { return run_plan(std::make_shared<const Graph>(std::move(input)), opts); }
 
 std::string_view node_at_step(const Graph& g, const Order& order, std::int32_t step) {
   return step >= 0 && step < static_cast<std::int32_t>(order.size()) ? std::string_view(g.nodes[order[step]].name) : std::string_view();
@@ -78,8 +109,9 @@ std::string human_bytes(std::int64_t bytes) {
   return buf;
 }
 
-std::string plan_to_text(const Graph& input, const PlanResult& r) {
-  const Graph& g = r.planned(input);
+std::string plan_to_text(const PlanResult& r) {
+  const Graph& input = *r.input;
+  const Graph& g = r.planned();
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line, "graph %s: %d nodes, %d buffers (%d inputs)\n", g.name.empty() ? "(unnamed)" : g.name.c_str(),

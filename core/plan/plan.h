@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,9 +28,18 @@ struct PlanOptions {
   CommKnobs comm;                        // the comm passes' knobs ("comm": {...}), Inductor's defaults
   bool fuse = true;  // a pre-fusion graph first goes through dependencies -> dead code -> fusion
   HardwareProfile hardware = builtin_profile(kDefaultHardwareProfile);  // "hardware": name or profile object
+  // false: every node is timed by the cost model, its runtime_us ignored
+  // (`simulate --model-runtimes`; the fixtures' matmul estimates are far off).
+  bool use_graph_runtimes = true;
 };
 
 struct PlanResult {
+  // The graph given to run_plan, and for a pre-fusion one the fused graph
+  // that every later stage (and every name in the report) refers to.
+  std::shared_ptr<const Graph> input;
+  std::shared_ptr<const Graph> fused_graph;
+  const Graph& planned() const { return fused_graph ? *fused_graph : *input; }
+
   MemoryPlan memory;
   Order order;  // the final order
   // The final order's memory (after the comm passes, which may raise the
@@ -43,18 +53,27 @@ struct PlanResult {
   std::optional<CommPipelineResult> comm;  // when comm passes ran
   Simulation simulation_before_comm;       // of the memory-reordered order
   Simulation simulation;                   // of the final order
-  // For a pre-fusion graph: the front end's result and the fused graph that
-  // every later stage (and every name in the report) refers to.
-  std::optional<FrontEndResult> front_end;
-  std::shared_ptr<const Graph> fused_graph;
-  const Graph& planned(const Graph& input) const { return fused_graph ? *fused_graph : input; }
+  std::optional<FrontEndResult> front_end;  // for a pre-fusion graph
 };
 
-PlanResult run_plan(const Graph& g, const PlanOptions& opts);
+// One stage of the pipeline: it reads what the earlier stages left in the
+// PlanResult and fills its own part.
+struct PlanStage {
+  std::string_view name;
+  std::string_view fills;  // which PlanResult fields, for docs and bench
+  void (*run)(PlanResult& r, const PlanOptions& opts);
+};
 
-// The human report (`plan --format text`). `g` is the graph given to
-// run_plan; names come from r.planned(g).
-std::string plan_to_text(const Graph& g, const PlanResult& r);
+// front_end -> memory -> runtimes -> comms -> simulation, in this order.
+std::span<const PlanStage> plan_stages();
+
+// Every stage in order: what `plan`, `simulate`, `bench`, the WASM module
+// and schedlab-gpu all run. Throws UsageError for unknown names in `opts`.
+PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts);
+PlanResult run_plan(Graph input, const PlanOptions& opts);
+
+// The human report (`plan --format text`).
+std::string plan_to_text(const PlanResult& r);
 
 // "a,b,c" -> {"a","b","c"}; empty items are refused.
 std::vector<std::string> split_list(std::string_view csv, std::string_view what);

@@ -186,3 +186,29 @@ TEST_CASE("graph names must be UTF-8; a BOM is accepted", "[cli][io]") {
   CHECK(r.code == 0);
 }
 #endif
+
+#ifndef __EMSCRIPTEN__
+TEST_CASE("simulate runs the plan pipeline and takes every --hardware plan takes", "[cli][pipeline]") {
+  const fs::path d = scratch("simulate_hw");
+  write_file(d / "mine.json", R"({"base": "h100-sxm", "name": "my-h100"})");
+  const std::string g = schedlab::test::data_path("comms/overlap_small.json");
+  auto r = run_cli("simulate " + g + " --model-runtimes --hardware " + (d / "mine.json").string());
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("runtimes from the cost model (my-h100)"));
+  r = run_cli("simulate " + g + " --hardware b200 --model-runtimes");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("the cost model (b200)"));
+  // A pre-fusion graph is fused first, as plan does: the same node count.
+  const std::string pre = schedlab::test::data_path("inductor/gpt2_2.pre.json");
+  auto planned = run_cli("plan " + pre);
+  auto simulated = run_cli("simulate " + pre);
+  REQUIRE(planned.code == 0);
+  REQUIRE(simulated.code == 0);
+  const auto nodes = [](const std::string& out, const std::string& before) {
+    const auto at = out.find(before);
+    return at == std::string::npos ? std::string() : out.substr(at + before.size(), out.find(' ', at + before.size()) - at - before.size());
+  };
+  CHECK(nodes(simulated.out, ": ") == "59");
+  CHECK(nodes(planned.out, "graph gpt2_2.pre: ") == "59");
+}
+#endif

@@ -24,8 +24,8 @@ TEST_CASE("the plan trace adds a memory counter track and collective-to-wait flo
   schedlab::PlanOptions opts;
   opts.comm_passes = {"reorder_communication_preserving_peak_memory", "sink_waits_iterative", "overlap_schedule"};
   schedlab::PlanResult r = schedlab::run_plan(g, opts);
-  const json slices = json::parse(schedlab::chrome_trace_json(r.planned(g), r.simulation));
-  const json trace = json::parse(schedlab::plan_trace_json(g, r));
+  const json slices = json::parse(schedlab::chrome_trace_json(r.planned(), r.simulation));
+  const json trace = json::parse(schedlab::plan_trace_json(r));
   const json& events = trace["traceEvents"];
 
   // The existing events come first, unchanged.
@@ -54,7 +54,7 @@ TEST_CASE("the plan trace adds a memory counter track and collective-to-wait flo
   // One flow per waited-on collective, from its slice to its waiter's start.
   std::size_t waited = 0;
   std::map<std::string, double> start_of;
-  for (const auto& s : r.simulation.spans) start_of[r.planned(g).nodes[s.node].name] = s.start_us;
+  for (const auto& s : r.simulation.spans) start_of[r.planned().nodes[s.node].name] = s.start_us;
   for (std::size_t c = 0; c < r.simulation.collectives.size(); ++c) {
     const auto& ct = r.simulation.collectives[c];
     if (ct.blocked == schedlab::kNone) continue;
@@ -62,7 +62,7 @@ TEST_CASE("the plan trace adds a memory counter track and collective-to-wait flo
     REQUIRE(starts.count(static_cast<std::int64_t>(c)));
     REQUIRE(finishes.count(static_cast<std::int64_t>(c)));
     CHECK(starts[c]["ts"].get<double>() == ct.start_us);
-    CHECK(finishes[c]["ts"].get<double>() == start_of[r.planned(g).nodes[ct.blocked].name]);
+    CHECK(finishes[c]["ts"].get<double>() == start_of[r.planned().nodes[ct.blocked].name]);
     CHECK(finishes[c]["bp"] == "e");
   }
   CHECK(waited > 0);
