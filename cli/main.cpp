@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "core/comms/passes.h"
+#include "core/memory/methods.h"
 #include "core/util/error.h"
 
 #if defined(__GLIBC__)
@@ -15,18 +17,26 @@ namespace schedlab::cli {
 namespace {
 
 constexpr std::array kCommands{
-    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--format json|text]",
+    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods M,...] [--comm-passes P,...] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--format json|text] [--max-input-bytes N]",
             "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
-    Command{"validate", "GRAPH.json", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
+    Command{"validate", "GRAPH.json|- [--max-input-bytes N]", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
     Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
-    Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
-    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--no-fuse] [--hardware NAME|FILE]",
+    Command{"bench", "GRAPH.json [--repeat N] [--memory-methods M,...] [--max-input-bytes N]", "time loading and each memory method", cmd_bench},
+    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--no-fuse] [--hardware NAME|FILE] [--max-input-bytes N]",
             "two-stream timing of one rank: step time, exposed communication, compute idle", cmd_simulate},
     Command{"gen-dist", "fsdp|tp -o OUT.json [--layers N] [--hidden H] [--tokens T] [--world-size W] [--microbatches M] [--no-backward]",
             "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},
     Command{"fuse", "PRE.json [-o POST.json] [--groups] | PRE.json --explain A B",
             "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", cmd_fuse},
 };
+
+// The names a command's lists take, from the registries' tables.
+void print_registries(std::FILE* to) {
+  std::string methods, passes;
+  for (const auto& m : schedlab::memory_methods()) methods += (methods.empty() ? "" : ", ") + std::string(m.name);
+  for (const auto& p : schedlab::comm_passes()) passes += (passes.empty() ? "" : ", ") + std::string(p.name);
+  std::fprintf(to, "  memory methods: %s\n  comm passes: %s\n", methods.c_str(), passes.c_str());
+}
 
 void print_usage(std::FILE* to) {
   std::fprintf(to, "usage: schedlab COMMAND [ARGS]\n\ncommands:\n");
@@ -58,6 +68,7 @@ int main(int argc, char** argv) {
     // `schedlab CMD --help`: the command's line from the table (gen has more to say).
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h") && c.name != "gen") {
       std::printf("usage: schedlab %s %s\n  %s\n", std::string(c.name).c_str(), std::string(c.usage).c_str(), std::string(c.summary).c_str());
+      if (c.name == "plan" || c.name == "simulate" || c.name == "bench") print_registries(stdout);
       return 0;
     }
     try {

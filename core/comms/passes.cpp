@@ -1,29 +1,16 @@
 #include "core/comms/passes.h"
 
-#include <array>
-
 #include "core/util/error.h"
 
 namespace schedlab {
 
 namespace {
 
-constexpr std::array<CommPass, 7> kPasses{{
-    {"sink_waits", "Inductor: list scheduling that defers waits as late as dependencies allow", sink_waits},
-    {"raise_comms", "Inductor: list scheduling that issues collectives (and their ancestors) as early as possible", raise_comms},
-    {"reorder_compute_for_overlap", "Inductor: raise comms, sink waits, and follow each collective with ready compute covering its runtime",
-     reorder_compute_for_overlap},
-    {"decide_global_ordering_of_comms", "Inductor: chain collectives in the current order with fake weak deps (order unchanged)",
-     decide_global_ordering_of_comms},
-    {"reorder_communication_preserving_peak_memory",
-     "Inductor: move each collective earlier by swaps, grouping its producers, within the peak-memory budget",
-     reorder_communication_preserving_peak_memory},
-    {"sink_waits_iterative", "Inductor: move each wait later by swaps, grouping its readers, within the peak-memory budget",
-     sink_waits_iterative},
-    {"overlap_schedule", "schedlab: list scheduling on simulated stream time: issue collectives early, fill their flight with "
-                         "independent compute, defer waits, within the peak-memory budget",
-     overlap_schedule},
-}};
+constexpr CommPass kPasses[] = {
+#define SCHEDLAB_COMM_PASS(name, function, summary) {#name, summary, function},
+#include "core/comms/passes.def"
+#undef SCHEDLAB_COMM_PASS
+};
 
 }  // namespace
 

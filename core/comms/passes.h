@@ -13,50 +13,22 @@
 
 namespace schedlab {
 
-// Every knob of config_comms the passes read, with Inductor's 2.11 default.
-// The JSON keys are the config_comms names (see for_each_comm_knob).
+// Every knob of config_comms the passes read, with Inductor's 2.11 default
+// (core/comms/knobs.def: one row per knob).
 struct CommKnobs {
-  // reorder_communication_preserving_peak_memory
-  double reorder_iterative_peak_memory_budget = 0.2;
-  bool reorder_iterative_use_runtime_estimations = false;
-  double reorder_iterative_extra_comm_comp_overlap = 0.5;
-  bool reorder_iterative_unsafe_collectives_reorder = true;
-  bool reorder_iterative_group_with_collectives = false;
-  std::int32_t reorder_iterative_debug_limit_to_reorder = -1;  // -1: no limit (None)
-  // sink_waits_iterative
-  double sink_iterative_peak_memory_budget = 0.2;
-  bool sink_iterative_use_runtime_estimations = false;
-  double sink_iterative_extra_comm_comp_overlap = 0.5;
-  bool sink_waits_iterative_unsafe_collectives_reorder = true;
-  bool sink_waits_iterative_swap_with_collectives = false;
-  std::int32_t sink_waits_iterative_debug_limit_to_sink = -1;  // -1: no limit (None)
-  // Both iterative passes scale runtimes by these.
-  double reorder_sink_runtime_estimations_comm_mult = 2.0;
-  double reorder_sink_runtime_estimations_non_comm_mult = 1.0;
-  // overlap_schedule (ours): peak may grow by this fraction of the input's peak.
-  double overlap_schedule_peak_memory_budget = 0.2;
+#define SCHEDLAB_COMM_KNOB(type, name, default_value) type name = default_value;
+#include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB
 };
 
-// The knob table: each knob's config_comms name and its member, once, for
-// reading and writing alike (core/io/options.h, core/io/plan_writer.h).
-// `Knobs` is CommKnobs or const CommKnobs.
+// The knob table: each knob's config_comms name and its member, for reading
+// and writing alike (core/io/options.h, core/io/plan_writer.h). `Knobs` is
+// CommKnobs or const CommKnobs.
 template <class Knobs, class Fn>
 void for_each_comm_knob(Knobs& k, Fn&& fn) {
-  fn("reorder_iterative_peak_memory_budget", k.reorder_iterative_peak_memory_budget);
-  fn("reorder_iterative_use_runtime_estimations", k.reorder_iterative_use_runtime_estimations);
-  fn("reorder_iterative_extra_comm_comp_overlap", k.reorder_iterative_extra_comm_comp_overlap);
-  fn("reorder_iterative_unsafe_collectives_reorder", k.reorder_iterative_unsafe_collectives_reorder);
-  fn("reorder_iterative_group_with_collectives", k.reorder_iterative_group_with_collectives);
-  fn("reorder_iterative_debug_limit_to_reorder", k.reorder_iterative_debug_limit_to_reorder);
-  fn("sink_iterative_peak_memory_budget", k.sink_iterative_peak_memory_budget);
-  fn("sink_iterative_use_runtime_estimations", k.sink_iterative_use_runtime_estimations);
-  fn("sink_iterative_extra_comm_comp_overlap", k.sink_iterative_extra_comm_comp_overlap);
-  fn("sink_waits_iterative_unsafe_collectives_reorder", k.sink_waits_iterative_unsafe_collectives_reorder);
-  fn("sink_waits_iterative_swap_with_collectives", k.sink_waits_iterative_swap_with_collectives);
-  fn("sink_waits_iterative_debug_limit_to_sink", k.sink_waits_iterative_debug_limit_to_sink);
-  fn("reorder_sink_runtime_estimations_comm_mult", k.reorder_sink_runtime_estimations_comm_mult);
-  fn("reorder_sink_runtime_estimations_non_comm_mult", k.reorder_sink_runtime_estimations_non_comm_mult);
-  fn("overlap_schedule_peak_memory_budget", k.overlap_schedule_peak_memory_budget);
+#define SCHEDLAB_COMM_KNOB(type, name, default_value) fn(#name, k.name);
+#include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB
 }
 
 // Per-collective statistics (Inductor's ReorderInfo / SinkWaitInfo). Times
@@ -89,15 +61,11 @@ struct CommPass {
   CommPassFn run;
 };
 
-// Inductor's passes (comms.py).
-CommPassResult sink_waits(const CommGraph& cg, const Order& order, const CommKnobs& k);
-CommPassResult raise_comms(const CommGraph& cg, const Order& order, const CommKnobs& k);
-CommPassResult reorder_compute_for_overlap(const CommGraph& cg, const Order& order, const CommKnobs& k);
-CommPassResult decide_global_ordering_of_comms(const CommGraph& cg, const Order& order, const CommKnobs& k);
-CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k);
-CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k);
-// Ours (docs/comms.md): list scheduling on simulated stream time under a peak budget.
-CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const CommKnobs& k);
+// Every pass's function, from the one table (passes.def): Inductor's
+// (comms.py) and ours (docs/comms.md).
+#define SCHEDLAB_COMM_PASS(name, function, summary) CommPassResult function(const CommGraph& cg, const Order& order, const CommKnobs& k);
+#include "core/comms/passes.def"
+#undef SCHEDLAB_COMM_PASS
 
 std::span<const CommPass> comm_passes();
 const CommPass* find_comm_pass(std::string_view name);

@@ -1,7 +1,5 @@
 #include "core/memory/methods.h"
 
-#include <array>
-
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -10,12 +8,11 @@ Order memory_baseline(const Graph&, const MemoryPlanningInfo&, const Order& inpu
 
 namespace {
 
-constexpr std::array<MemoryMethod, 4> kMethods{{
-    {"baseline", "the input order, unchanged", memory_baseline},
-    {"lpmf", "least peak memory first: greedy on (peak if run now, net allocation, index)", topological_sort_lpmf},
-    {"bfs", "FIFO: ready node whose predecessors ran earliest", topological_sort_bfs},
-    {"dfs", "depth first from the lightest nodes, producers before consumers", topological_sort_dfs},
-}};
+constexpr MemoryMethod kMethods[] = {
+#define SCHEDLAB_MEMORY_METHOD(name, function, is_default, summary) {#name, summary, function, is_default},
+#include "core/memory/methods.def"
+#undef SCHEDLAB_MEMORY_METHOD
+};
 
 }  // namespace
 
@@ -27,7 +24,12 @@ const MemoryMethod* find_memory_method(std::string_view name) {
   return nullptr;
 }
 
-std::vector<std::string> default_memory_methods() { return {"baseline", "lpmf", "bfs", "dfs"}; }
+std::vector<std::string> default_memory_methods() {
+  std::vector<std::string> out;
+  for (const auto& m : kMethods)
+    if (m.is_default) out.emplace_back(m.name);
+  return out;
+}
 
 MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods,
                                    InvalidOrderPolicy on_invalid) {

@@ -23,16 +23,18 @@ struct MemoryMethod {
   std::string_view name;
   std::string_view summary;
   MemoryMethodFn run;
+  bool is_default = false;  // in Inductor's default list
 };
 
-Order memory_baseline(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
-Order topological_sort_lpmf(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
-Order topological_sort_bfs(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
-Order topological_sort_dfs(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
+// Every method's function, from the one table (methods.def).
+#define SCHEDLAB_MEMORY_METHOD(name, function, is_default, summary) \
+  Order function(const Graph& g, const MemoryPlanningInfo& info, const Order& input);
+#include "core/memory/methods.def"
+#undef SCHEDLAB_MEMORY_METHOD
 
 std::span<const MemoryMethod> memory_methods();
 const MemoryMethod* find_memory_method(std::string_view name);
-std::vector<std::string> default_memory_methods();  // Inductor's: baseline, lpmf, bfs, dfs
+std::vector<std::string> default_memory_methods();  // the rows marked default, in table order
 
 struct MemoryMethodResult {
   std::string method;
