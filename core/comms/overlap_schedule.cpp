@@ -111,13 +111,33 @@ struct ScheduleContext {
   // collective to issue first; or input order alone (the memory planner's).
   enum class Ranking { FeedAll, FeedNext, InputOrder } ranking = Ranking::FeedAll;
   bool forecast_compute = false;
-  std::vector<NodeId> collectives;  // in input order
+  std::vector<NodeId> collectives = {};  // in input order
   // Memory forecast: the input order's allocation curve, and per collective
   // the input position of its first reader (its wait).
-  std::vector<std::int64_t> input_post_alloc;
-  std::vector<std::int64_t> suffix_max_post_alloc;  // max of input_post_alloc[i..]
-  std::vector<std::int32_t> first_reader_pos;
+  std::vector<std::int64_t> input_post_alloc = {};
+  std::vector<std::int64_t> suffix_max_post_alloc = {};  // max of input_post_alloc[i..]
+  std::vector<std::int32_t> first_reader_pos = {};
 };
+
+// What every greedy pass reads of the input order: positions, the
+// collectives in order, and the memory forecast.
+ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, const MemoryPlanningInfo& info) {
+  const std::int32_t n = cg.num_nodes();
+  ScheduleContext ctx{.cg = cg, .order = order, .info = info, .index = std::vector<std::int32_t>(n), .blocked_collective = lowest_blocked_collective(cg, order)};
+  for (std::int32_t i = 0; i < n; ++i) {
+    ctx.index[order[i]] = i;
+    if (cg.is_collective(order[i])) ctx.collectives.push_back(order[i]);
+  }
+  ctx.input_post_alloc = estimate_peak_memory_allocfree(*cg.graph, info, order).post_alloc;
+  ctx.suffix_max_post_alloc = ctx.input_post_alloc;
+  for (std::int32_t i = n - 2; i >= 0; --i)
+    ctx.suffix_max_post_alloc[i] = std::max(ctx.suffix_max_post_alloc[i], ctx.suffix_max_post_alloc[i + 1]);
+  ctx.first_reader_pos.assign(n, n - 1);
+  for (std::int32_t i = n - 1; i >= 0; --i)
+    for (BufId b : cg.data_bufs.row(order[i]))
+      if (cg.is_collective(cg.producer(b))) ctx.first_reader_pos[cg.producer(b)] = i;
+  return ctx;
+}
 
 // One greedy pass. Collectives are issued only while memory stays within
 // `issue_limit`; other nodes are held to `budget` when any candidate allows.
@@ -142,9 +162,16 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
   std::set<Key> ready;                                // ready nodes other than collectives
   std::vector<std::uint8_t> collective_ready(n, 0);
   auto key_of = [&](NodeId v) { return Key{ctx.ranking == ScheduleContext::Ranking::FeedAll ? ctx.blocked_collective[v] : 0, ctx.index[v]}; };
+  // When a node can start: its collectives' ends, all known once it is
+  // ready (they are among its dependencies), so taken once.
+  std::vector<double> start_at(n, 0);
   auto make_ready = [&](NodeId v) {
-    if (cg.is_collective(v)) collective_ready[v] = 1;
-    else ready.insert(key_of(v));
+    if (cg.is_collective(v)) {
+      collective_ready[v] = 1;
+    } else {
+      start_at[v] = ready_at(v);
+      ready.insert(key_of(v));
+    }
   };
   for (NodeId v : ctx.order) {
     remaining[v] = cg.unmet_bufs.degree(v);
@@ -173,7 +200,7 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
       ++next_collective;
     } else {
       ready.erase(key_of(v));
-      clock = std::max(clock, ready_at(v)) + rt[v];
+      clock = std::max(clock, start_at[v]) + rt[v];
     }
     for (BufId b : g.nodes[v].outputs)
       for (NodeId u : cg.buffer_users.row(b))
@@ -193,7 +220,7 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
     double best_stall_at = std::numeric_limits<double>::infinity();
     for (const Key& key : ready) {
       NodeId v = ctx.order[key.second];
-      double at = ready_at(v);
+      const double at = start_at[v];
       if (at > clock) {
         if (at < best_stall_at && fits(v, budget)) best_stall = v, best_stall_at = at;
       } else if (cg.is_wait(v) || rt[v] == 0) {
@@ -250,19 +277,7 @@ CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const C
   const std::int64_t input_peak = estimate_peak_memory_allocfree(g, info, order).peak;
   const double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
   result.peak_before = input_peak;
-  ScheduleContext ctx{cg, order, info, std::vector<std::int32_t>(n), lowest_blocked_collective(cg, order), ScheduleContext::Ranking::FeedAll, false, {}, {}, {}, {}};
-  for (std::int32_t i = 0; i < n; ++i) {
-    ctx.index[order[i]] = i;
-    if (cg.is_collective(order[i])) ctx.collectives.push_back(order[i]);
-  }
-  ctx.input_post_alloc = estimate_peak_memory_allocfree(g, info, order).post_alloc;
-  ctx.suffix_max_post_alloc = ctx.input_post_alloc;
-  for (std::int32_t i = n - 2; i >= 0; --i)
-    ctx.suffix_max_post_alloc[i] = std::max(ctx.suffix_max_post_alloc[i], ctx.suffix_max_post_alloc[i + 1]);
-  ctx.first_reader_pos.assign(n, n - 1);
-  for (std::int32_t i = n - 1; i >= 0; --i)
-    for (BufId b : cg.data_bufs.row(order[i]))
-      if (cg.is_collective(cg.producer(b))) ctx.first_reader_pos[cg.producer(b)] = i;
+  ScheduleContext ctx = make_schedule_context(cg, order, info);
 
   // Candidates are kept only within the budget and with less exposed
   // communication than the best so far (the input to start with).
