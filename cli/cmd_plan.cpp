@@ -8,18 +8,6 @@
 
 namespace schedlab::cli {
 
-// --hardware: a built-in profile name, else a profile JSON file.
-static HardwareProfile hardware_profile_arg(const std::string& v) {
-  for (const auto& name : builtin_profile_names())
-    if (name == v) return builtin_profile(v);
-  if (v.find('/') == std::string::npos && v.find(".json") == std::string::npos) return builtin_profile(v);  // lists the names
-  try {
-    return parse_hardware_profile(read_text_file(v));
-  } catch (const Error& e) {
-    throw UsageError("--hardware " + v + ": " + e.what());
-  }
-}
-
 int cmd_plan(const Args& args) {
   ArgReader r(args);
   std::string graph_path, out_path, format, trace_path;
@@ -50,7 +38,11 @@ int cmd_plan(const Args& args) {
     } else if (a == "--fuse") {
       opts.fuse = true;
     } else if (a.rfind("--hardware", 0) == 0) {
-      opts.hardware = hardware_profile_arg(r.value(a));
+      opts.hardware = load_hardware_profile(r.value(a));
+    } else if (a.rfind("--runtime-source", 0) == 0) {
+      opts.runtime_source = r.value(a);
+      if (opts.runtime_source != "calibrated" && opts.runtime_source != "runtime_us")
+        throw UsageError("--runtime-source: expected calibrated or runtime_us, got \"" + opts.runtime_source + "\"");
     } else if (a.rfind("--trace", 0) == 0) {
       trace_path = r.value(a);
     } else if (a.rfind("--format", 0) == 0) {

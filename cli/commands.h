@@ -25,6 +25,8 @@ int cmd_bench(const Args& args);
 int cmd_simulate(const Args& args);
 int cmd_gen_dist(const Args& args);
 int cmd_fuse(const Args& args);
+int cmd_fit_profile(const Args& args);
+int cmd_accuracy(const Args& args);
 
 // Writes `text` to `path` atomically (temp file + rename), or to stdout for "-".
 void write_output(const std::string& path, const std::string& text);

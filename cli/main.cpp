@@ -15,17 +15,21 @@ namespace schedlab::cli {
 namespace {
 
 constexpr std::array kCommands{
-    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--format json|text]",
+    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--runtime-source calibrated|runtime_us] [--format json|text]",
             "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
     Command{"validate", "GRAPH.json", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
     Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
     Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
-    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--hardware h200]",
+    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--runtime-source calibrated|runtime_us] [--hardware NAME|FILE]",
             "two-stream timing of one rank: step time, exposed communication, compute idle", cmd_simulate},
     Command{"gen-dist", "fsdp|tp -o OUT.json [--layers N] [--hidden H] [--tokens T] [--world-size W] [--microbatches M] [--no-backward]",
             "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},
     Command{"fuse", "PRE.json [-o POST.json] [--groups] | PRE.json --explain A B",
             "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", cmd_fuse},
+    Command{"fit-profile", "DIR... -o PROFILE.json [--base NAME|FILE] [--name NAME] [--exclude SUBSTRING]...",
+            "fit a hardware profile's time model to measured exports (*.measured.json beside *.post.json)", cmd_fit_profile},
+    Command{"accuracy", "DIR... --hardware NAME|FILE [--svg OUT.svg] [--html OUT.html]",
+            "estimated against measured per graph and per kernel class, with a scatter plot", cmd_accuracy},
 };
 
 void print_usage(std::FILE* to) {

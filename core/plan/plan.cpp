@@ -66,6 +66,10 @@ PlanOptions parse_plan_options(std::string_view text) {
     else if (it.key() == "fuse") {
       if (!it.value().is_boolean()) throw UsageError("options.fuse: expected true or false");
       opts.fuse = it.value().get<bool>();
+    } else if (it.key() == "runtime_source") {
+      if (!it.value().is_string() || (it.value() != "calibrated" && it.value() != "runtime_us"))
+        throw UsageError("options.runtime_source: expected \"calibrated\" or \"runtime_us\"");
+      opts.runtime_source = it.value().get<std::string>();
     } else if (it.key() == "hardware") {
       if (it.value().is_string()) opts.hardware = builtin_profile(it.value().get<std::string>());
       else opts.hardware = hardware_profile_from_json(it.value());
@@ -89,12 +93,15 @@ PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
   r.order = r.memory.order();
   // Comm stage (as in Inductor, after memory reordering) and the two-stream simulation.
   r.runtimes_us = estimate_runtimes_us(g, opts.hardware);
-  r.simulation_before_comm = simulate_two_streams(g, r.order, r.runtimes_us);
+  const bool calibrated = opts.runtime_source == "calibrated";
+  r.simulated_runtimes_us = calibrated ? calibrated_runtimes_us(g, opts.hardware) : r.runtimes_us;
+  const LaunchModel launch = calibrated ? launch_model(g, opts.hardware, false) : LaunchModel{};
+  r.simulation_before_comm = simulate_two_streams(g, r.order, r.simulated_runtimes_us, launch);
   if (!opts.comm_passes.empty()) {
     r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
     r.order = r.comm->order;
   }
-  r.simulation = opts.comm_passes.empty() ? r.simulation_before_comm : simulate_two_streams(g, r.order, r.runtimes_us);
+  r.simulation = opts.comm_passes.empty() ? r.simulation_before_comm : simulate_two_streams(g, r.order, r.simulated_runtimes_us, launch);
   if (r.comm) {
     const MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
     r.final_memory = estimate_peak_memory(g, info, r.order);
@@ -103,6 +110,7 @@ PlanResult run_plan(const Graph& input, const PlanOptions& opts) {
     r.final_memory = r.memory.estimate;
     r.final_peak_live = r.memory.peak_live;
   }
+  r.predicted = predict(g, r.order, opts.hardware);
   return r;
 }
 
@@ -159,10 +167,13 @@ json plan_to_json(const Graph& input, const PlanOptions& opts, const PlanResult&
   };
   if (r.comm) out["comm"] = comm_pipeline_to_json(g, *r.comm, r.simulation_before_comm, r.simulation);
   out["simulation"] = simulation_to_json(g, r.simulation);
+  out["simulation"]["runtime_source"] = opts.runtime_source == "calibrated" ? r.predicted.runtime_source : "runtime_us";
   out["options"]["fuse"] = opts.fuse;
   out["options"]["hardware"] = opts.hardware.name;
+  out["options"]["runtime_source"] = opts.runtime_source;
   if (r.front_end) out["front_end"] = front_end_to_json(input, *r.front_end);
   out["runtime"] = runtime_report_json(g, opts.hardware);
+  out["predicted"] = prediction_to_json(r.predicted);
   return out;
 }
 
@@ -234,6 +245,7 @@ std::string plan_to_text(const Graph& input, const PlanResult& r) {
     std::snprintf(line, sizeof line, "  ... %zu more, %s\n", r.final_peak_live.size() - shown, human_bytes(rest).c_str());
     out += line;
   }
+  out += prediction_to_text(r.predicted);
   if (!r.simulation.collectives.empty()) {
     std::snprintf(line, sizeof line, "two-stream simulation: step %.1f us, exposed comm %.1f us (%zu collectives)", r.simulation.step_time_us,
                   r.simulation.exposed_comm_us, r.simulation.collectives.size());

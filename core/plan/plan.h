@@ -17,6 +17,7 @@
 #include "core/cost/cost_model.h"
 #include "core/fusion/fusion.h"
 #include "core/memory/methods.h"
+#include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 
 namespace schedlab {
@@ -29,6 +30,12 @@ struct PlanOptions {
   CommKnobs comm;                        // the comm passes' knobs ("comm": {...}), Inductor's defaults
   bool fuse = true;  // a pre-fusion graph first goes through dependencies -> dead code -> fusion
   HardwareProfile hardware = builtin_profile(kDefaultHardwareProfile);  // "hardware": name or profile object
+  // What the simulation (step time, exposed comm, trace) times nodes by:
+  // "calibrated" (the profile's fitted model, host and launch gaps included)
+  // or "runtime_us" (the nodes' runtime_us, Inductor's estimate in exported
+  // graphs, else the roofline). The comm passes always read runtime_us, as
+  // Inductor does.
+  std::string runtime_source = "calibrated";
 };
 
 // Reads {"memory_methods": [...] or "a,b", "comm_passes": ...}; unknown keys
@@ -45,9 +52,11 @@ struct PlanResult {
   // Per-node runtimes (a node's runtime_us, else the cost model under
   // opts.hardware) the comm passes and the simulation use.
   std::vector<double> runtimes_us;
+  std::vector<double> simulated_runtimes_us;  // what the simulation used (opts.runtime_source)
   std::optional<CommPipelineResult> comm;  // when comm passes ran
   Simulation simulation_before_comm;       // of the memory-reordered order
   Simulation simulation;                   // of the final order
+  Prediction predicted;                    // of the final order (schedplan/1 `predicted`)
   // For a pre-fusion graph: the front end's result and the fused graph that
   // every later stage (and every name in the report) refers to.
   std::optional<FrontEndResult> front_end;

@@ -1,0 +1,39 @@
+// schedlab accuracy: estimated against measured per graph and per kernel
+// class, with a scatter plot (core/measure/accuracy.h).
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/measure/accuracy.h"
+#include "core/util/error.h"
+
+namespace schedlab::cli {
+
+int cmd_accuracy(const Args& args) {
+  ArgReader r(args);
+  std::vector<std::string> dirs;
+  std::string hardware, svg_path, html_path;
+  while (!r.done()) {
+    std::string a = r.next();
+    if (a.rfind("--hardware", 0) == 0) hardware = r.value(a);
+    else if (a.rfind("--svg", 0) == 0) svg_path = r.value(a);
+    else if (a.rfind("--html", 0) == 0) html_path = r.value(a);
+    else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
+    else dirs.push_back(a);
+  }
+  if (dirs.empty()) throw UsageError("missing DIR (a folder of *.measured.json beside their *.post.json)");
+  if (hardware.empty()) throw UsageError("missing --hardware NAME|FILE");
+  const HardwareProfile hw = load_hardware_profile(hardware);
+  std::vector<MeasuredCase> cases;
+  for (const std::string& path : find_measured_files(dirs)) cases.push_back(load_measured_case(path));
+  if (cases.empty()) throw UsageError("no *.measured.json under the folders given");
+  AccuracyReport report = measure_accuracy(cases, hw);
+  const std::string svg = accuracy_svg(report);
+  if (!svg_path.empty()) write_output(svg_path, svg);
+  if (!html_path.empty())
+    write_output(html_path, "<!doctype html><html><head><meta charset=\"utf-8\"><title>schedlab accuracy</title></head><body>\n" + svg +
+                                "<pre>" + accuracy_to_text(report) + "</pre></body></html>\n");
+  std::fputs(accuracy_to_text(report).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace schedlab::cli

@@ -1,0 +1,240 @@
+// The fit: per-class non-negative least squares, launch gaps from the
+// measured timelines, the host cost by a grid search over simulated walls.
+#include "core/measure/fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "core/io/graph_reader.h"
+#include "core/sim/simulate.h"
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+constexpr double kBackToBackUs = 10.0;  // a longer idle stretch means the host was late, not the GPU
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// Weighted least squares on the chosen columns of [1, compute, memory];
+// returns false when singular. Solved by Gaussian elimination (3x3 at most).
+bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, std::array<double, 3>& coef, double& sse) {
+  std::array<int, 3> cols{};
+  int k = 0;
+  for (int c = 0; c < 3; ++c)
+    if (mask & (1u << c)) cols[k++] = c;
+  auto feature = [](const NodeSample& x, int c) { return c == 0 ? 1.0 : c == 1 ? x.compute_us : x.memory_us; };
+  double a[3][4] = {};
+  for (const NodeSample& x : s) {
+    const double w = 1.0 / std::max(x.measured_us, 1e-3);
+    for (int i = 0; i < k; ++i) {
+      for (int j = 0; j < k; ++j) a[i][j] += w * feature(x, cols[i]) * feature(x, cols[j]);
+      a[i][3] += w * feature(x, cols[i]) * x.measured_us;
+    }
+  }
+  for (int i = 0; i < k; ++i) {
+    int pivot = i;
+    for (int r = i + 1; r < k; ++r)
+      if (std::abs(a[r][i]) > std::abs(a[pivot][i])) pivot = r;
+    if (std::abs(a[pivot][i]) < 1e-12) return false;
+    for (int c = 0; c < 4; ++c) std::swap(a[i][c], a[pivot][c]);
+    for (int r = 0; r < k; ++r) {
+      if (r == i) continue;
+      const double f = a[r][i] / a[i][i];
+      for (int c = i; c < 4; ++c) a[r][c] -= f * a[i][c];
+    }
+  }
+  coef = {0, 0, 0};
+  for (int i = 0; i < k; ++i) coef[cols[i]] = a[i][3] / a[i][i];
+  for (double c : coef)
+    if (c < 0 || !std::isfinite(c)) return false;
+  sse = 0;
+  for (const NodeSample& x : s) {
+    const double pred = coef[0] + coef[1] * x.compute_us + coef[2] * x.memory_us;
+    sse += (pred - x.measured_us) * (pred - x.measured_us) / std::max(x.measured_us, 1e-3);
+  }
+  return true;
+}
+
+double squared_log_error(const std::vector<MeasuredCase>& cases, const std::vector<std::vector<double>>& durations,
+                         const std::vector<std::vector<double>>& kernels, double gap, double host, double call) {
+  double err = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Graph& g = cases[i].graph;
+    LaunchModel lm;
+    lm.host_call_us = call;
+    lm.host_us.resize(g.nodes.size());
+    lm.gap_us.resize(g.nodes.size());
+    for (std::size_t v = 0; v < g.nodes.size(); ++v) {
+      lm.host_us[v] = host * kernels[i][v];
+      lm.gap_us[v] = gap * kernels[i][v];
+    }
+    const double wall = simulate_two_streams(g, g.baseline_order(), durations[i], lm).step_time_us;
+    const double r = std::log(std::max(wall, 1e-3) / std::max(cases[i].measured.wall_time_us, 1e-3));
+    err += r * r;
+  }
+  return err;
+}
+
+}  // namespace
+
+std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) throw UsageError(d + ": not a folder");
+    for (const auto& e : fs::recursive_directory_iterator(d, ec)) {
+      const std::string p = e.path().string();
+      if (e.is_regular_file() && p.size() > 14 && p.compare(p.size() - 14, 14, ".measured.json") == 0) out.push_back(p);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+MeasuredCase load_measured_case(const std::string& path) {
+  MeasuredCase c;
+  c.path = path;
+  c.measured = load_measured(read_text_file(path), path);
+  const std::string post = path.substr(0, path.size() - std::string(".measured.json").size()) + ".post.json";
+  try {
+    c.graph = load_graph_file(post);
+  } catch (const Error& e) {
+    throw Error(path + ": its graph " + post + ": " + e.what());
+  }
+  check_matches(c.measured, c.graph, path);
+  return c;
+}
+
+std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base) {
+  const Graph& g = c.graph;
+  std::vector<NodeSample> per_node(g.nodes.size());
+  for (const MeasuredKernel& k : c.measured.kernels) {
+    if (k.node.empty()) continue;
+    NodeSample& s = per_node[g.find_node(k.node)];
+    s.measured_us += k.duration_us;
+    ++s.kernels;
+  }
+  std::vector<NodeSample> out;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    NodeSample& s = per_node[v];
+    s.cls = classify_node(g, g.nodes[v]);
+    if (s.kernels == 0 || !class_needs_law(s.cls)) continue;
+    s.node = v;
+    RooflineTerms t = roofline_terms(g, g.nodes[v], base);
+    s.compute_us = t.compute_us;
+    s.memory_us = t.memory_us;
+    out.push_back(s);
+  }
+  return out;
+}
+
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples) {
+  ClassLaw best;
+  if (samples.empty()) return best;
+  double best_sse = std::numeric_limits<double>::infinity();
+  for (unsigned mask = 1; mask < 8; ++mask) {
+    std::array<double, 3> coef{};
+    double sse = 0;
+    if (solve_subset(samples, mask, coef, sse) && sse < best_sse) {
+      best_sse = sse;
+      best.fixed_us = coef[0];
+      best.compute_factor = coef[1];
+      best.memory_factor = coef[2];
+    }
+  }
+  double kernels = 0;
+  for (const NodeSample& s : samples) kernels += s.kernels;
+  best.kernels_per_node = kernels / static_cast<double>(samples.size());
+  return best;
+}
+
+ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name) {
+  if (cases.empty()) throw UsageError("fit: no measured graphs");
+  ProfileFit fit;
+  fit.cases = cases.size();
+  std::map<KernelClass, std::vector<NodeSample>> by_class;
+  for (const MeasuredCase& c : cases)
+    for (NodeSample& s : node_samples(c, base)) by_class[s.cls].push_back(s);
+  TimeModel tm;
+  for (auto& [cls, samples] : by_class) {
+    tm.laws[cls] = fit_class_law(samples);
+    fit.samples += samples.size();
+  }
+  const std::pair<KernelClass, KernelClass> borrow[] = {{KernelClass::TritonPointwise, KernelClass::TritonReduction},
+                                                        {KernelClass::TritonReduction, KernelClass::TritonPointwise},
+                                                        {KernelClass::Gemm, KernelClass::Convolution},
+                                                        {KernelClass::Attention, KernelClass::Gemm},
+                                                        {KernelClass::Convolution, KernelClass::Gemm},
+                                                        {KernelClass::Copy, KernelClass::TritonPointwise},
+                                                        {KernelClass::Extern, KernelClass::TritonPointwise}};
+  for (auto [cls, from] : borrow)
+    if (!tm.laws.count(cls) && tm.laws.count(from)) {
+      tm.laws[cls] = tm.laws[from];
+      fit.borrowed.push_back(std::string(to_string(cls)) + "<-" + std::string(to_string(from)));
+    }
+  for (KernelClass c : kKernelClassesWithLaws)
+    if (class_needs_law(c) && !tm.laws.count(c))
+      throw Error("fit: no measured kernel of class \"" + std::string(to_string(c)) + "\" nor of a class it could borrow from");
+  tm.samples = static_cast<int>(fit.samples);
+
+  // Launch gaps from the timelines; the CUDA-graph gap from the graph-mode walls.
+  std::vector<double> gaps, graph_gaps;
+  for (const MeasuredCase& c : cases) {
+    const auto& ks = c.measured.kernels;
+    for (std::size_t i = 1; i < ks.size(); ++i) {
+      if (ks[i].stream != ks[i - 1].stream) continue;
+      const double gap = ks[i].start_us - (ks[i - 1].start_us + ks[i - 1].duration_us);
+      if (gap >= 0 && gap < kBackToBackUs) gaps.push_back(gap);
+    }
+    if (c.measured.wall_time_us_cudagraphs && !ks.empty())
+      graph_gaps.push_back(std::max(0.0, *c.measured.wall_time_us_cudagraphs - c.measured.kernel_time_us) / static_cast<double>(ks.size()));
+  }
+  tm.launch_gap_us = median(gaps);
+  tm.cudagraph_gap_us = graph_gaps.empty() ? tm.launch_gap_us : median(graph_gaps);
+
+  // The host: replay the measured durations (so kernel-model error stays out).
+  std::vector<std::vector<double>> durations, kernels;
+  for (const MeasuredCase& c : cases) {
+    const Graph& g = c.graph;
+    std::vector<double> d(g.nodes.size(), 0.0), k(g.nodes.size(), 0.0);
+    for (const MeasuredKernel& mk : c.measured.kernels) {
+      if (mk.node.empty()) continue;
+      const NodeId v = g.find_node(mk.node);
+      d[v] += mk.duration_us;
+      k[v] += 1;
+    }
+    durations.push_back(std::move(d));
+    kernels.push_back(std::move(k));
+  }
+  double best = std::numeric_limits<double>::infinity(), host = 0, call = 0;
+  auto search = [&](double h0, double h1, double hs, double c0, double c1, double cs) {
+    for (double h = h0; h <= h1 + 1e-9; h += hs)
+      for (double cl = c0; cl <= c1 + 1e-9; cl += cs) {
+        if (h < 0 || cl < 0) continue;
+        const double e = squared_log_error(cases, durations, kernels, tm.launch_gap_us, h, cl);
+        if (e < best - 1e-12) best = e, host = h, call = cl;
+      }
+  };
+  search(0, 40, 1, 0, 200, 10);
+  search(host - 1, host + 1, 0.05, call - 10, call + 10, 0.5);
+  tm.host_us_per_kernel = host;
+  tm.host_call_us = call;
+
+  fit.profile = base;
+  fit.profile.name = name;
+  fit.profile.kernel_launch_us = 0;  // the time model's fixed terms hold it
+  fit.profile.time_model = std::move(tm);
+  return fit;
+}
+
+}  // namespace schedlab

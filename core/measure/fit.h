@@ -1,0 +1,62 @@
+// core/measure — fitting a hardware profile's time model to measured graphs
+// (docs/cost-model.md, "Fitting"). Deterministic: the same files give the
+// same profile, byte for byte.
+//
+// - Per kernel class, the law t = fixed + c * compute_us + m * memory_us is a
+//   non-negative least-squares fit over the class's measured nodes (a node's
+//   time: the sum of the kernels mapped to it), weighted by 1/t so small and
+//   large kernels count by their relative error. kernels_per_node is the
+//   class's mean launch count.
+// - The launch gap: the median idle time between back-to-back kernels (the
+//   next one already launched: start within `kBackToBackUs` of the previous
+//   end). The CUDA-graph gap: the median of (wall - kernel time) / kernels
+//   over graphs measured under CUDA graphs.
+// - The host: host_us_per_kernel and host_call_us minimise the squared log
+//   ratio of simulated to measured wall time, the simulation replaying the
+//   measured kernel durations (a grid search, coarse then fine).
+// - A class nobody measured borrows a related class's law (attention and
+//   convolution from gemm, copy and extern from triton_pointwise); the
+//   profile says which under "borrowed".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cost/cost_model.h"
+#include "core/measure/measured.h"
+
+namespace schedlab {
+
+struct MeasuredCase {
+  std::string path;  // of the measured file, for errors and reports
+  Graph graph;       // the post graph it measured
+  MeasuredGraph measured;
+};
+
+// Loads `<case>.measured.json` and the `<case>.post.json` beside it; checks
+// they match. Throws Error naming the file.
+MeasuredCase load_measured_case(const std::string& measured_path);
+// Every `*.measured.json` under the folders, sorted by path.
+std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs);
+
+struct NodeSample {
+  KernelClass cls = KernelClass::None;
+  NodeId node = kNone;
+  double compute_us = 0, memory_us = 0;  // roofline terms on the base profile
+  double measured_us = 0;                // sum of its kernels' durations
+  int kernels = 0;
+};
+std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base);
+
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples);
+
+struct ProfileFit {
+  HardwareProfile profile;
+  std::vector<std::string> borrowed;  // "attention<-gemm", ...
+  std::size_t cases = 0, samples = 0;
+};
+// `base` gives the datasheet figures (peaks, DRAM, links); the result is it
+// plus the fitted time model, named `name`.
+ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name);
+
+}  // namespace schedlab
