@@ -1,6 +1,6 @@
 // core/alloc — PyTorch's CUDA caching allocator, simulated on an allocation
 // sequence to predict `torch.cuda.memory_allocated()` and
-// `memory_reserved()` (docs/memory.md, "Memory as executed").
+// `memory_reserved()` (docs/memory-as-executed.md).
 //
 // Contract: the default configuration of c10/cuda/CUDACachingAllocator.cpp
 // (PyTorch 2.x; no expandable segments, no max_split_size, no

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <filesystem>
 #include <limits>
+
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "core/io/graph_reader.h"
 #include "core/sim/simulate.h"
@@ -86,16 +88,34 @@ double squared_log_error(const std::vector<MeasuredCase>& cases, const std::vect
 
 }  // namespace
 
+namespace {
+
+// POSIX directory walk (std::filesystem is not in every toolchain the CLI
+// builds with, WebAssembly included).
+void collect_measured(const std::string& dir, std::vector<std::string>& out) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = dir + "/" + name;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) collect_measured(path, out);
+    else if (S_ISREG(st.st_mode) && name.size() > 14 && name.compare(name.size() - 14, 14, ".measured.json") == 0) out.push_back(path);
+  }
+  closedir(d);
+}
+
+}  // namespace
+
 std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs) {
-  namespace fs = std::filesystem;
   std::vector<std::string> out;
-  for (const std::string& d : dirs) {
-    std::error_code ec;
-    if (!fs::is_directory(d, ec)) throw UsageError(d + ": not a folder");
-    for (const auto& e : fs::recursive_directory_iterator(d, ec)) {
-      const std::string p = e.path().string();
-      if (e.is_regular_file() && p.size() > 14 && p.compare(p.size() - 14, 14, ".measured.json") == 0) out.push_back(p);
-    }
+  for (std::string d : dirs) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    struct stat st {};
+    if (stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw UsageError(d + ": not a folder");
+    collect_measured(d, out);
   }
   std::sort(out.begin(), out.end());
   return out;

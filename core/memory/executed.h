@@ -1,6 +1,6 @@
 // core/memory — memory as executed: what Inductor's generated code really
 // allocates for an order, beside the scheduler's estimate (estimate.h), which
-// stays exactly as Inductor decides by it (docs/memory.md, "Memory as executed").
+// stays exactly as Inductor decides by it (docs/memory-as-executed.md).
 //
 // Contract: a pure function of (Graph, order, observed sizes). It replays the
 // wrapper's allocation lines node by node:
