@@ -10,13 +10,17 @@ namespace schedlab::cli {
 
 int cmd_accuracy(const Args& args) {
   ArgReader r(args);
-  std::vector<std::string> dirs;
+  std::vector<std::string> dirs, graph_dirs, excludes;
   std::string hardware, svg_path, html_path;
+  bool collectives_measured = true;
   while (!r.done()) {
     std::string a = r.next();
     if (a.rfind("--hardware", 0) == 0) hardware = r.value(a);
     else if (a.rfind("--svg", 0) == 0) svg_path = r.value(a);
     else if (a.rfind("--html", 0) == 0) html_path = r.value(a);
+    else if (a.rfind("--graphs", 0) == 0) graph_dirs.push_back(r.value(a));
+    else if (a == "--fake-collectives") collectives_measured = false;
+    else if (a.rfind("--exclude", 0) == 0) excludes.push_back(r.value(a));
     else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
     else dirs.push_back(a);
   }
@@ -24,9 +28,13 @@ int cmd_accuracy(const Args& args) {
   if (hardware.empty()) throw UsageError("missing --hardware NAME|FILE");
   const HardwareProfile hw = load_hardware_profile(hardware);
   std::vector<MeasuredCase> cases;
-  for (const std::string& path : find_measured_files(dirs)) cases.push_back(load_measured_case(path));
+  for (const std::string& path : find_measured_files(dirs)) {
+    bool skip = false;
+    for (const std::string& e : excludes) skip = skip || path.find(e) != std::string::npos;
+    if (!skip) cases.push_back(load_measured_case(path, graph_dirs));
+  }
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given");
-  AccuracyReport report = measure_accuracy(cases, hw);
+  AccuracyReport report = measure_accuracy(cases, hw, collectives_measured);
   const std::string svg = accuracy_svg(report);
   if (!svg_path.empty()) write_output(svg_path, svg);
   if (!html_path.empty())

@@ -10,7 +10,7 @@ namespace schedlab::cli {
 
 int cmd_fit_profile(const Args& args) {
   ArgReader r(args);
-  std::vector<std::string> dirs, excludes;
+  std::vector<std::string> dirs, excludes, graph_dirs;
   std::string out_path, base_name, name;
   while (!r.done()) {
     std::string a = r.next();
@@ -18,6 +18,7 @@ int cmd_fit_profile(const Args& args) {
     else if (a.rfind("--base", 0) == 0) base_name = r.value(a);
     else if (a.rfind("--name", 0) == 0) name = r.value(a);
     else if (a.rfind("--exclude", 0) == 0) excludes.push_back(r.value(a));
+    else if (a.rfind("--graphs", 0) == 0) graph_dirs.push_back(r.value(a));
     else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
     else dirs.push_back(a);
   }
@@ -27,7 +28,7 @@ int cmd_fit_profile(const Args& args) {
   for (const std::string& path : find_measured_files(dirs)) {
     bool skip = false;
     for (const std::string& e : excludes) skip = skip || path.find(e) != std::string::npos;
-    if (!skip) cases.push_back(load_measured_case(path));
+    if (!skip) cases.push_back(load_measured_case(path, graph_dirs));
   }
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given (after --exclude)");
   // One GPU per profile: refuse a mix of devices.

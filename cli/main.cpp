@@ -26,9 +26,9 @@ constexpr std::array kCommands{
             "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},
     Command{"fuse", "PRE.json [-o POST.json] [--groups] | PRE.json --explain A B",
             "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", cmd_fuse},
-    Command{"fit-profile", "DIR... -o PROFILE.json [--base NAME|FILE] [--name NAME] [--exclude SUBSTRING]...",
+    Command{"fit-profile", "DIR... -o PROFILE.json [--graphs DIR]... [--base NAME|FILE] [--name NAME] [--exclude SUBSTRING]...",
             "fit a hardware profile's time model to measured exports (*.measured.json beside *.post.json)", cmd_fit_profile},
-    Command{"accuracy", "DIR... --hardware NAME|FILE [--svg OUT.svg] [--html OUT.html]",
+    Command{"accuracy", "DIR... --hardware NAME|FILE [--graphs DIR]... [--exclude SUBSTRING]... [--fake-collectives] [--svg OUT.svg] [--html OUT.html]",
             "estimated against measured per graph and per kernel class, with a scatter plot", cmd_accuracy},
 };
 

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cost/kernel_class.h"
 #include "core/cost/time_model.h"
 #include "core/graph/graph.h"
 

@@ -4,8 +4,9 @@
 namespace schedlab {
 namespace {
 
-constexpr std::array<std::string_view, 9> kNames = {"gemm",  "attention", "convolution", "triton_pointwise", "triton_reduction",
-                                                     "extern", "copy",     "collective",  "none"};
+constexpr std::array<std::string_view, 11> kNames = {"gemm",   "attention",        "attention_backward", "convolution",
+                                                      "convolution_backward", "triton_pointwise", "triton_reduction", "extern",
+                                                      "copy",   "collective",       "none"};
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -59,8 +60,9 @@ KernelClass classify_node(const Graph& g, const Node& n) {
   }
   if (launches_nothing(g, n)) return KernelClass::None;
   const std::string_view op = op_name(n.kernel);
-  if (contains(n.kernel, "attention")) return KernelClass::Attention;
-  if (contains(n.kernel, "convolution")) return KernelClass::Convolution;
+  const bool backward = contains(n.kernel, "backward");
+  if (contains(n.kernel, "attention")) return backward ? KernelClass::AttentionBackward : KernelClass::Attention;
+  if (contains(n.kernel, "convolution")) return backward ? KernelClass::ConvolutionBackward : KernelClass::Convolution;
   if (is_gemm_op(op)) return KernelClass::Gemm;
   if (op == "copy_" || op == "clone" || op == "_to_copy" || op == "copy") return KernelClass::Copy;
   return KernelClass::Extern;

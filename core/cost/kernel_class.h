@@ -16,8 +16,10 @@ namespace schedlab {
 
 enum class KernelClass : std::uint8_t {
   Gemm,             // mm / addmm / bmm / baddbmm / matmul / _scaled_mm externs, and templates
-  Attention,        // scaled_dot_product_* / flash / efficient / cudnn attention, forward and backward
-  Convolution,      // convolution, convolution_backward
+  Attention,        // scaled_dot_product_* / flash / efficient / cudnn attention, forward
+  AttentionBackward,  // their backward (several kernels per node)
+  Convolution,      // convolution
+  ConvolutionBackward,  // convolution_backward (grad input and grad weight: several kernels)
   TritonPointwise,  // Inductor-generated pointwise kernels
   TritonReduction,  // Inductor-generated reduction kernels (persistent or not)
   Extern,           // every other extern kernel (fallbacks: sort, index_put, ...)
@@ -26,9 +28,10 @@ enum class KernelClass : std::uint8_t {
   None,             // launches no kernel: waits, nops, multi-output items, views
 };
 
-inline constexpr std::array<KernelClass, 8> kKernelClassesWithLaws = {
-    KernelClass::Gemm,   KernelClass::Attention, KernelClass::Convolution, KernelClass::TritonPointwise,
-    KernelClass::TritonReduction, KernelClass::Extern, KernelClass::Copy, KernelClass::Collective};
+inline constexpr std::array<KernelClass, 10> kKernelClassesWithLaws = {
+    KernelClass::Gemm,           KernelClass::Attention,       KernelClass::AttentionBackward, KernelClass::Convolution,
+    KernelClass::ConvolutionBackward, KernelClass::TritonPointwise, KernelClass::TritonReduction, KernelClass::Extern,
+    KernelClass::Copy,           KernelClass::Collective};
 
 std::string_view to_string(KernelClass c);  // "gemm", "attention", ..., "none"
 std::optional<KernelClass> parse_kernel_class(std::string_view s);

@@ -50,7 +50,7 @@ bool class_needs_law(KernelClass c) { return c != KernelClass::Collective && c !
 TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
-  refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_call_us", "samples"}, where);
+  refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_call_us", "samples"}, where);
   TimeModel m;
   const json& laws = field(j, "laws", where);
   if (!laws.is_object()) throw Error("hardware profile: " + where + ".laws: expected an object {class: law}");
@@ -65,6 +65,7 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   m.launch_gap_us = non_negative(j, "launch_gap_us", where);
   m.cudagraph_gap_us = non_negative(j, "cudagraph_gap_us", where);
   m.host_us_per_kernel = non_negative(j, "host_us_per_kernel", where);
+  m.host_us_per_extern = non_negative(j, "host_us_per_extern", where);
   m.host_call_us = non_negative(j, "host_call_us", where);
   if (auto it = j.find("samples"); it != j.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0) throw Error("hardware profile: " + where + ".samples: expected an integer >= 0");
@@ -81,7 +82,7 @@ json time_model_to_json(const TimeModel& m) {
                                        {"memory_factor", law.memory_factor},
                                        {"kernels_per_node", law.kernels_per_node}};
   return {{"laws", std::move(laws)},          {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
-          {"host_us_per_kernel", m.host_us_per_kernel}, {"host_call_us", m.host_call_us}, {"samples", m.samples}};
+          {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern}, {"host_call_us", m.host_call_us}, {"samples", m.samples}};
 }
 
 }  // namespace schedlab

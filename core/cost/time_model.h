@@ -11,7 +11,8 @@
 // reaches x / (x + x_half) of its large-size efficiency 1/factor, with
 // x_half = fixed_us / factor. Collectives keep the NCCL-style model of the
 // profile's link figures. The host (Inductor's Python wrapper) pays
-// `host_us_per_kernel` per launch and `host_call_us` per call; the device
+// `host_us_per_kernel` per Triton launch, `host_us_per_extern` per extern
+// call or collective, and `host_call_us` per call; the device
 // leaves `launch_gap_us` between back-to-back kernels; under CUDA graphs the
 // host pays nothing and the gap is `cudagraph_gap_us`.
 #pragma once
@@ -36,7 +37,8 @@ struct TimeModel {
   std::map<KernelClass, ClassLaw> laws;  // every class of kKernelClassesWithLaws but Collective
   double launch_gap_us = 0;              // device idle between back-to-back kernels, default mode
   double cudagraph_gap_us = 0;           // the same inside a CUDA graph
-  double host_us_per_kernel = 0;         // wrapper cost per launch (Triton or extern)
+  double host_us_per_kernel = 0;         // wrapper cost per Triton kernel launch
+  double host_us_per_extern = 0;         // wrapper cost per extern call or collective (Python + ATen dispatch)
   double host_call_us = 0;               // wrapper cost per call (argument handling, allocations)
   int samples = 0;                       // kernels the fit saw (0: written by hand)
 };

@@ -66,6 +66,9 @@ struct Buffer {
   std::string dtype;
   std::vector<std::int64_t> shape;
   std::vector<std::string> aliases;  // informative
+  // Data-dependent size (`size_hint`): the size to price with, observed when
+  // measured, else Inductor's fallback hint; `bytes` is what its planner sees.
+  std::optional<std::int64_t> hint_bytes;
 };
 
 struct Collective {

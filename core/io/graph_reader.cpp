@@ -198,6 +198,7 @@ class Loader {
     if (auto v = jb.find("dtype")) b.dtype = std::string(get_string(v, where.at("dtype")));
     if (auto v = jb.find("shape")) b.shape = get_int_array(v, where.at("shape"));
     if (auto v = jb.find("aliases")) b.aliases = get_string_array(v, where.at("aliases"));
+    if (auto v = jb.find("hint_bytes")) b.hint_bytes = get_int(v, where.at("hint_bytes"), 0);
     return b;
   }
 

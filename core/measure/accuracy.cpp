@@ -25,25 +25,31 @@ ErrorSummary summarize(std::vector<double> errors) {
 
 }  // namespace
 
-AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw) {
+AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured) {
   AccuracyReport r;
   r.hardware = hw.name;
   std::map<KernelClass, ClassAccuracy> classes;
   for (const MeasuredCase& c : cases) {
     const Graph& g = c.graph;
-    Prediction p = predict(g, g.baseline_order(), hw);
+    Prediction p = predict(g, g.baseline_order(), hw, {}, collectives_measured);
     GraphAccuracy a;
     a.graph = g.name;
     a.path = c.path;
     a.kernel_est_us = p.kernel_time_us;
     a.kernel_meas_us = c.measured.kernel_time_us;
+    if (!collectives_measured)
+      for (const MeasuredKernel& k : c.measured.kernels)
+        if (!k.node.empty() && classify_node(g, g.nodes[g.find_node(k.node)]) == KernelClass::Collective) a.kernel_meas_us -= k.duration_us;
     a.wall_est_us = p.wall_time_us;
     a.wall_meas_us = c.measured.wall_time_us;
     a.wall_cudagraphs_est_us = p.wall_time_us_cudagraphs;
     a.wall_cudagraphs_meas_us = c.measured.wall_time_us_cudagraphs;
     a.peak_est = p.peak_bytes;
     a.peak_meas = c.measured.peak_allocated_bytes;
-    a.reserved_est = p.reserved_bytes;
+    // Reserved memory before the call holds the whole process's tensors, not
+    // just the graph's inputs: start from the measured figure and add what
+    // the allocator simulation grows by during the call.
+    a.reserved_est = c.measured.reserved_before_bytes + (p.memory.reserved_bytes - p.memory.reserved_before_bytes);
     a.reserved_meas = c.measured.peak_reserved_bytes;
     a.data_dependent = !c.measured.unbacked.empty();
     r.graphs.push_back(std::move(a));
@@ -58,7 +64,7 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
       }
     for (NodeId v = 0; v < g.num_nodes(); ++v) {
       const KernelClass cls = classify_node(g, g.nodes[v]);
-      if (cls == KernelClass::None) continue;
+      if (cls == KernelClass::None || (cls == KernelClass::Collective && !collectives_measured)) continue;
       ClassAccuracy& ca = classes[cls];
       ca.cls = cls;
       ca.est_us += calibrated_node_runtime(g, v, hw).us;

@@ -6,6 +6,9 @@
 // code runs) with the measured data-dependent sizes, and its figures stand
 // beside the measured ones. Per class, the calibrated time of every node of
 // the class is summed against the measured kernels mapped to those nodes.
+// The reserved peak is the measured reserved memory before the call (the
+// process's other tensors' segments, which the graph cannot know) plus
+// what the allocator simulation grows by during the call.
 #pragma once
 
 #include <optional>
@@ -39,7 +42,11 @@ struct AccuracyReport {
   std::vector<ClassAccuracy> classes;  // classes with measured kernels, in enum order
 };
 
-AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw);
+// `collectives_measured` false (the checked-in zoo: distributed graphs ran on
+// one GPU with the fake process group, whose collectives move nothing):
+// per-graph kernel and wall times leave collectives out on both sides, and
+// the collective class is not compared.
+AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured = true);
 
 // |est/meas - 1| over the graphs: median and worst, for one figure.
 struct ErrorSummary {

@@ -19,6 +19,11 @@ namespace {
 
 constexpr double kBackToBackUs = 10.0;  // a longer idle stretch means the host was late, not the GPU
 
+// Least-squares weight of a sample measured at t us: 1/t^power. Kernel laws
+// use 1.5, between absolute error (big kernels decide everything) and
+// relative error (tiny kernels, mostly launch noise, do).
+double weight(double t_us, double power) { return std::pow(std::max(t_us, 1e-3), -power); }
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -28,7 +33,7 @@ double median(std::vector<double> v) {
 
 // Weighted least squares on the chosen columns of [1, compute, memory];
 // returns false when singular. Solved by Gaussian elimination (3x3 at most).
-bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, std::array<double, 3>& coef, double& sse) {
+bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, double weight_power, std::array<double, 3>& coef, double& sse) {
   std::array<int, 3> cols{};
   int k = 0;
   for (int c = 0; c < 3; ++c)
@@ -36,7 +41,7 @@ bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, std::array<do
   auto feature = [](const NodeSample& x, int c) { return c == 0 ? 1.0 : c == 1 ? x.compute_us : x.memory_us; };
   double a[3][4] = {};
   for (const NodeSample& x : s) {
-    const double w = 1.0 / std::max(x.measured_us, 1e-3);
+    const double w = weight(x.measured_us, weight_power);
     for (int i = 0; i < k; ++i) {
       for (int j = 0; j < k; ++j) a[i][j] += w * feature(x, cols[i]) * feature(x, cols[j]);
       a[i][3] += w * feature(x, cols[i]) * x.measured_us;
@@ -61,29 +66,9 @@ bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, std::array<do
   sse = 0;
   for (const NodeSample& x : s) {
     const double pred = coef[0] + coef[1] * x.compute_us + coef[2] * x.memory_us;
-    sse += (pred - x.measured_us) * (pred - x.measured_us) / std::max(x.measured_us, 1e-3);
+    sse += (pred - x.measured_us) * (pred - x.measured_us) * weight(x.measured_us, weight_power);
   }
   return true;
-}
-
-double squared_log_error(const std::vector<MeasuredCase>& cases, const std::vector<std::vector<double>>& durations,
-                         const std::vector<std::vector<double>>& kernels, double gap, double host, double call) {
-  double err = 0;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const Graph& g = cases[i].graph;
-    LaunchModel lm;
-    lm.host_call_us = call;
-    lm.host_us.resize(g.nodes.size());
-    lm.gap_us.resize(g.nodes.size());
-    for (std::size_t v = 0; v < g.nodes.size(); ++v) {
-      lm.host_us[v] = host * kernels[i][v];
-      lm.gap_us[v] = gap * kernels[i][v];
-    }
-    const double wall = simulate_two_streams(g, g.baseline_order(), durations[i], lm).step_time_us;
-    const double r = std::log(std::max(wall, 1e-3) / std::max(cases[i].measured.wall_time_us, 1e-3));
-    err += r * r;
-  }
-  return err;
 }
 
 }  // namespace
@@ -121,11 +106,15 @@ std::vector<std::string> find_measured_files(const std::vector<std::string>& dir
   return out;
 }
 
-MeasuredCase load_measured_case(const std::string& path) {
+MeasuredCase load_measured_case(const std::string& path, const std::vector<std::string>& graph_dirs) {
   MeasuredCase c;
   c.path = path;
   c.measured = load_measured(read_text_file(path), path);
-  const std::string post = path.substr(0, path.size() - std::string(".measured.json").size()) + ".post.json";
+  std::string post = path.substr(0, path.size() - std::string(".measured.json").size()) + ".post.json";
+  const std::string file = post.substr(post.find_last_of('/') + 1);
+  struct stat st {};
+  for (const std::string& dir : graph_dirs)
+    if (stat(post.c_str(), &st) != 0 && stat((dir + "/" + file).c_str(), &st) == 0) post = dir + "/" + file;
   try {
     c.graph = load_graph_file(post);
   } catch (const Error& e) {
@@ -158,20 +147,29 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
   return out;
 }
 
-ClassLaw fit_class_law(const std::vector<NodeSample>& samples) {
-  ClassLaw best;
-  if (samples.empty()) return best;
+// Non-negative least squares of t = c0 + c1 * compute_us + c2 * memory_us:
+// the best of the seven non-empty column subsets whose solution is >= 0.
+static std::array<double, 3> fit_nnls(const std::vector<NodeSample>& samples, double weight_power) {
+  std::array<double, 3> best{};
   double best_sse = std::numeric_limits<double>::infinity();
   for (unsigned mask = 1; mask < 8; ++mask) {
     std::array<double, 3> coef{};
     double sse = 0;
-    if (solve_subset(samples, mask, coef, sse) && sse < best_sse) {
+    if (solve_subset(samples, mask, weight_power, coef, sse) && sse < best_sse) {
       best_sse = sse;
-      best.fixed_us = coef[0];
-      best.compute_factor = coef[1];
-      best.memory_factor = coef[2];
+      best = coef;
     }
   }
+  return best;
+}
+
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples) {
+  ClassLaw best;
+  if (samples.empty()) return best;
+  const std::array<double, 3> coef = fit_nnls(samples, 1.5);
+  best.fixed_us = coef[0];
+  best.compute_factor = coef[1];
+  best.memory_factor = coef[2];
   double kernels = 0;
   for (const NodeSample& s : samples) kernels += s.kernels;
   best.kernels_per_node = kernels / static_cast<double>(samples.size());
@@ -190,18 +188,22 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
     tm.laws[cls] = fit_class_law(samples);
     fit.samples += samples.size();
   }
-  const std::pair<KernelClass, KernelClass> borrow[] = {{KernelClass::TritonPointwise, KernelClass::TritonReduction},
+  const std::pair<KernelClass, KernelClass> borrow[] = {{KernelClass::AttentionBackward, KernelClass::Attention},
+                                                        {KernelClass::ConvolutionBackward, KernelClass::Convolution},
+                                                        {KernelClass::TritonPointwise, KernelClass::TritonReduction},
                                                         {KernelClass::TritonReduction, KernelClass::TritonPointwise},
                                                         {KernelClass::Gemm, KernelClass::Convolution},
                                                         {KernelClass::Attention, KernelClass::Gemm},
                                                         {KernelClass::Convolution, KernelClass::Gemm},
                                                         {KernelClass::Copy, KernelClass::TritonPointwise},
                                                         {KernelClass::Extern, KernelClass::TritonPointwise}};
-  for (auto [cls, from] : borrow)
-    if (!tm.laws.count(cls) && tm.laws.count(from)) {
-      tm.laws[cls] = tm.laws[from];
-      fit.borrowed.push_back(std::string(to_string(cls)) + "<-" + std::string(to_string(from)));
-    }
+  // Twice: a borrowed law may be borrowed again (convolution_backward <- convolution <- gemm).
+  for (int round = 0; round < 2; ++round)
+    for (auto [cls, from] : borrow)
+      if (!tm.laws.count(cls) && tm.laws.count(from)) {
+        tm.laws[cls] = tm.laws[from];
+        fit.borrowed.push_back(std::string(to_string(cls)) + "<-" + std::string(to_string(from)));
+      }
   for (KernelClass c : kKernelClassesWithLaws)
     if (class_needs_law(c) && !tm.laws.count(c))
       throw Error("fit: no measured kernel of class \"" + std::string(to_string(c)) + "\" nor of a class it could borrow from");
@@ -222,33 +224,24 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.launch_gap_us = median(gaps);
   tm.cudagraph_gap_us = graph_gaps.empty() ? tm.launch_gap_us : median(graph_gaps);
 
-  // The host: replay the measured durations (so kernel-model error stays out).
-  std::vector<std::vector<double>> durations, kernels;
+  // The host: non-negative least squares of the call's host time (else its
+  // wall time, which a launch-bound call follows) on its Triton launches and
+  // extern calls, weighted by relative error.
+  std::vector<NodeSample> calls;
   for (const MeasuredCase& c : cases) {
-    const Graph& g = c.graph;
-    std::vector<double> d(g.nodes.size(), 0.0), k(g.nodes.size(), 0.0);
-    for (const MeasuredKernel& mk : c.measured.kernels) {
-      if (mk.node.empty()) continue;
-      const NodeId v = g.find_node(mk.node);
-      d[v] += mk.duration_us;
-      k[v] += 1;
+    NodeSample s;
+    for (const Node& n : c.graph.nodes) {
+      const KernelClass k = classify_node(c.graph, n);
+      if (k == KernelClass::None) continue;
+      (k == KernelClass::TritonPointwise || k == KernelClass::TritonReduction ? s.compute_us : s.memory_us) += 1;
     }
-    durations.push_back(std::move(d));
-    kernels.push_back(std::move(k));
+    s.measured_us = c.measured.host_time_us.value_or(c.measured.wall_time_us);
+    calls.push_back(s);
   }
-  double best = std::numeric_limits<double>::infinity(), host = 0, call = 0;
-  auto search = [&](double h0, double h1, double hs, double c0, double c1, double cs) {
-    for (double h = h0; h <= h1 + 1e-9; h += hs)
-      for (double cl = c0; cl <= c1 + 1e-9; cl += cs) {
-        if (h < 0 || cl < 0) continue;
-        const double e = squared_log_error(cases, durations, kernels, tm.launch_gap_us, h, cl);
-        if (e < best - 1e-12) best = e, host = h, call = cl;
-      }
-  };
-  search(0, 40, 1, 0, 200, 10);
-  search(host - 1, host + 1, 0.05, call - 10, call + 10, 0.5);
-  tm.host_us_per_kernel = host;
-  tm.host_call_us = call;
+  const std::array<double, 3> host = fit_nnls(calls, 2.0);
+  tm.host_call_us = host[0];
+  tm.host_us_per_kernel = host[1];
+  tm.host_us_per_extern = host[2];
 
   fit.profile = base;
   fit.profile.name = name;

@@ -4,18 +4,19 @@
 //
 // - Per kernel class, the law t = fixed + c * compute_us + m * memory_us is a
 //   non-negative least-squares fit over the class's measured nodes (a node's
-//   time: the sum of the kernels mapped to it), weighted by 1/t so small and
-//   large kernels count by their relative error. kernels_per_node is the
-//   class's mean launch count.
+//   time: the sum of the kernels mapped to it), weighted by 1/t^1.5.
+//   kernels_per_node is the class's mean launch count.
 // - The launch gap: the median idle time between back-to-back kernels (the
 //   next one already launched: start within `kBackToBackUs` of the previous
 //   end). The CUDA-graph gap: the median of (wall - kernel time) / kernels
 //   over graphs measured under CUDA graphs.
-// - The host: host_us_per_kernel and host_call_us minimise the squared log
-//   ratio of simulated to measured wall time, the simulation replaying the
-//   measured kernel durations (a grid search, coarse then fine).
+// - The host: host_call_us, host_us_per_kernel (Triton launches) and
+//   host_us_per_extern (extern calls, collectives) are a non-negative least
+//   squares fit of each call's measured host time (else its wall time) on
+//   its launch counts, weighted by relative error.
 // - A class nobody measured borrows a related class's law (attention and
-//   convolution from gemm, copy and extern from triton_pointwise); the
+//   convolution from gemm, backward classes from their forward, copy and
+//   extern from triton_pointwise); the
 //   profile says which under "borrowed".
 #pragma once
 
@@ -33,9 +34,11 @@ struct MeasuredCase {
   MeasuredGraph measured;
 };
 
-// Loads `<case>.measured.json` and the `<case>.post.json` beside it; checks
-// they match. Throws Error naming the file.
-MeasuredCase load_measured_case(const std::string& measured_path);
+// Loads `<case>.measured.json` and its graph: the `<case>.post.json` beside
+// it (a GPU whose Inductor compiled the graph differently keeps its own
+// there), else the first in `graph_dirs` (tests/data/exported/ for the zoo);
+// checks they match. Throws Error naming the file.
+MeasuredCase load_measured_case(const std::string& measured_path, const std::vector<std::string>& graph_dirs = {});
 // Every `*.measured.json` under the folders, sorted by path.
 std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs);
 

@@ -80,6 +80,7 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   }
   m.kernel_time_us = r.number(r.need(j, "kernel_time_us", ""), "kernel_time_us");
   m.wall_time_us = r.number(r.need(j, "wall_time_us", ""), "wall_time_us");
+  if (auto it = j.find("host_time_us"); it != j.end() && !it->is_null()) m.host_time_us = r.number(*it, "host_time_us");
   if (auto it = j.find("wall_time_us_cudagraphs"); it != j.end() && !it->is_null())
     m.wall_time_us_cudagraphs = r.number(*it, "wall_time_us_cudagraphs");
   if (auto it = j.find("unbacked"); it != j.end() && !it->is_null()) {

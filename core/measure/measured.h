@@ -35,6 +35,7 @@ struct MeasuredGraph {
   std::vector<MeasuredKernel> kernels;  // one call, launch order
   double kernel_time_us = 0;
   double wall_time_us = 0;
+  std::optional<double> host_time_us;  // the wrapper's time for the call to return, when measured
   std::optional<double> wall_time_us_cudagraphs;
   std::map<std::string, std::int64_t> unbacked;  // observed data-dependent symbols
 };

@@ -175,7 +175,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   r.bytes.reserve(g.buffers.size());
   for (const Buffer& b : g.buffers) {
     auto it = observed_bytes.find(b.name);
-    r.bytes.push_back(it != observed_bytes.end() ? it->second : b.bytes);
+    r.bytes.push_back(it != observed_bytes.end() ? it->second : b.hint_bytes.value_or(b.bytes));
   }
   for (BufId b : g.outputs) r.graph_output[real_buffer(g, b)] = 1;
   r.compute_last_usage();

@@ -21,13 +21,17 @@ LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagra
     const KernelClass c = classify_node(g, g.nodes[v]);
     if (c == KernelClass::None) continue;
     const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
-    m.host_us[v] = cudagraphs ? 0.0 : kernels * tm.host_us_per_kernel;
+    // The host makes one call per node (a Triton launch or an extern op),
+    // however many GPU kernels that call starts.
+    const bool triton = c == KernelClass::TritonPointwise || c == KernelClass::TritonReduction;
+    m.host_us[v] = cudagraphs ? 0.0 : (triton ? tm.host_us_per_kernel : tm.host_us_per_extern);
     m.gap_us[v] = kernels * (cudagraphs ? tm.cudagraph_gap_us : tm.launch_gap_us);
   }
   return m;
 }
 
-Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::map<std::string, std::int64_t>& observed_bytes) {
+Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::map<std::string, std::int64_t>& observed_bytes,
+                   bool price_collectives) {
   Prediction p;
   p.hardware = hw.name;
   p.runtime_source = hw.time_model ? "calibrated" : "roofline";
@@ -37,7 +41,8 @@ Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.nodes[v];
     const KernelClass c = classify_node(g, n);
-    if (c == KernelClass::None) continue;
+    if (c == KernelClass::Collective && !price_collectives) us[v] = 0;
+    if (c == KernelClass::None || (c == KernelClass::Collective && !price_collectives)) continue;
     p.kernel_time_us = add_us(p.kernel_time_us, us[v], "kernel time");
     p.class_time_us[c] += us[v];
     if (n.runtime_us) inductor = add_us(inductor, *n.runtime_us, "Inductor's kernel time");

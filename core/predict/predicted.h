@@ -40,8 +40,10 @@ struct Prediction {
   ExecutedMemory memory;
 };
 
+// `price_collectives` false: collectives take no time (as on a fake process
+// group, which launches them but moves nothing) and count in no kernel time.
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw,
-                   const std::map<std::string, std::int64_t>& observed_bytes = {});
+                   const std::map<std::string, std::int64_t>& observed_bytes = {}, bool price_collectives = true);
 
 nlohmann::json prediction_to_json(const Prediction& p);
 std::string prediction_to_text(const Prediction& p);

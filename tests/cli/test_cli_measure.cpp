@@ -58,7 +58,7 @@ TEST_CASE("fit-profile writes a profile that plan, simulate and accuracy take", 
   CHECK_THAT(fit.out, Catch::Contains("fitted h100-sxm from 1 graphs"));
   std::ifstream in(profile);
   auto p = nlohmann::json::parse(in);
-  CHECK(p["time_model"]["laws"].size() == 7);
+  CHECK(p["time_model"]["laws"].size() == 9);
   const std::string graph = (dir / "case_0_fwd.post.json").string();
   CHECK(run_cli("plan " + graph + " --hardware " + profile.string()).code == 0);
   auto sim = run_cli("simulate " + graph + " --hardware " + profile.string());
