@@ -28,11 +28,7 @@ int cmd_accuracy(const Args& args) {
   if (hardware.empty()) throw UsageError("missing --hardware NAME|FILE");
   const HardwareProfile hw = load_hardware_profile(hardware);
   std::vector<MeasuredCase> cases;
-  for (const std::string& path : find_measured_files(dirs)) {
-    bool skip = false;
-    for (const std::string& e : excludes) skip = skip || path.find(e) != std::string::npos;
-    if (!skip) cases.push_back(load_measured_case(path, graph_dirs));
-  }
+  for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given");
   AccuracyReport report = measure_accuracy(cases, hw, collectives_measured);
   const std::string svg = accuracy_svg(report);

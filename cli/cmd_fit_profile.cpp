@@ -25,11 +25,7 @@ int cmd_fit_profile(const Args& args) {
   if (dirs.empty()) throw UsageError("missing DIR (a folder of *.measured.json beside their *.post.json)");
   if (out_path.empty()) throw UsageError("missing -o PROFILE.json");
   std::vector<MeasuredCase> cases;
-  for (const std::string& path : find_measured_files(dirs)) {
-    bool skip = false;
-    for (const std::string& e : excludes) skip = skip || path.find(e) != std::string::npos;
-    if (!skip) cases.push_back(load_measured_case(path, graph_dirs));
-  }
+  for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given (after --exclude)");
   // One GPU per profile: refuse a mix of devices.
   const std::string kind = cases.front().measured.device_kind;

@@ -94,7 +94,7 @@ void collect_measured(const std::string& dir, std::vector<std::string>& out) {
 
 }  // namespace
 
-std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs) {
+std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs, const std::vector<std::string>& excludes) {
   std::vector<std::string> out;
   for (std::string d : dirs) {
     while (d.size() > 1 && d.back() == '/') d.pop_back();
@@ -102,6 +102,11 @@ std::vector<std::string> find_measured_files(const std::vector<std::string>& dir
     if (stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw UsageError(d + ": not a folder");
     collect_measured(d, out);
   }
+  std::erase_if(out, [&](const std::string& path) {
+    for (const std::string& e : excludes)
+      if (path.find(e) != std::string::npos) return true;
+    return false;
+  });
   std::sort(out.begin(), out.end());
   return out;
 }

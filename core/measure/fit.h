@@ -39,8 +39,9 @@ struct MeasuredCase {
 // there), else the first in `graph_dirs` (tests/data/exported/ for the zoo);
 // checks they match. Throws Error naming the file.
 MeasuredCase load_measured_case(const std::string& measured_path, const std::vector<std::string>& graph_dirs = {});
-// Every `*.measured.json` under the folders, sorted by path.
-std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs);
+// Every `*.measured.json` under the folders, sorted by path, but those whose
+// path contains one of `excludes` (a hold-out list).
+std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs, const std::vector<std::string>& excludes = {});
 
 struct NodeSample {
   KernelClass cls = KernelClass::None;
