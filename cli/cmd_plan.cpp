@@ -37,6 +37,10 @@ int cmd_plan(const Args& args) {
       opts.fuse = true;
     } else if (is_flag(a, "--hardware")) {
       opts.hardware = hardware_profile_arg(r.value(a));
+    } else if (is_flag(a, "--runtime-source")) {
+      opts.runtime_source = r.value(a);
+      if (opts.runtime_source != "calibrated" && opts.runtime_source != "runtime_us")
+        throw UsageError("--runtime-source: expected calibrated or runtime_us, got \"" + opts.runtime_source + "\"");
     } else if (is_flag(a, "--trace")) {
       trace_path = r.value(a);
     } else if (is_flag(a, "--format")) {

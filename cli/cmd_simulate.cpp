@@ -15,6 +15,7 @@
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
+#include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 #include "core/util/error.h"
 
@@ -43,6 +44,11 @@ int cmd_simulate(const Args& args) {
     else if (is_flag(a, "--trace")) trace_path = r.value(a);
     else if (is_flag(a, "--hardware")) opts.hardware = hardware_profile_arg(r.value(a));
     else if (a == "--model-runtimes") opts.use_graph_runtimes = false;
+    else if (is_flag(a, "--runtime-source")) {
+      opts.runtime_source = r.value(a);
+      if (opts.runtime_source != "calibrated" && opts.runtime_source != "runtime_us")
+        throw UsageError("--runtime-source: expected calibrated or runtime_us, got \"" + opts.runtime_source + "\"");
+    }
     else if (a == "--no-fuse") opts.fuse = false;
     else if (a == "--compare") compare = true;
     else if (is_flag(a, "--budget")) {
@@ -73,7 +79,9 @@ int cmd_simulate(const Args& args) {
   }
   const double budget = static_cast<double>(rows.front().peak) * (1.0 + opts.comm.overlap_schedule_peak_memory_budget);
   std::printf("%s: %d nodes, %zu collectives, runtimes from %s\n", g.name.c_str(), g.num_nodes(), rows.front().sim.collectives.size(),
-              opts.use_graph_runtimes ? "runtime_us, else the cost model" : ("the cost model (" + opts.hardware.name + ")").c_str());
+              opts.runtime_source == "calibrated" ? ("the calibrated model (" + opts.hardware.name + ")").c_str()
+              : opts.use_graph_runtimes       ? "runtime_us, else the cost model"
+                                              : ("the cost model (" + opts.hardware.name + ")").c_str());
   std::printf("%-24s %14s %14s %12s %12s %10s\n", "order", "step (us)", "exposed (us)", "idle (us)", "peak (MiB)", "<= budget");
   for (const auto& m : rows)
     std::printf("%-24s %14.1f %14.1f %12.1f %12.1f %10s\n", m.label.c_str(), m.sim.step_time_us, m.sim.exposed_comm_us, m.sim.compute_idle_us,

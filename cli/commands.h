@@ -28,6 +28,8 @@ int cmd_bench(const Args& args);
 int cmd_simulate(const Args& args);
 int cmd_gen_dist(const Args& args);
 int cmd_fuse(const Args& args);
+int cmd_fit_profile(const Args& args);
+int cmd_accuracy(const Args& args);
 
 // Outputs go through core/io's write_output / write_outputs (files.h):
 // temporaries, both-or-neither, non-regular targets refused.

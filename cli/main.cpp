@@ -17,17 +17,21 @@ namespace schedlab::cli {
 namespace {
 
 constexpr std::array kCommands{
-    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods M,...] [--comm-passes P,...] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--format json|text] [--max-input-bytes N]",
+    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--runtime-source calibrated|runtime_us] [--format json|text]",
             "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
     Command{"validate", "GRAPH.json|- [--max-input-bytes N]", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
     Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
-    Command{"bench", "GRAPH.json [--repeat N] [--memory-methods M,...] [--max-input-bytes N]", "time loading and each memory method", cmd_bench},
-    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--no-fuse] [--hardware NAME|FILE] [--max-input-bytes N]",
+    Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
+    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--runtime-source calibrated|runtime_us] [--hardware NAME|FILE]",
             "two-stream timing of one rank: step time, exposed communication, compute idle", cmd_simulate},
     Command{"gen-dist", "fsdp|tp -o OUT.json [--layers N] [--hidden H] [--tokens T] [--world-size W] [--microbatches M] [--no-backward]",
             "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},
     Command{"fuse", "PRE.json [-o POST.json] [--groups] | PRE.json --explain A B",
             "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", cmd_fuse},
+    Command{"fit-profile", "DIR... -o PROFILE.json [--graphs DIR]... [--base NAME|FILE] [--name NAME] [--exclude SUBSTRING]...",
+            "fit a hardware profile's time model to measured exports (*.measured.json beside *.post.json)", cmd_fit_profile},
+    Command{"accuracy", "DIR... --hardware NAME|FILE [--graphs DIR]... [--exclude SUBSTRING]... [--fake-collectives] [--svg OUT.svg] [--html OUT.html]",
+            "estimated against measured per graph and per kernel class, with a scatter plot", cmd_accuracy},
 };
 
 // The names a command's lists take, from the registries' tables.

@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -111,13 +112,33 @@ struct ScheduleContext {
   // collective to issue first; or input order alone (the memory planner's).
   enum class Ranking { FeedAll, FeedNext, InputOrder } ranking = Ranking::FeedAll;
   bool forecast_compute = false;
-  std::vector<NodeId> collectives;  // in input order
+  std::vector<NodeId> collectives = {};  // in input order
   // Memory forecast: the input order's allocation curve, and per collective
   // the input position of its first reader (its wait).
-  std::vector<std::int64_t> input_post_alloc;
-  std::vector<std::int64_t> suffix_max_post_alloc;  // max of input_post_alloc[i..]
-  std::vector<std::int32_t> first_reader_pos;
+  std::vector<std::int64_t> input_post_alloc = {};
+  std::vector<std::int64_t> suffix_max_post_alloc = {};  // max of input_post_alloc[i..]
+  std::vector<std::int32_t> first_reader_pos = {};
 };
+
+// What every greedy pass reads of the input order: positions, the
+// collectives in order, and the memory forecast.
+ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, const MemoryPlanningInfo& info) {
+  const std::int32_t n = cg.num_nodes();
+  ScheduleContext ctx{.cg = cg, .order = order, .info = info, .index = std::vector<std::int32_t>(n), .blocked_collective = lowest_blocked_collective(cg, order)};
+  for (std::int32_t i = 0; i < n; ++i) {
+    ctx.index[order[i]] = i;
+    if (cg.is_collective(order[i])) ctx.collectives.push_back(order[i]);
+  }
+  ctx.input_post_alloc = estimate_peak_memory_allocfree(*cg.graph, info, order).post_alloc;
+  ctx.suffix_max_post_alloc = ctx.input_post_alloc;
+  for (std::int32_t i = n - 2; i >= 0; --i)
+    ctx.suffix_max_post_alloc[i] = std::max(ctx.suffix_max_post_alloc[i], ctx.suffix_max_post_alloc[i + 1]);
+  ctx.first_reader_pos.assign(n, n - 1);
+  for (std::int32_t i = n - 1; i >= 0; --i)
+    for (BufId b : cg.data_bufs.row(order[i]))
+      if (cg.is_collective(cg.producer(b))) ctx.first_reader_pos[cg.producer(b)] = i;
+  return ctx;
+}
 
 // One greedy pass. Collectives are issued only while memory stays within
 // `issue_limit`; other nodes are held to `budget` when any candidate allows.
@@ -139,12 +160,43 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
   MemoryTracker memory(g, ctx.info);
   std::vector<std::int32_t> remaining(n);
   using Key = std::pair<std::int32_t, std::int32_t>;  // (lowest blocked collective, input index)
-  std::set<Key> ready;                                // ready nodes other than collectives
   std::vector<std::uint8_t> collective_ready(n, 0);
   auto key_of = [&](NodeId v) { return Key{ctx.ranking == ScheduleContext::Ranking::FeedAll ? ctx.blocked_collective[v] : 0, ctx.index[v]}; };
+  // When a node can start: its collectives' ends, all known once it is
+  // ready (they are among its dependencies), so taken once.
+  std::vector<double> start_at(n, 0);
+  // The ready nodes other than collectives, indexed by what each pick asks
+  // for: those that can start now and cost nothing (waits, zero runtime),
+  // the compute that can start now (also by the collective it feeds), and
+  // those waiting on a collective, by start time. The compute ones become
+  // current as the clock passes their start.
+  double clock = 0, comm_free = 0;  // the compute and comm streams' times
+  std::set<Key> free_now_set, compute_set;
+  std::map<std::int32_t, std::set<Key>> compute_by_blocked;
+  std::set<std::pair<double, Key>> stalled_set;
+  auto make_current = [&](NodeId v) {
+    if (cg.is_wait(v) || rt[v] == 0) {
+      free_now_set.insert(key_of(v));
+    } else {
+      compute_set.insert(key_of(v));
+      compute_by_blocked[ctx.blocked_collective[v]].insert(key_of(v));
+    }
+  };
   auto make_ready = [&](NodeId v) {
-    if (cg.is_collective(v)) collective_ready[v] = 1;
-    else ready.insert(key_of(v));
+    if (cg.is_collective(v)) {
+      collective_ready[v] = 1;
+      return;
+    }
+    start_at[v] = ready_at(v);
+    if (start_at[v] > clock) stalled_set.emplace(start_at[v], key_of(v));
+    else make_current(v);
+  };
+  auto unready = [&](NodeId v) {
+    const Key key = key_of(v);
+    if (stalled_set.erase({start_at[v], key})) return;
+    if (free_now_set.erase(key)) return;
+    compute_set.erase(key);
+    compute_by_blocked[ctx.blocked_collective[v]].erase(key);
   };
   for (NodeId v : ctx.order) {
     remaining[v] = cg.unmet_bufs.degree(v);
@@ -152,7 +204,6 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
   }
   Order out;
   out.reserve(n);
-  double clock = 0, comm_free = 0;
   std::size_t next_collective = 0;
   std::int32_t frontier = 0;  // furthest input position scheduled so far
   const RangeMax input_curve(ctx.input_post_alloc);
@@ -172,8 +223,8 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
       collective_end[v] = comm_free = start + rt[v];
       ++next_collective;
     } else {
-      ready.erase(key_of(v));
-      clock = std::max(clock, ready_at(v)) + rt[v];
+      unready(v);
+      clock = std::max(clock, start_at[v]) + rt[v];
     }
     for (BufId b : g.nodes[v].outputs)
       for (NodeId u : cg.buffer_users.row(b))
@@ -182,34 +233,56 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
   // A compute node fits when its allocation stays under the limit; with
   // `forecast_compute`, when the input order's remaining rise from there
   // would too (conservative: it assumes the rest of the input's peak is ahead).
+  auto info_node_size = [&](NodeId v) { return ctx.info.node_size[v]; };
   auto fits = [&](NodeId v, double limit) {
     const auto from = static_cast<std::size_t>(std::max(frontier, ctx.index[v]));
     const std::int64_t rise = ctx.forecast_compute ? ctx.suffix_max_post_alloc[from] - ctx.input_post_alloc[from] : 0;
     return static_cast<double>(memory.post_alloc_if_run(v) + std::max<std::int64_t>(0, rise)) <= limit;
   };
 
+  // The first node of `keys` (in order) that fits the budget.
+  auto first_fitting = [&](const std::set<Key>& keys) {
+    for (const Key& key : keys)
+      if (fits(ctx.order[key.second], budget)) return ctx.order[key.second];
+    return kNone;
+  };
+  // The lightest ready node (first in key order among equals): the last resort.
+  auto lightest_ready = [&]() {
+    NodeId lightest = kNone;
+    auto consider = [&](const Key& key) {
+      const NodeId v = ctx.order[key.second];
+      if (lightest == kNone || info_node_size(v) < info_node_size(lightest) ||
+          (info_node_size(v) == info_node_size(lightest) && key < key_of(lightest)))
+        lightest = v;
+    };
+    for (const Key& key : free_now_set) consider(key);
+    for (const Key& key : compute_set) consider(key);
+    for (const auto& [at, key] : stalled_set) consider(key);
+    return lightest;
+  };
+
   while (static_cast<std::int32_t>(out.size()) < n) {
-    NodeId free_now = kNone, best_compute = kNone, feeding_next = kNone, best_stall = kNone, lightest = kNone;
-    double best_stall_at = std::numeric_limits<double>::infinity();
-    for (const Key& key : ready) {
-      NodeId v = ctx.order[key.second];
-      double at = ready_at(v);
-      if (at > clock) {
-        if (at < best_stall_at && fits(v, budget)) best_stall = v, best_stall_at = at;
-      } else if (cg.is_wait(v) || rt[v] == 0) {
-        if (free_now == kNone) free_now = v;
-      } else if (fits(v, budget)) {
-        if (best_compute == kNone) best_compute = v;
-        if (feeding_next == kNone && ctx.blocked_collective[v] == static_cast<std::int32_t>(next_collective)) feeding_next = v;
-      }
-      if (lightest == kNone || memory.post_alloc_if_run(v) < memory.post_alloc_if_run(lightest)) lightest = v;
+    while (!stalled_set.empty() && stalled_set.begin()->first <= clock) {
+      make_current(ctx.order[stalled_set.begin()->second.second]);
+      stalled_set.erase(stalled_set.begin());
     }
-    if (ctx.ranking == ScheduleContext::Ranking::FeedNext && feeding_next != kNone) best_compute = feeding_next;
     // 1. Free waits and readers: their collective is done.
-    if (free_now != kNone) {
-      schedule(free_now);
+    if (!free_now_set.empty()) {
+      schedule(ctx.order[free_now_set.begin()->second]);
       continue;
     }
+    NodeId best_compute = first_fitting(compute_set), best_stall = kNone;
+    double best_stall_at = std::numeric_limits<double>::infinity();
+    for (const auto& [at, key] : stalled_set)
+      if (fits(ctx.order[key.second], budget)) {
+        best_stall = ctx.order[key.second];
+        best_stall_at = at;
+        break;
+      }
+    NodeId feeding_next = kNone;
+    if (auto it = compute_by_blocked.find(static_cast<std::int32_t>(next_collective)); it != compute_by_blocked.end())
+      feeding_next = first_fitting(it->second);
+    if (ctx.ranking == ScheduleContext::Ranking::FeedNext && feeding_next != kNone) best_compute = feeding_next;
     // 2. The next collective, just in time: now only if the comm stream
     // frees up before the next chance to issue (after the next compute node
     // or stall).
@@ -233,7 +306,7 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
     // 3. Compute that runs now; 4. the shortest stall; else the lightest node.
     if (best_compute != kNone) schedule(best_compute);
     else if (best_stall != kNone) schedule(best_stall);
-    else if (lightest != kNone) schedule(lightest);
+    else if (NodeId lightest = lightest_ready(); lightest != kNone) schedule(lightest);
     else break;  // only unready collectives remain: a dependency cycle
   }
   return out;
@@ -250,19 +323,7 @@ CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const C
   const std::int64_t input_peak = estimate_peak_memory_allocfree(g, info, order).peak;
   const double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
   result.peak_before = input_peak;
-  ScheduleContext ctx{cg, order, info, std::vector<std::int32_t>(n), lowest_blocked_collective(cg, order), ScheduleContext::Ranking::FeedAll, false, {}, {}, {}, {}};
-  for (std::int32_t i = 0; i < n; ++i) {
-    ctx.index[order[i]] = i;
-    if (cg.is_collective(order[i])) ctx.collectives.push_back(order[i]);
-  }
-  ctx.input_post_alloc = estimate_peak_memory_allocfree(g, info, order).post_alloc;
-  ctx.suffix_max_post_alloc = ctx.input_post_alloc;
-  for (std::int32_t i = n - 2; i >= 0; --i)
-    ctx.suffix_max_post_alloc[i] = std::max(ctx.suffix_max_post_alloc[i], ctx.suffix_max_post_alloc[i + 1]);
-  ctx.first_reader_pos.assign(n, n - 1);
-  for (std::int32_t i = n - 1; i >= 0; --i)
-    for (BufId b : cg.data_bufs.row(order[i]))
-      if (cg.is_collective(cg.producer(b))) ctx.first_reader_pos[cg.producer(b)] = i;
+  ScheduleContext ctx = make_schedule_context(cg, order, info);
 
   // Candidates are kept only within the budget and with less exposed
   // communication than the best so far (the input to start with).

@@ -1,6 +1,7 @@
 #include "core/comms/passes.h"
 
 #include "core/util/error.h"
+#include "core/util/permutation.h"
 
 namespace schedlab {
 
@@ -29,17 +30,11 @@ std::vector<std::string> inductor_recommended_comm_passes() {
 std::vector<std::string> inductor_default_comm_passes() { return {"reorder_compute_for_overlap", "sink_waits", "raise_comms"}; }
 
 bool respects_comm_deps(const CommGraph& cg, const Order& order) {
-  const std::int32_t n = cg.num_nodes();
-  if (static_cast<std::int32_t>(order.size()) != n) return false;
-  std::vector<std::int32_t> step(n, -1);
-  for (std::int32_t i = 0; i < n; ++i) {
-    NodeId v = order[i];
-    if (v < 0 || v >= n || step[v] != -1) return false;
-    step[v] = i;
-  }
-  for (NodeId v = 0; v < n; ++v)
+  const auto step = positions_in_permutation(order, cg.num_nodes());
+  if (!step) return false;
+  for (NodeId v = 0; v < cg.num_nodes(); ++v)
     for (BufId b : cg.data_bufs.row(v))
-      if (step[cg.producer(b)] > step[v]) return false;
+      if ((*step)[cg.producer(b)] > (*step)[v]) return false;
   return true;
 }
 

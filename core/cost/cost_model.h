@@ -15,6 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/cost/kernel_class.h"
+#include "core/cost/time_model.h"
 #include "core/graph/graph.h"
 
 namespace schedlab {
@@ -28,6 +32,8 @@ struct HardwareProfile {
   double nvlink_latency_us = 0, network_latency_us = 0;  // per algorithm step
   int ranks_per_node = 8;
   double kernel_launch_us = 0;  // fixed overhead per compute kernel (0 in the built-ins, as in Inductor)
+  // Fitted to measurements (core/cost/time_model.h); absent in datasheet profiles.
+  std::optional<TimeModel> time_model;
 };
 
 inline constexpr std::string_view kDefaultHardwareProfile = "h200";  // the fixtures come from an H200
@@ -36,8 +42,15 @@ inline constexpr std::string_view kDefaultHardwareProfile = "h200";  // the fixt
 const HardwareProfile& builtin_profile(std::string_view name);
 std::vector<std::string> builtin_profile_names();
 
-// User profiles are read by parse_hardware_profile (core/io/options.h) and
-// written by hardware_profile_json (core/io/plan_writer.h).
+// A user profile (docs/cost-model.md): either complete, or `"base": "<builtin>"`
+// plus the fields that differ. Throws Error naming the field.
+HardwareProfile parse_hardware_profile(std::string_view json_text);
+// What `--hardware` takes everywhere (plan, simulate, accuracy, fit): a
+// built-in name, else a profile JSON file. An unknown name is a UsageError
+// listing the names; a bad file an Error prefixed with its path.
+HardwareProfile load_hardware_profile(const std::string& name_or_file);
+HardwareProfile hardware_profile_from_json(const nlohmann::json& j);
+nlohmann::json hardware_profile_to_json(const HardwareProfile& hw);
 
 // The peak FLOP/s the roofline uses for `dtype` (a buffer's dtype string):
 // the profile's entry for it, else its "f32" entry (integer and unknown
@@ -65,6 +78,24 @@ double roofline_us(std::int64_t flops, std::int64_t bytes, std::string_view dtyp
 double estimate_collective_us(CollectiveOp op, std::int64_t bytes, std::int64_t group_size, std::int64_t world_size,
                               const HardwareProfile& hw);
 
+// What a collective node moves (the format's payload: output bytes).
+// `collective.bytes` when the file gives it (> 0); else, for in-place
+// collectives (all_reduce_, which DTensor and functional collectives lower
+// to, exported with 0 bytes), the bytes of the buffer it mutates; else its
+// output buffers' bytes; else the largest buffer it reads (times the group
+// for an all-gather). `source` names the rule that applied.
+struct CollectivePayload {
+  std::int64_t bytes = 0;
+  std::string_view source;  // "collective.bytes" | "mutated_buffer" | "outputs" | "read_buffer" | "none"
+};
+CollectivePayload collective_payload(const Graph& g, const Node& n);
+
+// Checked time arithmetic: an estimate or a sum that is not a finite,
+// non-negative number of microseconds is an Error naming `what` (huge
+// sizes, group sizes or runtimes must fail loudly, never hang or yield inf).
+double finite_us(double us, std::string_view what);
+double add_us(double a, double b, std::string_view what);
+
 // The two algorithms separately, for reports and tests. A collective an
 // algorithm does not implement (tree: anything but all-reduce) is +infinity.
 struct CollectiveEstimate {
@@ -80,5 +111,26 @@ std::int64_t node_dram_bytes(const Node& n);
 
 // The dtype that decides a node's peak: its first output buffer that names one.
 std::string_view node_dtype(const Graph& g, const Node& n);
+
+// The calibrated model, which reports (step time, exposed communication,
+// traces, `predicted`) use: the profile's time model when it has one, else
+// the roofline; never the node's `runtime_us` (Inductor's own estimate).
+// Source "calibrated" | "roofline" | "collective" | "none".
+RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const HardwareProfile& hw);
+std::vector<double> calibrated_runtimes_us(const Graph& g, const HardwareProfile& hw);
+
+// A node's ideal roofline terms in microseconds (the time law's inputs).
+struct RooflineTerms {
+  double compute_us = 0, memory_us = 0;
+};
+RooflineTerms roofline_terms(const Graph& g, const Node& n, const HardwareProfile& hw);
+
+}  // namespace schedlab
+
+namespace schedlab {
+
+// Per-node estimates and their total, for reports:
+// {"hardware": name, "total_us": t, "nodes": [{"node", "us", "source"}...]}.
+nlohmann::json runtime_report_json(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime = true);
 
 }  // namespace schedlab

@@ -104,7 +104,7 @@ class DependencyBuilder {
       BufId alt = rename(mutated);
       // After the previous writer of the storage ...
       add_user(alt, v, false);
-      if (!reads_buffer(reads, alt)) reads.push_back(Dep{alt, DepKind::Star, g_.buffers[alt].bytes, {}, {}});
+      if (!reads_buffer(reads, alt)) reads.push_back(Dep{alt, DepKind::Star, g_.buffers[alt].bytes, {}, {}, {}});
       // ... and after every earlier reader of it (ordering only; a view of the
       // storage must also stay alive, a clone need not).
       std::vector<BufferUser> earlier = info_.users[aliases_.find(alt)];
@@ -114,7 +114,7 @@ class DependencyBuilder {
           BufId other = rename(o);
           const auto& al = g_.buffers[o].aliases;
           bool is_alias = std::find(al.begin(), al.end(), g_.buffers[alt].name) != al.end();
-          if (!reads_buffer(reads, other)) reads.push_back(Dep{other, is_alias ? DepKind::Weak : DepKind::FakeWeak, 0, {}, {}});
+          if (!reads_buffer(reads, other)) reads.push_back(Dep{other, is_alias ? DepKind::Weak : DepKind::FakeWeak, 0, {}, {}, {}});
           add_user(other, v, true);
         }
       }

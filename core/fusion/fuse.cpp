@@ -109,6 +109,10 @@ void FusionEngine::intern_deps(const Order& schedule) {
       if (g_.buffers[b].mutation_of != kNone || !g_.buffers[b].aliases.empty()) grp.aliasing_or_mutation = true;
     grp.numel = n.numel;
     grp.rnumel = n.rnumel;
+    grp.numel_expr = n.numel_expr;
+    grp.rnumel_expr = n.rnumel_expr;
+    grp.foreach = n.foreach;
+    grp.lead = v;
     grp.min_order = grp.max_order = pos[v];
     owner_[v] = static_cast<GroupId>(groups_.size());
     order_.push_back(owner_[v]);
@@ -161,17 +165,31 @@ GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
   fused.is_template = a.is_template || b.is_template;
   fused.aliasing_or_mutation = a.aliasing_or_mutation || b.aliasing_or_mutation;
   // The Triton group is the first reduction member's, else the first member's.
-  const Node* lead = &g_.nodes[fused.members[0]];
+  fused.lead = fused.members[0];
   for (NodeId m : fused.members)
     if (g_.nodes[m].kind == NodeKind::Reduction) {
-      lead = &g_.nodes[m];
+      fused.lead = m;
       break;
     }
+  const Node* lead = &g_.nodes[fused.lead];
   fused.numel = lead->numel;
   fused.rnumel = lead->rnumel;
+  fused.numel_expr = lead->numel_expr;
+  fused.rnumel_expr = lead->rnumel_expr;
+  fused.foreach = a.foreach == b.foreach ? a.foreach : -1;
   fused.min_order = std::min(a.min_order, b.min_order);
   fused.max_order = std::max(a.max_order, b.max_order);
 
+  // CppScheduling.fuse: a vertical pair the plain rules refuse becomes an
+  // OuterLoopFusedSchedulerNode (its outer nodes: n1's, then n2's).
+  if (g_.device == "cpu" && !a.is_template && !b.is_template && any_op_ancestor(n1, n2) &&
+      (a.outer_depth || b.outer_depth || !(cpp_can_fuse_horizontal_impl(n1, n2) && !a.reduction))) {
+    if (std::int32_t depth = cpp_outer_loop_fusion_depth(n1, n2); depth >= 1) {
+      fused.outer_depth = depth;
+      fused.outer_first = a.outer_depth ? a.outer_first : a.lead;
+      fused.outer_last = b.outer_depth ? b.outer_last : b.lead;
+    }
+  }
   const GroupId id = static_cast<GroupId>(groups_.size());
   // Keep rank_ topological: between the two, the later one's ancestors move
   // before the fused node and the earlier one's descendants after it.

@@ -41,7 +41,8 @@ struct DepEntry {
 enum class Why : std::uint8_t {
   None, SameNode, Node1Extern, Node2Extern, MustGoBefore, PrologueNotPointwise, TemplateEpiloguesOnly,
   TemplateEpilogue, NoSharedData, ExceedsMaxFusion, IncreasesPeakMemory, MemoryDepsMismatch, IntermediateNodes,
-  ScoreThreshold, TooFarApart, ReduceMismatch, NonReduceMismatch, NumelIncompatible, Cycle, Count
+  ScoreThreshold, TooFarApart, ReduceMismatch, NonReduceMismatch, NumelIncompatible, Cycle, CppLoopsMismatch,
+  CppHorizontalSize, Count
 };
 
 std::string_view why_name(Why why);  // the reason without its numbers
@@ -60,6 +61,13 @@ struct Group {
   std::vector<BufId> buffers;               // outputs of all members
   bool reduction = false, is_template = false, unfusable = false, aliasing_or_mutation = false;
   std::int64_t numel = 0, rnumel = 1;  // Triton group: of its first reduction member, else its first member
+  std::string_view numel_expr, rnumel_expr;  // the same as symbolic expressions ("" when a plain number)
+  std::int64_t foreach = -1;                 // foreach list id of its members (-1: none)
+  NodeId lead = kNone;                       // the member whose group the node takes
+  // C++ backend: an OuterLoopFusedSchedulerNode sharing `outer_depth` outer
+  // loops (0: not one), with the leads of its first and last outer nodes.
+  std::int32_t outer_depth = 0;
+  NodeId outer_first = kNone, outer_last = kNone;
   std::int32_t min_order = 0, max_order = 0;
   bool alive = true;
 };
@@ -121,7 +129,11 @@ class FusionEngine {
   std::int64_t score_fusion_memory(GroupId n1, GroupId n2);
   bool any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const;
   Verdict can_fuse_vertical(GroupId n1, GroupId n2);
-  Verdict backend_can_fuse(GroupId n1, GroupId n2) const;
+  Verdict backend_can_fuse(GroupId n1, GroupId n2, bool vertical) const;
+  Verdict cpp_can_fuse(GroupId n1, GroupId n2, bool vertical) const;  // device "cpu"
+  bool cpp_why_fuse_nodes(GroupId n1, GroupId n2) const;
+  bool cpp_can_fuse_horizontal_impl(GroupId n1, GroupId n2) const;
+  std::int32_t cpp_outer_loop_fusion_depth(GroupId n1, GroupId n2) const;
   bool can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes);
   bool fusable_weak_dep(DepId weak, GroupId n1, GroupId n2) const;
   bool fusable_read_and_write(DepId read, DepId write) const;

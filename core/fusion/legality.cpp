@@ -4,6 +4,8 @@
 // Triton backend's SIMDScheduling.can_fuse. Reason strings are WhyNoFuse's.
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -46,6 +48,8 @@ std::string_view why_name(Why why) {
       "numel/rnumel mismatch (non-reduce)",
       "nodes numel incompatibility",
       "will create cycle",
+      "the C++ backend cannot fuse their loops",
+      "the C++ backend fuses at most 16 nodes horizontally",
   };
   static_assert(sizeof kText / sizeof kText[0] == static_cast<std::size_t>(Why::Count));
   return kText[static_cast<std::size_t>(why)];
@@ -129,12 +133,12 @@ Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
 
   if (any_op_ancestor(n1, n2)) {  // node2 depends on node1's outputs
     if (Verdict why = can_fuse_vertical(n1, n2); !why.ok()) return why;
-    return backend_can_fuse(n1, n2);
+    return backend_can_fuse(n1, n2, true);
   }
   if (shared < opts_.score_fusion_memory_threshold) return {Why::ScoreThreshold};
   const std::int32_t proximity = std::max(std::abs(a.min_order - b.max_order), std::abs(b.min_order - a.max_order));
   if (proximity > opts_.max_horizontal_distance) return {Why::TooFarApart};
-  return backend_can_fuse(n1, n2);
+  return backend_can_fuse(n1, n2, false);
 }
 
 bool FusionEngine::fusable_read_and_write(DepId read, DepId write) const {
@@ -242,24 +246,176 @@ Verdict FusionEngine::can_fuse_vertical(GroupId n1, GroupId n2) {
   return {};
 }
 
+namespace {
+
+// A size as Inductor's fusion compares it: a sympy expression. Plain numbers
+// compare as numbers; once either side has symbols the printed expressions
+// are compared, so u0 and u1 (both hinted 0) differ, as in Inductor.
+struct SymbolicSize {
+  std::int64_t hint = 0;
+  std::string expr;  // "" for a plain number
+  std::string text() const { return expr.empty() ? std::to_string(hint) : expr; }
+};
+
+bool same_size(const SymbolicSize& a, const SymbolicSize& b) {
+  if (a.expr.empty() && b.expr.empty()) return a.hint == b.hint;
+  return a.text() == b.text();
+}
+
+// A monomial (integer coefficient times symbols with powers), enough of
+// sympy's Mul for products of loop sizes: "8*s50" * "256" prints "2048*s50".
+struct Monomial {
+  std::int64_t coefficient = 1;
+  std::map<std::string, std::int64_t> powers;  // sympy orders a Mul's symbols by name
+};
+
+std::optional<Monomial> parse_monomial(const std::string& text) {
+  Monomial m;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('*', start);
+    if (end != std::string::npos && end + 1 < text.size() && text[end + 1] == '*') {  // "s0**2"
+      std::size_t next = text.find('*', end + 2);
+      std::string base = text.substr(start, end - start), exp = text.substr(end + 2, next == std::string::npos ? std::string::npos : next - end - 2);
+      if (base.empty() || exp.empty() || exp.size() > 9 || !std::all_of(exp.begin(), exp.end(), ::isdigit)) return std::nullopt;
+      m.powers[base] += std::stol(exp);
+      if (next == std::string::npos) break;
+      start = next + 1;
+      continue;
+    }
+    std::string factor = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (factor.empty()) return std::nullopt;
+    if (std::all_of(factor.begin(), factor.end(), ::isdigit)) {
+      if (factor.size() > 18 || !exact_mul(m.coefficient, std::stoll(factor), m.coefficient)) return std::nullopt;
+    } else if (std::all_of(factor.begin(), factor.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+      m.powers[factor] += 1;
+    } else {
+      return std::nullopt;  // sums, quotients, functions: not a monomial
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return m;
+}
+
+std::string print_monomial(const Monomial& m) {
+  std::string out = m.coefficient == 1 && !m.powers.empty() ? "" : std::to_string(m.coefficient);
+  for (const auto& [symbol, power] : m.powers) {
+    if (!out.empty()) out += "*";
+    out += symbol + (power == 1 ? "" : "**" + std::to_string(power));
+  }
+  return out;
+}
+
+// numel * rnumel as sympy prints it when both are monomials; otherwise a
+// product that only an identically printed product equals.
+SymbolicSize product(const SymbolicSize& a, const SymbolicSize& b) {
+  std::int64_t hint = 0;
+  if (!exact_mul(a.hint, b.hint, hint)) hint = -1;  // no real size equals it
+  if (a.expr.empty() && b.expr.empty()) return {hint, ""};
+  auto ma = parse_monomial(a.text()), mb = parse_monomial(b.text());
+  if (ma && mb && exact_mul(ma->coefficient, mb->coefficient, ma->coefficient)) {
+    for (const auto& [symbol, power] : mb->powers) ma->powers[symbol] += power;
+    return {hint, print_monomial(*ma)};
+  }
+  return {hint, "(" + a.text() + ")*(" + b.text() + ")"};
+}
+
+SymbolicSize numel_of(const Group& g) { return {g.numel, std::string(g.numel_expr)}; }
+SymbolicSize rnumel_of(const Group& g) { return {g.rnumel, std::string(g.rnumel_expr)}; }
+
+}  // namespace
+
 // SIMDScheduling.can_fuse (Triton). Tiling checks need index expressions the
-// format does not carry and are not modelled.
-Verdict FusionEngine::backend_can_fuse(GroupId n1, GroupId n2) const {
+// format does not carry and are not modelled. Sizes compare symbolically.
+Verdict FusionEngine::backend_can_fuse(GroupId n1, GroupId n2, bool vertical) const {
+  if (g_.device == "cpu") return cpp_can_fuse(n1, n2, vertical);
   const Group* a = &groups_[n1];
   const Group* b = &groups_[n2];
+  const bool same_group = same_size(numel_of(*a), numel_of(*b)) && same_size(rnumel_of(*a), rnumel_of(*b));
   if (a->reduction && b->reduction) {
-    if (a->numel == b->numel && a->rnumel == b->rnumel) return {};
+    if (same_group) return {};
     return {Why::ReduceMismatch, a->numel, b->numel, a->rnumel, b->rnumel};
   }
   if (!a->reduction && !b->reduction) {
-    if (!(a->numel == b->numel && a->rnumel == b->rnumel))
-      return {Why::NonReduceMismatch, a->numel, b->numel, a->rnumel, b->rnumel};
+    if (!same_group) return {Why::NonReduceMismatch, a->numel, b->numel, a->rnumel, b->rnumel};
     return {};
   }
   if (a->reduction) std::swap(a, b);  // pointwise first
-  std::int64_t total_numel = 0;
-  if (exact_mul(b->numel, b->rnumel, total_numel) && a->numel == total_numel) return {};
-  if (a->numel != b->numel) return {Why::NumelIncompatible};
+  if (same_size(numel_of(*a), product(numel_of(*b), rnumel_of(*b)))) return {};
+  if (!same_size(numel_of(*a), numel_of(*b))) return {Why::NumelIncompatible};
+  return {};
+}
+
+// CppScheduling (codegen/cpp.py, 2.11): groups are the loop sizes and the
+// reduction sizes themselves (`group_dims`), and
+// - _why_fuse_nodes: equal loops and reductions; or node1 pointwise with
+//   node1's loops == node2's loops + reductions; or compatible ranges (both
+//   pointwise, equal products, one side a single loop that is not already
+//   fused, so it can be re-split);
+// - can_fuse_vertical: node2 not a template; after a template only a
+//   pointwise node2; else _why_fuse_nodes and node1 not a reduction, or
+//   outer-loop fusion (can_fuse_vertical_outer_loop: the two loop nests share
+//   their outer loops; the result is an OuterLoopFusedSchedulerNode that only
+//   fuses further at the same depth);
+// - can_fuse_horizontal: no template, at most config.cpp.max_horizontal_fusion_size
+//   (16) nodes together, and _why_fuse_nodes.
+bool FusionEngine::cpp_why_fuse_nodes(GroupId n1, GroupId n2) const {
+  const Node& l1 = g_.nodes[groups_[n1].lead];
+  const Node& l2 = g_.nodes[groups_[n2].lead];
+  const auto &vars1 = l1.loop_sizes, &reduce1 = l1.reduction_sizes;
+  const auto &vars2 = l2.loop_sizes, &reduce2 = l2.reduction_sizes;
+  if (vars1 == vars2 && reduce1 == reduce2) return true;  // SAME_VARS_REDUCE
+  if (reduce1.empty()) {  // COMPATIBLE_REDUCTION
+    std::vector<std::int64_t> joined = vars2;
+    joined.insert(joined.end(), reduce2.begin(), reduce2.end());
+    if (vars1 == joined) return true;
+  }
+  // COMPATIBLE_RANGES_NO_REDUCTION
+  if (!reduce1.empty() || !reduce2.empty() || !(vars1.size() == 1 || vars2.size() == 1)) return false;
+  std::int64_t p1 = 1, p2 = 1;
+  for (auto v : vars1) p1 = saturating_mul(p1, v);
+  for (auto v : vars2) p2 = saturating_mul(p2, v);
+  if (p1 != p2) return false;
+  const GroupId to_recompute = vars1.size() < vars2.size() ? n1 : n2;
+  return groups_[to_recompute].members.size() == 1;
+}
+
+bool FusionEngine::cpp_can_fuse_horizontal_impl(GroupId n1, GroupId n2) const {
+  if (groups_[n1].outer_depth || groups_[n2].outer_depth) return false;
+  return cpp_why_fuse_nodes(n1, n2);
+}
+
+// _get_outer_loop_fusion_depth: the outer loops node1's last and node2's
+// first loop nest share (0: none; both reduction-only: none); an outer-loop
+// node only takes more at its own depth.
+std::int32_t FusionEngine::cpp_outer_loop_fusion_depth(GroupId n1, GroupId n2) const {
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  const Node& last1 = g_.nodes[a.outer_depth ? a.outer_last : a.lead];
+  const Node& first2 = g_.nodes[b.outer_depth ? b.outer_first : b.lead];
+  const auto &vars1 = last1.loop_sizes, &vars2 = first2.loop_sizes;
+  if (vars1.empty() && vars2.empty() && !last1.reduction_sizes.empty() && !first2.reduction_sizes.empty()) return 0;
+  if (a.outer_depth && b.outer_depth) return a.outer_depth == b.outer_depth ? a.outer_depth : 0;
+  const auto depth = static_cast<std::int32_t>(std::min(vars1.size(), vars2.size()));
+  if (depth < 1 || !std::equal(vars1.begin(), vars1.begin() + depth, vars2.begin())) return 0;
+  if (a.outer_depth || b.outer_depth) return (a.outer_depth ? a.outer_depth : b.outer_depth) == depth ? depth : 0;
+  return depth;
+}
+
+Verdict FusionEngine::cpp_can_fuse(GroupId n1, GroupId n2, bool vertical) const {
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  if (vertical) {
+    if (b.is_template) return {Why::TemplateEpiloguesOnly};
+    if (a.is_template) return b.reduction ? Verdict{Why::CppLoopsMismatch} : Verdict{};
+    if (cpp_can_fuse_horizontal_impl(n1, n2) && !a.reduction) return {};
+    if (cpp_outer_loop_fusion_depth(n1, n2) >= 1) return {};  // can_fuse_vertical_outer_loop
+    return {Why::CppLoopsMismatch};
+  }
+  if (a.is_template || b.is_template) return {Why::TemplateEpiloguesOnly};
+  if (a.members.size() + b.members.size() > 16) return {Why::CppHorizontalSize};
+  if (!cpp_can_fuse_horizontal_impl(n1, n2)) return {Why::CppLoopsMismatch};
   return {};
 }
 

@@ -46,13 +46,19 @@ struct Dep {
   std::int64_t bytes = 0;
   std::string index;               // canonical index expression (memory deps)
   std::vector<std::int64_t> size;  // iteration sizes (memory deps)
+  // `size_expr`: the sizes as Inductor's symbolic expressions, when any has
+  // symbols (empty otherwise); `size` then holds their hints.
+  std::vector<std::string> size_expr;
   bool is_weak() const { return kind == DepKind::Weak || kind == DepKind::FakeWeak; }
 };
 
 // Deps compare by value as Inductor's Dep objects do: buffer, kind, and for
-// memory deps index and size (bytes are not part of the identity).
+// memory deps index and size (bytes are not part of the identity). Sizes are
+// sympy expressions there: two accesses of sizes u0 and u1 differ even when
+// both hints are 0, so symbolic sizes compare as written.
 inline bool same_dep_value(const Dep& a, const Dep& b) {
-  return a.buf == b.buf && a.kind == b.kind && (a.kind != DepKind::Memory || (a.index == b.index && a.size == b.size));
+  return a.buf == b.buf && a.kind == b.kind &&
+         (a.kind != DepKind::Memory || (a.index == b.index && a.size == b.size && a.size_expr == b.size_expr));
 }
 
 struct Buffer {
@@ -66,6 +72,9 @@ struct Buffer {
   std::string dtype;
   std::vector<std::int64_t> shape;
   std::vector<std::string> aliases;  // informative
+  // Data-dependent size (`size_hint`): the size to price with, observed when
+  // measured, else Inductor's fallback hint; `bytes` is what its planner sees.
+  std::optional<std::int64_t> hint_bytes;
 };
 
 struct Collective {
@@ -82,6 +91,14 @@ struct Node {
   std::string kernel;
   bool has_group = false;
   std::int64_t numel = 0, rnumel = 1;
+  // `group_expr`: numel and rnumel as Inductor's symbolic expressions when
+  // either has symbols (both empty otherwise); numel/rnumel hold the hints.
+  std::string numel_expr, rnumel_expr;
+  // `group_dims` (CPU graphs): the C++ backend's group, loop sizes and reduction sizes.
+  std::vector<std::int64_t> loop_sizes, reduction_sizes;
+  // `foreach`: the id of the foreach list (Inductor's V.graph.lists) the node
+  // belongs to; -1 when none.
+  std::int64_t foreach = -1;
   std::optional<std::int64_t> flops;
   std::optional<double> runtime_us;
   std::vector<BufId> outputs;
@@ -101,6 +118,7 @@ struct Graph {
   std::string name;
   std::string source;
   std::int64_t world_size = 1;
+  std::string device;  // "cuda" (also when absent) or "cpu": which backend's fusion rules apply
   std::vector<Buffer> buffers;  // inputs first (num_inputs of them), then node outputs
   std::int32_t num_inputs = 0;
   std::vector<BufId> outputs;   // graph outputs, in file order

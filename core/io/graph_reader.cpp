@@ -114,6 +114,10 @@ class Loader {
     if (auto v = root.find("name")) g.name = get_string(v, top.at("name"));
     if (auto v = root.find("source")) g.source = get_string(v, top.at("source"));
     if (auto v = root.find("world_size")) g.world_size = get_int(v, top.at("world_size"), 1);
+    if (auto v = root.find("device")) {
+      g.device = get_string(v, top.at("device"));
+      if (g.device != "cuda" && g.device != "cpu") fail(top.at("device"), "expected \"cuda\" or \"cpu\", got " + quoted_name(g.device));
+    }
 
     JsonValue inputs = require(root, "inputs", top);
     JsonValue nodes = require(root, "nodes", top);
@@ -203,6 +207,7 @@ class Loader {
     if (auto v = jb.find("dtype")) b.dtype = std::string(get_string(v, where.at("dtype")));
     if (auto v = jb.find("shape")) b.shape = get_int_array(v, where.at("shape"));
     if (auto v = jb.find("aliases")) b.aliases = get_string_array(v, where.at("aliases"));
+    if (auto v = jb.find("hint_bytes")) b.hint_bytes = get_int(v, where.at("hint_bytes"), 0);
     return b;
   }
 
@@ -219,6 +224,19 @@ class Loader {
       n.numel = grp[0];
       n.rnumel = grp[1];
     }
+    if (auto v = jn.find("group_expr")) {
+      auto exprs = get_string_array(v, where.at("group_expr"));
+      if (exprs.size() != 2) fail(where.at("group_expr"), "expected [numel, rnumel] expressions");
+      n.numel_expr = std::move(exprs[0]);
+      n.rnumel_expr = std::move(exprs[1]);
+    }
+    if (auto v = jn.find("group_dims")) {
+      const Place gw = where.at("group_dims");
+      if (!v.is_array() || v.size() != 2) fail(gw, "expected [loop sizes, reduction sizes]");
+      n.loop_sizes = get_int_array(v[0], gw.item(0));
+      n.reduction_sizes = get_int_array(v[1], gw.item(1));
+    }
+    if (auto v = jn.find("foreach")) n.foreach = get_int(v, where.at("foreach"), 0);
     if (auto v = jn.find("flops")) n.flops = get_int(v, where.at("flops"), 0);
     if (auto v = jn.find("runtime_us")) n.runtime_us = get_number(v, where.at("runtime_us"));
     n.reads = parse_deps(jn.find("reads"), where.at("reads"));
@@ -284,6 +302,8 @@ class Loader {
           d.index = std::string(get_string(v, dw.at("index")));
         } else if (key == "size") {
           d.size = get_int_array(v, dw.at("size"));
+        } else if (key == "size_expr") {
+          d.size_expr = get_string_array(v, dw.at("size_expr"));
         } else if (key == "bytes") {
           d.bytes = get_int(v, dw.at("bytes"), 0);
         }

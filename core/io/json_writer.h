@@ -61,6 +61,12 @@ class JsonWriter {
     return array(items, [](JsonWriter& w, const T& v) { w.value(v); });
   }
 
+  // A value already written as JSON text (a section another module writes).
+  JsonWriter& raw_value(std::string_view json) {
+    separate();
+    text_ += json;
+    return *this;
+  }
   // Appends raw text (a newline after the document).
   void raw(std::string_view s) { text_ += s; }
   void flush();

@@ -131,6 +131,11 @@ PlanOptions parse_plan_options(std::string_view text) {
       opts.on_invalid_memory_order = v.as_bool() ? InvalidOrderPolicy::Skip : InvalidOrderPolicy::Raise;
     }
     else if (key == "comm_passes") opts.comm_passes = list_option(v, key);
+    else if (key == "runtime_source") {
+      if (!v.is_string() || (v.as_string() != "calibrated" && v.as_string() != "runtime_us"))
+        throw UsageError("options.runtime_source: expected \"calibrated\" or \"runtime_us\"");
+      opts.runtime_source = std::string(v.as_string());
+    }
     else if (key == "comm") opts.comm = parse_comm_knobs(v, "options.comm");
     else if (key == "fuse") {
       if (!v.is_bool()) throw UsageError("options.fuse: expected true or false");
@@ -187,21 +192,7 @@ HardwareProfile hardware_profile_from(const JsonValue& j) {
   return p;
 }
 
-HardwareProfile parse_hardware_profile(std::string_view text) {
-  JsonDoc doc = parse_or_throw<Error>(text, "hardware profile");
-  return hardware_profile_from(doc.root());
-}
-
-HardwareProfile hardware_profile_arg(const std::string& v, std::string_view flag) {
-  for (const auto& name : builtin_profile_names())
-    if (name == v) return builtin_profile(v);
-  if (v.find('/') == std::string::npos && v.find(".json") == std::string::npos) return builtin_profile(v);  // lists the names
-  try {
-    return parse_hardware_profile(read_text_file(v));
-  } catch (const Error& e) {
-    throw UsageError(std::string(flag) + " " + v + ": " + e.what());
-  }
-}
+HardwareProfile hardware_profile_arg(const std::string& v, [[maybe_unused]] std::string_view flag) { return load_hardware_profile(v); }
 
 std::int64_t int_arg(std::string_view flag, std::string_view v, std::int64_t lo, std::int64_t hi) {
   std::int64_t x = 0;

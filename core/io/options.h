@@ -31,7 +31,7 @@ void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view val
 
 // A user profile (docs/cost-model.md): either complete, or `"base":
 // "<builtin>"` plus the fields that differ. Throws Error naming the field.
-HardwareProfile parse_hardware_profile(std::string_view json_text);
+// (parse_hardware_profile, for profile text, is core/cost's.)
 HardwareProfile hardware_profile_from(const JsonValue& j);
 
 // `--hardware V` (or another `flag`): a built-in profile's name, else a

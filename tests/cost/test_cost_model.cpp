@@ -110,9 +110,10 @@ TEST_CASE("a node's collective uses the graph's world size and the op's group", 
 }
 
 TEST_CASE("hardware profiles: built-ins and user files", "[cost]") {
-  CHECK(builtin_profile_names() == std::vector<std::string>{"h100-sxm", "h200", "a100-80gb", "b200"});
+  CHECK(builtin_profile_names() ==
+        std::vector<std::string>{"h100-sxm", "h200", "h100-sxm-datasheet", "h200-datasheet", "a100-80gb", "b200"});
   CHECK(builtin_profile(kDefaultHardwareProfile).dram_bytes_per_s == 4.8e12);
-  CHECK_THROWS_WITH(builtin_profile("h300"), Catch::Contains("h100-sxm, h200, a100-80gb, b200"));
+  CHECK_THROWS_WITH(builtin_profile("h300"), Catch::Contains("h100-sxm, h200, h100-sxm-datasheet, h200-datasheet, a100-80gb, b200"));
 
   HardwareProfile p = parse_hardware_profile(R"({"base":"h100-sxm","name":"my-h100","dram_bytes_per_s":3e12,
       "flops_per_s":{"bf16":800e12},"kernel_launch_us":3})");
@@ -135,4 +136,55 @@ TEST_CASE("hardware profiles: built-ins and user files", "[cost]") {
   CHECK_THROWS_WITH(parse_hardware_profile(R"({"base":"tpu"})"), Catch::Contains("base"));
   CHECK_THROWS_WITH(parse_hardware_profile("[1,"), Catch::Contains("not valid JSON"));
   CHECK_THROWS_WITH(parse_hardware_profile(R"({"base":"h200","ranks_per_node":0})"), Catch::Contains("ranks_per_node"));
+}
+
+TEST_CASE("huge group sizes, payloads and runtimes fail loudly or stay finite, never hang", "[cost]") {
+  const HardwareProfile& hw = builtin_profile("h100-sxm");
+  // Groups above 2^62 once overflowed the tree depth's doubling loop (a hang).
+  const std::int64_t huge = (std::int64_t{1} << 62) + 1;
+  auto ar = estimate_collective_algorithms(CollectiveOp::AllReduce, 1024, huge, huge, hw);
+  CHECK(ar.tree_us == Approx(2 * 63 * 5.0 + 1024.0 * 2 / 50e9 * 1e6));
+  CHECK(std::isfinite(estimate_collective_us(CollectiveOp::AllReduce, 1024, INT64_MAX, INT64_MAX, hw)));
+  CHECK(std::isfinite(estimate_collective_us(CollectiveOp::ReduceScatter, INT64_MAX, INT64_MAX, INT64_MAX, hw)));
+  // A profile slow enough to make a time infinite is an error naming the node.
+  HardwareProfile slow = hw;
+  slow.dram_bytes_per_s = 1e-300;
+  Graph g = load_graph(kGraph);
+  CHECK_THROWS_WITH(estimate_node_runtime(g, 1, slow), Catch::Contains("node \"op_add\"") && Catch::Contains("not a finite"));
+  slow = hw;
+  slow.nvlink_bytes_per_s = 1e-300;
+  CHECK_THROWS_WITH(estimate_node_runtime(g, 2, slow), Catch::Contains("node \"op_ar\"") && Catch::Contains("not a finite"));
+  // Finite runtimes whose sum is not.
+  CHECK_THROWS_WITH(add_us(1.7e308, 1.7e308, "runtime total"), Catch::Contains("runtime total"));
+}
+
+TEST_CASE("in-place collectives are priced by the buffer they mutate", "[cost]") {
+  // all_reduce_ as DTensor / functional collectives export it: 0 payload
+  // bytes, the reduced buffer named by the output's mutation_of.
+  Graph g = load_graph(R"({"format":"schedgraph/1","world_size":4,
+    "inputs":[{"name":"x","bytes":8388608}],"outputs":["w"],
+    "nodes":[
+      {"name":"mm","kind":"extern","outputs":[{"name":"buf0","bytes":8388608}],"reads":[{"name":"x","dep":"star","bytes":8388608}],
+       "writes":[{"name":"buf0","dep":"star","bytes":8388608}]},
+      {"name":"ar","kind":"collective","collective":{"op":"_c10d_functional.all_reduce_.default","group_size":4,"bytes":0},
+       "outputs":[{"name":"buf1","bytes":0,"layout":"none","aliases":["buf0"]},{"name":"buf2","bytes":0,"layout":"none","mutation_of":"buf0"}],
+       "reads":[{"name":"buf0","dep":"star","bytes":8388608}]},
+      {"name":"w","kind":"wait","outputs":[{"name":"w","bytes":0,"layout":"none"}],"reads":[{"name":"buf2","dep":"star"}]},
+      {"name":"ag","kind":"collective","collective":{"op":"all_gather_into_tensor","group_size":4,"bytes":0},
+       "outputs":[{"name":"buf3","bytes":0,"layout":"none"}],"reads":[{"name":"x","dep":"star","bytes":8388608}]},
+      {"name":"given","kind":"collective","collective":{"op":"all_reduce","group_size":4,"bytes":1024},
+       "outputs":[{"name":"buf4","bytes":0,"layout":"none"}],"reads":[{"name":"x","dep":"star","bytes":8388608}]}
+    ]})");
+  const HardwareProfile& hw = builtin_profile("h100-sxm");
+  CollectivePayload p = collective_payload(g, g.nodes[1]);
+  CHECK(p.bytes == 8388608);
+  CHECK(p.source == "mutated_buffer");
+  // 8 MiB over 4 ranks: ring 6 steps x 0.6 + 8 MiB x 1.5 / 450 GB/s = 31.56 us (it was 2.4 us of latency alone).
+  CHECK(estimate_node_runtime(g, 1, hw).us == Approx(6 * 0.6 + 8388608.0 * 1.5 / 450e9 * 1e6));
+  // Nothing written has a size: the input, times the group for a gather.
+  CHECK(collective_payload(g, g.nodes[3]).bytes == 4 * 8388608);
+  CHECK(collective_payload(g, g.nodes[3]).source == "read_buffer");
+  // A payload the file gives wins.
+  CHECK(collective_payload(g, g.nodes[4]).bytes == 1024);
+  CHECK(collective_payload(g, g.nodes[4]).source == "collective.bytes");
 }

@@ -154,3 +154,39 @@ TEST_CASE("summed runtimes past the largest double stay finite, so the fused fil
   REQUIRE(post.nodes[0].runtime_us);
   CHECK(*post.nodes[0].runtime_us == std::numeric_limits<double>::max());
 }
+
+TEST_CASE("sizes with symbols compare as Inductor's sympy expressions: u0 and u1 differ at equal hints", "[fusion]") {
+  // Two experts' pointwise kernels reading one buffer: both hinted 0 elements.
+  auto expert = [](const std::string& name, const std::string& sym) {
+    return R"({"name":")" + name + R"(","kind":"pointwise","group":[0,1],"group_expr":["256*)" + sym + R"(","1"],
+      "outputs":[{"name":"b)" + name + R"(","bytes":0}],
+      "reads":[{"name":"x","index":"d0","size":[1024],"bytes":4096}],
+      "writes":[{"name":"b)" + name + R"(","index":"d0","size":[0],"size_expr":["256*)" + sym + R"("],"bytes":0}]})";
+  };
+  CHECK(groups_of(graph({expert("e0", "u0"), expert("e1", "u1")}, R"("be0","be1")")) ==
+        std::vector<std::vector<std::string>>{{"e0"}, {"e1"}});
+  CHECK(groups_of(graph({expert("e0", "u0"), expert("e1", "u0")}, R"("be0","be1")")) ==
+        std::vector<std::vector<std::string>>{{"e0", "e1"}});
+}
+
+TEST_CASE("CPU graphs follow the C++ backend: loop tuples, outer-loop fusion after a reduction", "[fusion]") {
+  auto node = [](const std::string& name, const char* kind, const std::string& out, const std::string& in, const std::string& dims,
+                 long numel, long rnumel) {
+    return R"({"name":")" + name + R"(","kind":")" + kind + R"(","group":[)" + std::to_string(numel) + "," + std::to_string(rnumel) +
+           R"(],"group_dims":)" + dims + R"(,"outputs":[{"name":")" + out + R"(","bytes":4096}],"reads":[{"name":")" + in +
+           R"(","index":"d0","size":[128],"bytes":4096}],"writes":[{"name":")" + out + R"(","index":"d0","size":[128],"bytes":4096}]})";
+  };
+  auto cpu_graph = [](const std::vector<std::string>& nodes, const std::string& outputs) {
+    std::string text = R"({"format":"schedgraph/1","device":"cpu","inputs":[{"name":"x","bytes":4096}],"outputs":[)" + outputs + R"(],"nodes":[)";
+    for (std::size_t i = 0; i < nodes.size(); ++i) text += (i ? "," : "") + nodes[i];
+    return load_graph(text + "]}");
+  };
+  // A row reduction then a pointwise op over the same 128 rows: one outer loop (cpu_mlp).
+  CHECK(groups_of(cpu_graph({node("r", "reduction", "br", "x", "[[128],[256]]", 128, 256),
+                             node("p", "pointwise", "bp", "br", "[[128],[]]", 128, 1)},
+                            R"("bp")")) == std::vector<std::vector<std::string>>{{"r", "p"}});
+  // Outer loops [4, 32] and [128]: nothing shared, so no fusion, where Triton would fuse 128 == 128 (cpu_convnet).
+  CHECK(groups_of(cpu_graph({node("r", "reduction", "br", "x", "[[4,32],[1024]]", 128, 1024),
+                             node("p", "pointwise", "bp", "br", "[[128],[]]", 128, 1)},
+                            R"("bp")")) == std::vector<std::vector<std::string>>{{"r"}, {"p"}});
+}

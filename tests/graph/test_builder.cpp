@@ -61,7 +61,7 @@ TEST_CASE("the builder numbers inputs first, then node outputs, and finds names"
   out.name = "y";
   out.bytes = 16;
   BufId y = b.add_node_output(v, out);
-  b.node(v).reads.push_back(Dep{x, DepKind::Star, 16, {}, {}});
+  b.node(v).reads.push_back(Dep{x, DepKind::Star, 16, {}, {}, {}});
   b.add_graph_output(y);
   Graph g = b.finish();
   CHECK(x == 0);

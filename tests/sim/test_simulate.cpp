@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <limits>
 
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
@@ -44,4 +46,13 @@ TEST_CASE("two-stream simulation: exposed time, idle time, step time", "[sim]") 
   CHECK(lanes == 2);
   CHECK(exposed == 1);
   CHECK(complete == 5 + 1);
+}
+
+TEST_CASE("simulation refuses runtimes that are not finite or sum past a double", "[sim]") {
+  Graph g = load_graph_file(test::data_path("comms/overlap_small.json"));
+  std::vector<double> rt(g.nodes.size(), 1.0);
+  rt[1] = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(simulate_two_streams(g, g.baseline_order(), rt), Catch::Contains("node \"" + g.nodes[1].name + "\""));
+  std::fill(rt.begin(), rt.end(), 1.7e308);
+  CHECK_THROWS_WITH(simulate_two_streams(g, g.baseline_order(), rt), Catch::Contains("finite"));
 }

@@ -22,7 +22,7 @@ export function describeBuffer(b) {
   return [
     `${b.buffer} · ${humanBytes(b.bytes)} · ${b.category}`,
     b.producer ? `made by ${b.producer}${b.kernel ? ` (kernel ${b.kernel})` : ''}` : 'graph input',
-    `${b.dtype || 'dtype ?'} ${shape}`.trim(),
+    `${b.dtype || ''} ${shape}`.trim() || 'no dtype or shape in the graph',
     `live steps ${b.start}–${b.to_end ? 'end (graph output)' : b.end}${b.last_user ? ` · last user ${b.last_user}` : ''}`,
   ];
 }

@@ -1,0 +1,77 @@
+// core/alloc — PyTorch's CUDA caching allocator, simulated on an allocation
+// sequence to predict `torch.cuda.memory_allocated()` and
+// `memory_reserved()` (docs/memory-as-executed.md).
+//
+// Contract: the default configuration of c10/cuda/CUDACachingAllocator.cpp
+// (PyTorch 2.x; no expandable segments, no max_split_size, no
+// roundup_power2_divisions), one stream:
+// - a request is rounded up to a multiple of 512 bytes (kMinBlockSize);
+//   0 bytes allocates nothing;
+// - requests up to 1 MiB (kSmallSize) use the small pool, larger ones the
+//   large pool; pools never lend to each other;
+// - best fit: the smallest free block of the pool that is large enough (ties:
+//   the lowest address);
+// - none fits: a new segment (cudaMalloc) of 2 MiB (kSmallBuffer) for small
+//   requests, 20 MiB (kLargeBuffer) for requests under 10 MiB
+//   (kMinLargeAlloc), else the request rounded up to 2 MiB (kRoundLarge);
+// - a block is split when the rest is >= 512 bytes (small pool) or > 1 MiB
+//   (large pool); unsplit, the whole block counts as allocated;
+// - a freed block merges with free neighbours of its segment; segments are
+//   never released (no empty_cache during a call), so reserved only grows.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <tuple>
+#include <vector>
+
+namespace schedlab {
+
+inline constexpr std::int64_t kAllocMinBlock = 512;
+inline constexpr std::int64_t kAllocSmallSize = 1 << 20;        // largest small request
+inline constexpr std::int64_t kAllocSmallSegment = 2 << 20;     // small pool segment
+inline constexpr std::int64_t kAllocLargeSegment = 20 << 20;    // large pool segment for requests < 10 MiB
+inline constexpr std::int64_t kAllocMinLargeAlloc = 10 << 20;   // requests from here get their own segment
+inline constexpr std::int64_t kAllocRoundLarge = 2 << 20;       // ... rounded up to 2 MiB
+
+class CachingAllocatorSim {
+ public:
+  using Handle = std::int32_t;
+  static constexpr Handle kNoBlock = -1;  // what a 0-byte request returns
+
+  // Throws Error for a negative size or a sum past 63 bits.
+  Handle allocate(std::int64_t bytes);
+  void release(Handle h);  // kNoBlock is a no-op; a handle twice is an Error
+
+  std::int64_t allocated_bytes() const { return allocated_; }
+  std::int64_t reserved_bytes() const { return reserved_; }
+  std::int64_t peak_allocated_bytes() const { return peak_allocated_; }
+  std::int64_t peak_reserved_bytes() const { return peak_reserved_; }
+  std::int64_t segments() const { return segments_; }
+  void reset_peaks() { peak_allocated_ = allocated_; peak_reserved_ = reserved_; }
+
+  static std::int64_t round_size(std::int64_t bytes);
+  static std::int64_t segment_size(std::int64_t rounded);
+
+ private:
+  struct Block {
+    std::int64_t addr = 0, size = 0;
+    Handle prev = kNoBlock, next = kNoBlock;  // neighbours inside the segment
+    bool small = false, allocated = false, live = true;  // live: not merged away
+  };
+  // Free blocks by (size, address): lower_bound is PyTorch's best fit.
+  using FreeSet = std::set<std::tuple<std::int64_t, std::int64_t, Handle>>;
+  FreeSet& pool(bool small) { return small ? small_free_ : large_free_; }
+  void insert_free(Handle h);
+  void erase_free(Handle h);
+  Handle new_segment(bool small, std::int64_t size);
+  void split(Handle h, std::int64_t size);
+  void absorb(Handle into, Handle neighbour);
+
+  std::vector<Block> blocks_;
+  FreeSet small_free_, large_free_;
+  std::int64_t next_addr_ = 0;
+  std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0, segments_ = 0;
+};
+
+}  // namespace schedlab

@@ -1,0 +1,191 @@
+// Estimated against measured: tables and the scatter plot.
+#include "core/measure/accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "core/predict/predicted.h"
+
+namespace schedlab {
+namespace {
+
+double ratio(double est, double meas) { return meas > 0 ? est / meas : (est > 0 ? INFINITY : 1.0); }
+
+ErrorSummary summarize(std::vector<double> errors) {
+  ErrorSummary s;
+  if (errors.empty()) return s;
+  std::sort(errors.begin(), errors.end());
+  const std::size_t mid = errors.size() / 2;
+  s.median = errors.size() % 2 ? errors[mid] : (errors[mid - 1] + errors[mid]) / 2;
+  s.worst = errors.back();
+  return s;
+}
+
+}  // namespace
+
+AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured) {
+  AccuracyReport r;
+  r.hardware = hw.name;
+  std::map<KernelClass, ClassAccuracy> classes;
+  for (const MeasuredCase& c : cases) {
+    const Graph& g = c.graph;
+    Prediction p = predict(g, g.baseline_order(), hw, {}, collectives_measured);
+    GraphAccuracy a;
+    a.graph = g.name;
+    a.path = c.path;
+    a.kernel_est_us = p.kernel_time_us;
+    a.kernel_meas_us = c.measured.kernel_time_us;
+    if (!collectives_measured)
+      for (const MeasuredKernel& k : c.measured.kernels)
+        if (!k.node.empty() && classify_node(g, g.nodes[g.find_node(k.node)]) == KernelClass::Collective) a.kernel_meas_us -= k.duration_us;
+    a.wall_est_us = p.wall_time_us;
+    a.wall_meas_us = c.measured.wall_time_us;
+    a.wall_cudagraphs_est_us = p.wall_time_us_cudagraphs;
+    a.wall_cudagraphs_meas_us = c.measured.wall_time_us_cudagraphs;
+    a.peak_est = p.peak_bytes;
+    a.peak_meas = c.measured.peak_allocated_bytes;
+    // Reserved memory before the call holds the whole process's tensors, not
+    // just the graph's inputs: start from the measured figure and add what
+    // the allocator simulation grows by during the call.
+    a.reserved_est = c.measured.reserved_before_bytes + (p.memory.reserved_bytes - p.memory.reserved_before_bytes);
+    a.reserved_meas = c.measured.peak_reserved_bytes;
+    a.data_dependent = !c.measured.unbacked.empty();
+    r.graphs.push_back(std::move(a));
+
+    std::vector<double> measured(g.nodes.size(), 0.0);
+    std::vector<std::uint8_t> has_kernel(g.nodes.size(), 0);
+    for (const MeasuredKernel& k : c.measured.kernels)
+      if (!k.node.empty()) {
+        const NodeId v = g.find_node(k.node);
+        measured[v] += k.duration_us;
+        has_kernel[v] = 1;
+      }
+    for (NodeId v = 0; v < g.num_nodes(); ++v) {
+      const KernelClass cls = classify_node(g, g.nodes[v]);
+      if (cls == KernelClass::None || (cls == KernelClass::Collective && !collectives_measured)) continue;
+      ClassAccuracy& ca = classes[cls];
+      ca.cls = cls;
+      ca.est_us += calibrated_node_runtime(g, v, hw).us;
+      ca.meas_us += measured[v];
+      ca.nodes += 1;
+    }
+  }
+  for (auto& [cls, ca] : classes)
+    if (ca.meas_us > 0) r.classes.push_back(ca);
+  return r;
+}
+
+ErrorSummary kernel_time_error(const AccuracyReport& r) {
+  std::vector<double> e;
+  for (const auto& g : r.graphs) e.push_back(std::abs(ratio(g.kernel_est_us, g.kernel_meas_us) - 1));
+  return summarize(e);
+}
+
+ErrorSummary wall_time_error(const AccuracyReport& r) {
+  std::vector<double> e;
+  for (const auto& g : r.graphs) e.push_back(std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1));
+  return summarize(e);
+}
+
+std::string accuracy_to_text(const AccuracyReport& r) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "accuracy on %s: %zu graphs (estimated / measured)\n", r.hardware.c_str(), r.graphs.size());
+  out += line;
+  std::snprintf(line, sizeof line, "%-34s %11s %7s %11s %7s %7s %7s %7s\n", "graph", "kernel(us)", "ratio", "wall(us)", "ratio", "cg", "peak",
+                "reserv");
+  out += line;
+  for (const auto& g : r.graphs) {
+    const std::string cg = g.wall_cudagraphs_meas_us ? std::to_string(ratio(g.wall_cudagraphs_est_us, *g.wall_cudagraphs_meas_us)).substr(0, 5) : "-";
+    std::snprintf(line, sizeof line, "%-34s %11.1f %7.3f %11.1f %7.3f %7s %7.3f %7.3f%s\n", g.graph.substr(0, 34).c_str(), g.kernel_meas_us,
+                  ratio(g.kernel_est_us, g.kernel_meas_us), g.wall_meas_us, ratio(g.wall_est_us, g.wall_meas_us), cg.c_str(),
+                  ratio(static_cast<double>(g.peak_est), static_cast<double>(g.peak_meas)),
+                  ratio(static_cast<double>(g.reserved_est), static_cast<double>(g.reserved_meas)), g.data_dependent ? "  (data-dependent)" : "");
+    out += line;
+  }
+  out += "per kernel class (summed over the graphs):\n";
+  std::snprintf(line, sizeof line, "  %-20s %8s %14s %14s %7s\n", "class", "nodes", "measured(us)", "estimated(us)", "ratio");
+  out += line;
+  for (const auto& c : r.classes) {
+    std::snprintf(line, sizeof line, "  %-20s %8d %14.1f %14.1f %7.3f\n", std::string(to_string(c.cls)).c_str(), c.nodes, c.meas_us, c.est_us,
+                  ratio(c.est_us, c.meas_us));
+    out += line;
+  }
+  const ErrorSummary k = kernel_time_error(r), w = wall_time_error(r);
+  std::snprintf(line, sizeof line, "kernel time error: median %.1f %%, worst %.1f %%; wall time error: median %.1f %%, worst %.1f %%\n",
+                100 * k.median, 100 * k.worst, 100 * w.median, 100 * w.worst);
+  out += line;
+  return out;
+}
+
+std::string accuracy_svg(const AccuracyReport& r) {
+  struct Point {
+    double meas, est;
+    const char* color;
+    std::string label;
+  };
+  std::vector<Point> pts;
+  for (const auto& g : r.graphs) {
+    pts.push_back({g.kernel_meas_us, g.kernel_est_us, "#1f77b4", g.graph + " kernel time"});
+    pts.push_back({g.wall_meas_us, g.wall_est_us, "#d62728", g.graph + " wall time"});
+  }
+  for (const auto& c : r.classes) pts.push_back({c.meas_us, c.est_us, "#2ca02c", std::string(to_string(c.cls)) + " (class total)"});
+  double lo = INFINITY, hi = 0;
+  for (const auto& p : pts)
+    for (double v : {p.meas, p.est})
+      if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (!(lo < hi)) lo = 1, hi = 10;
+  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
+  constexpr double kSize = 480, kPad = 60;
+  auto pos = [&](double v) { return (std::log10(std::max(v, std::pow(10.0, l0))) - l0) / (l1 - l0) * kSize; };
+  auto xml_escape = [](const std::string& s) {
+    std::string o;
+    for (char ch : s) o += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : ch == '"' ? "&quot;" : std::string(1, ch);
+    return o;
+  };
+  std::string svg;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+                kSize + 2 * kPad, kSize + 2 * kPad);
+  svg += buf;
+  svg += "<title>schedlab accuracy on " + xml_escape(r.hardware) + ": estimated against measured (us)</title>\n";
+  std::snprintf(buf, sizeof buf, "<g transform=\"translate(%.0f,%.0f)\">\n<rect width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#888\"/>\n", kPad,
+                kPad, kSize, kSize);
+  svg += buf;
+  for (double e = l0; e <= l1; e += 1) {
+    const double p = pos(std::pow(10.0, e));
+    std::snprintf(buf, sizeof buf,
+                  "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/><line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                  "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">1e%.0f</text><text x=\"-6\" y=\"%.1f\" text-anchor=\"end\">1e%.0f</text>\n",
+                  p, p, kSize, kSize - p, kSize, kSize - p, p, kSize + 16, e, kSize - p + 4, e);
+    svg += buf;
+  }
+  // The diagonal and the ±10 % band.
+  for (double f : {1.0, 1.1, 1 / 1.1}) {
+    const double shift = std::log10(f) / (l1 - l0) * kSize;
+    std::snprintf(buf, sizeof buf, "<line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"%s\"/>\n", kSize - shift, kSize,
+                  -shift, f == 1.0 ? "#444" : "#aaa", f == 1.0 ? "none" : "4 3");
+    svg += buf;
+  }
+  for (const auto& p : pts) {
+    if (!(p.meas > 0 && p.est > 0)) continue;
+    std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\" fill-opacity=\"0.75\"><title>", pos(p.meas),
+                  kSize - pos(p.est), p.color);
+    svg += buf;
+    std::snprintf(buf, sizeof buf, ": measured %.1f us, estimated %.1f us (%.3f)</title></circle>\n", p.meas, p.est, p.est / p.meas);
+    svg += xml_escape(p.label) + buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">measured (us)</text>"
+                "<text transform=\"translate(-44,%.0f) rotate(-90)\" text-anchor=\"middle\">estimated (us)</text>\n",
+                kSize / 2, kSize + 36, kSize / 2);
+  svg += buf;
+  svg += "<text x=\"8\" y=\"16\" fill=\"#1f77b4\">kernel time per graph</text><text x=\"8\" y=\"30\" fill=\"#d62728\">wall time per graph</text>"
+         "<text x=\"8\" y=\"44\" fill=\"#2ca02c\">kernel class totals</text>\n</g>\n</svg>\n";
+  return svg;
+}
+
+}  // namespace schedlab

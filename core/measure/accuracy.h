@@ -1,0 +1,63 @@
+// core/measure — estimated against measured, per graph and per kernel class
+// (the `accuracy` command; docs/cost-model.md, "Accuracy").
+//
+// Contract: for every measured case, `predict` (core/predict) runs on the
+// graph's own order (the post graph's node order is the order Inductor's
+// code runs) with the measured data-dependent sizes, and its figures stand
+// beside the measured ones. Per class, the calibrated time of every node of
+// the class is summed against the measured kernels mapped to those nodes.
+// The reserved peak is the measured reserved memory before the call (the
+// process's other tensors' segments, which the graph cannot know) plus
+// what the allocator simulation grows by during the call.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cost/cost_model.h"
+#include "core/measure/fit.h"
+
+namespace schedlab {
+
+struct GraphAccuracy {
+  std::string graph, path;
+  double kernel_est_us = 0, kernel_meas_us = 0;
+  double wall_est_us = 0, wall_meas_us = 0;
+  double wall_cudagraphs_est_us = 0;
+  std::optional<double> wall_cudagraphs_meas_us;
+  std::int64_t peak_est = 0, peak_meas = 0, reserved_est = 0, reserved_meas = 0;
+  bool data_dependent = false;  // the measurement observed data-dependent sizes
+};
+
+struct ClassAccuracy {
+  KernelClass cls = KernelClass::None;
+  double est_us = 0, meas_us = 0;
+  int nodes = 0;
+};
+
+struct AccuracyReport {
+  std::string hardware;
+  std::vector<GraphAccuracy> graphs;
+  std::vector<ClassAccuracy> classes;  // classes with measured kernels, in enum order
+};
+
+// `collectives_measured` false (the checked-in zoo: distributed graphs ran on
+// one GPU with the fake process group, whose collectives move nothing):
+// per-graph kernel and wall times leave collectives out on both sides, and
+// the collective class is not compared.
+AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured = true);
+
+// |est/meas - 1| over the graphs: median and worst, for one figure.
+struct ErrorSummary {
+  double median = 0, worst = 0;
+};
+ErrorSummary kernel_time_error(const AccuracyReport& r);
+ErrorSummary wall_time_error(const AccuracyReport& r);
+
+std::string accuracy_to_text(const AccuracyReport& r);
+// A self-contained SVG: estimated against measured on log axes (kernel time
+// and wall time per graph, time per class), the diagonal and a ±10 % band.
+std::string accuracy_svg(const AccuracyReport& r);
+
+}  // namespace schedlab

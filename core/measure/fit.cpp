@@ -1,0 +1,258 @@
+// The fit: per-class non-negative least squares, launch gaps from the
+// measured timelines, the host cost by a grid search over simulated walls.
+#include "core/measure/fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "core/io/graph_reader.h"
+#include "core/sim/simulate.h"
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+constexpr double kBackToBackUs = 10.0;  // a longer idle stretch means the host was late, not the GPU
+
+// Least-squares weight of a sample measured at t us: 1/t^power. Kernel laws
+// use 1.5, between absolute error (big kernels decide everything) and
+// relative error (tiny kernels, mostly launch noise, do).
+double weight(double t_us, double power) { return std::pow(std::max(t_us, 1e-3), -power); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// Weighted least squares on the chosen columns of [1, compute, memory];
+// returns false when singular. Solved by Gaussian elimination (3x3 at most).
+bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, double weight_power, std::array<double, 3>& coef, double& sse) {
+  std::array<int, 3> cols{};
+  int k = 0;
+  for (int c = 0; c < 3; ++c)
+    if (mask & (1u << c)) cols[k++] = c;
+  auto feature = [](const NodeSample& x, int c) { return c == 0 ? 1.0 : c == 1 ? x.compute_us : x.memory_us; };
+  double a[3][4] = {};
+  for (const NodeSample& x : s) {
+    const double w = weight(x.measured_us, weight_power);
+    for (int i = 0; i < k; ++i) {
+      for (int j = 0; j < k; ++j) a[i][j] += w * feature(x, cols[i]) * feature(x, cols[j]);
+      a[i][3] += w * feature(x, cols[i]) * x.measured_us;
+    }
+  }
+  for (int i = 0; i < k; ++i) {
+    int pivot = i;
+    for (int r = i + 1; r < k; ++r)
+      if (std::abs(a[r][i]) > std::abs(a[pivot][i])) pivot = r;
+    if (std::abs(a[pivot][i]) < 1e-12) return false;
+    for (int c = 0; c < 4; ++c) std::swap(a[i][c], a[pivot][c]);
+    for (int r = 0; r < k; ++r) {
+      if (r == i) continue;
+      const double f = a[r][i] / a[i][i];
+      for (int c = i; c < 4; ++c) a[r][c] -= f * a[i][c];
+    }
+  }
+  coef = {0, 0, 0};
+  for (int i = 0; i < k; ++i) coef[cols[i]] = a[i][3] / a[i][i];
+  for (double c : coef)
+    if (c < 0 || !std::isfinite(c)) return false;
+  sse = 0;
+  for (const NodeSample& x : s) {
+    const double pred = coef[0] + coef[1] * x.compute_us + coef[2] * x.memory_us;
+    sse += (pred - x.measured_us) * (pred - x.measured_us) * weight(x.measured_us, weight_power);
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// POSIX directory walk (std::filesystem is not in every toolchain the CLI
+// builds with, WebAssembly included).
+void collect_measured(const std::string& dir, std::vector<std::string>& out) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = dir + "/" + name;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) collect_measured(path, out);
+    else if (S_ISREG(st.st_mode) && name.size() > 14 && name.compare(name.size() - 14, 14, ".measured.json") == 0) out.push_back(path);
+  }
+  closedir(d);
+}
+
+}  // namespace
+
+std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs, const std::vector<std::string>& excludes) {
+  std::vector<std::string> out;
+  for (std::string d : dirs) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    struct stat st {};
+    if (stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw UsageError(d + ": not a folder");
+    collect_measured(d, out);
+  }
+  std::erase_if(out, [&](const std::string& path) {
+    for (const std::string& e : excludes)
+      if (path.find(e) != std::string::npos) return true;
+    return false;
+  });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+MeasuredCase load_measured_case(const std::string& path, const std::vector<std::string>& graph_dirs) {
+  MeasuredCase c;
+  c.path = path;
+  c.measured = load_measured(read_text_file(path), path);
+  std::string post = path.substr(0, path.size() - std::string(".measured.json").size()) + ".post.json";
+  const std::string file = post.substr(post.find_last_of('/') + 1);
+  struct stat st {};
+  for (const std::string& dir : graph_dirs)
+    if (stat(post.c_str(), &st) != 0 && stat((dir + "/" + file).c_str(), &st) == 0) post = dir + "/" + file;
+  try {
+    c.graph = load_graph_file(post);
+  } catch (const Error& e) {
+    throw Error(path + ": its graph " + post + ": " + e.what());
+  }
+  check_matches(c.measured, c.graph, path);
+  return c;
+}
+
+std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base) {
+  const Graph& g = c.graph;
+  std::vector<NodeSample> per_node(g.nodes.size());
+  for (const MeasuredKernel& k : c.measured.kernels) {
+    if (k.node.empty()) continue;
+    NodeSample& s = per_node[g.find_node(k.node)];
+    s.measured_us += k.duration_us;
+    ++s.kernels;
+  }
+  std::vector<NodeSample> out;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    NodeSample& s = per_node[v];
+    s.cls = classify_node(g, g.nodes[v]);
+    if (s.kernels == 0 || !class_needs_law(s.cls)) continue;
+    s.node = v;
+    RooflineTerms t = roofline_terms(g, g.nodes[v], base);
+    s.compute_us = t.compute_us;
+    s.memory_us = t.memory_us;
+    out.push_back(s);
+  }
+  return out;
+}
+
+// Non-negative least squares of t = c0 + c1 * compute_us + c2 * memory_us:
+// the best of the seven non-empty column subsets whose solution is >= 0.
+static std::array<double, 3> fit_nnls(const std::vector<NodeSample>& samples, double weight_power) {
+  std::array<double, 3> best{};
+  double best_sse = std::numeric_limits<double>::infinity();
+  for (unsigned mask = 1; mask < 8; ++mask) {
+    std::array<double, 3> coef{};
+    double sse = 0;
+    if (solve_subset(samples, mask, weight_power, coef, sse) && sse < best_sse) {
+      best_sse = sse;
+      best = coef;
+    }
+  }
+  return best;
+}
+
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples) {
+  ClassLaw best;
+  if (samples.empty()) return best;
+  const std::array<double, 3> coef = fit_nnls(samples, 1.5);
+  best.fixed_us = coef[0];
+  best.compute_factor = coef[1];
+  best.memory_factor = coef[2];
+  double kernels = 0;
+  for (const NodeSample& s : samples) kernels += s.kernels;
+  best.kernels_per_node = kernels / static_cast<double>(samples.size());
+  return best;
+}
+
+ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name) {
+  if (cases.empty()) throw UsageError("fit: no measured graphs");
+  ProfileFit fit;
+  fit.cases = cases.size();
+  std::map<KernelClass, std::vector<NodeSample>> by_class;
+  for (const MeasuredCase& c : cases)
+    for (NodeSample& s : node_samples(c, base)) by_class[s.cls].push_back(s);
+  TimeModel tm;
+  for (auto& [cls, samples] : by_class) {
+    tm.laws[cls] = fit_class_law(samples);
+    fit.samples += samples.size();
+  }
+  const std::pair<KernelClass, KernelClass> borrow[] = {{KernelClass::AttentionBackward, KernelClass::Attention},
+                                                        {KernelClass::ConvolutionBackward, KernelClass::Convolution},
+                                                        {KernelClass::TritonPointwise, KernelClass::TritonReduction},
+                                                        {KernelClass::TritonReduction, KernelClass::TritonPointwise},
+                                                        {KernelClass::Gemm, KernelClass::Convolution},
+                                                        {KernelClass::Attention, KernelClass::Gemm},
+                                                        {KernelClass::Convolution, KernelClass::Gemm},
+                                                        {KernelClass::Copy, KernelClass::TritonPointwise},
+                                                        {KernelClass::Extern, KernelClass::TritonPointwise}};
+  // Twice: a borrowed law may be borrowed again (convolution_backward <- convolution <- gemm).
+  for (int round = 0; round < 2; ++round)
+    for (auto [cls, from] : borrow)
+      if (!tm.laws.count(cls) && tm.laws.count(from)) {
+        tm.laws[cls] = tm.laws[from];
+        fit.borrowed.push_back(std::string(to_string(cls)) + "<-" + std::string(to_string(from)));
+      }
+  for (KernelClass c : kKernelClassesWithLaws)
+    if (class_needs_law(c) && !tm.laws.count(c))
+      throw Error("fit: no measured kernel of class \"" + std::string(to_string(c)) + "\" nor of a class it could borrow from");
+  tm.samples = static_cast<int>(fit.samples);
+
+  // Launch gaps from the timelines; the CUDA-graph gap from the graph-mode walls.
+  std::vector<double> gaps, graph_gaps;
+  for (const MeasuredCase& c : cases) {
+    const auto& ks = c.measured.kernels;
+    for (std::size_t i = 1; i < ks.size(); ++i) {
+      if (ks[i].stream != ks[i - 1].stream) continue;
+      const double gap = ks[i].start_us - (ks[i - 1].start_us + ks[i - 1].duration_us);
+      if (gap >= 0 && gap < kBackToBackUs) gaps.push_back(gap);
+    }
+    if (c.measured.wall_time_us_cudagraphs && !ks.empty())
+      graph_gaps.push_back(std::max(0.0, *c.measured.wall_time_us_cudagraphs - c.measured.kernel_time_us) / static_cast<double>(ks.size()));
+  }
+  tm.launch_gap_us = median(gaps);
+  tm.cudagraph_gap_us = graph_gaps.empty() ? tm.launch_gap_us : median(graph_gaps);
+
+  // The host: non-negative least squares of the call's host time (else its
+  // wall time, which a launch-bound call follows) on its Triton launches and
+  // extern calls, weighted by relative error.
+  std::vector<NodeSample> calls;
+  for (const MeasuredCase& c : cases) {
+    NodeSample s;
+    for (const Node& n : c.graph.nodes) {
+      const KernelClass k = classify_node(c.graph, n);
+      if (k == KernelClass::None) continue;
+      (k == KernelClass::TritonPointwise || k == KernelClass::TritonReduction ? s.compute_us : s.memory_us) += 1;
+    }
+    s.measured_us = c.measured.host_time_us.value_or(c.measured.wall_time_us);
+    calls.push_back(s);
+  }
+  const std::array<double, 3> host = fit_nnls(calls, 2.0);
+  tm.host_call_us = host[0];
+  tm.host_us_per_kernel = host[1];
+  tm.host_us_per_extern = host[2];
+
+  fit.profile = base;
+  fit.profile.name = name;
+  fit.profile.kernel_launch_us = 0;  // the time model's fixed terms hold it
+  fit.profile.time_model = std::move(tm);
+  return fit;
+}
+
+}  // namespace schedlab

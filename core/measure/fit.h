@@ -1,0 +1,66 @@
+// core/measure — fitting a hardware profile's time model to measured graphs
+// (docs/cost-model.md, "Fitting"). Deterministic: the same files give the
+// same profile, byte for byte.
+//
+// - Per kernel class, the law t = fixed + c * compute_us + m * memory_us is a
+//   non-negative least-squares fit over the class's measured nodes (a node's
+//   time: the sum of the kernels mapped to it), weighted by 1/t^1.5.
+//   kernels_per_node is the class's mean launch count.
+// - The launch gap: the median idle time between back-to-back kernels (the
+//   next one already launched: start within `kBackToBackUs` of the previous
+//   end). The CUDA-graph gap: the median of (wall - kernel time) / kernels
+//   over graphs measured under CUDA graphs.
+// - The host: host_call_us, host_us_per_kernel (Triton launches) and
+//   host_us_per_extern (extern calls, collectives) are a non-negative least
+//   squares fit of each call's measured host time (else its wall time) on
+//   its launch counts, weighted by relative error.
+// - A class nobody measured borrows a related class's law (attention and
+//   convolution from gemm, backward classes from their forward, copy and
+//   extern from triton_pointwise); the
+//   profile says which under "borrowed".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cost/cost_model.h"
+#include "core/measure/measured.h"
+
+namespace schedlab {
+
+struct MeasuredCase {
+  std::string path;  // of the measured file, for errors and reports
+  Graph graph;       // the post graph it measured
+  MeasuredGraph measured;
+};
+
+// Loads `<case>.measured.json` and its graph: the `<case>.post.json` beside
+// it (a GPU whose Inductor compiled the graph differently keeps its own
+// there), else the first in `graph_dirs` (tests/data/exported/ for the zoo);
+// checks they match. Throws Error naming the file.
+MeasuredCase load_measured_case(const std::string& measured_path, const std::vector<std::string>& graph_dirs = {});
+// Every `*.measured.json` under the folders, sorted by path, but those whose
+// path contains one of `excludes` (a hold-out list).
+std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs, const std::vector<std::string>& excludes = {});
+
+struct NodeSample {
+  KernelClass cls = KernelClass::None;
+  NodeId node = kNone;
+  double compute_us = 0, memory_us = 0;  // roofline terms on the base profile
+  double measured_us = 0;                // sum of its kernels' durations
+  int kernels = 0;
+};
+std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base);
+
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples);
+
+struct ProfileFit {
+  HardwareProfile profile;
+  std::vector<std::string> borrowed;  // "attention<-gemm", ...
+  std::size_t cases = 0, samples = 0;
+};
+// `base` gives the datasheet figures (peaks, DRAM, links); the result is it
+// plus the fitted time model, named `name`.
+ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name);
+
+}  // namespace schedlab

@@ -1,0 +1,101 @@
+// schedmeasured/1 reader.
+#include "core/measure/measured.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+using nlohmann::json;
+
+struct Reader {
+  std::string where;
+
+  [[noreturn]] void fail(const std::string& place, const std::string& what) const { throw Error(where + ": " + place + ": " + what); }
+
+  const json& need(const json& obj, const char* key, const std::string& place) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(place.empty() ? key : place + "." + key, "missing field");
+    return *it;
+  }
+  std::string text(const json& obj, const char* key, const std::string& place, bool nullable = false) const {
+    const json& v = need(obj, key, place);
+    if (nullable && v.is_null()) return {};
+    if (!v.is_string()) fail(place.empty() ? key : place + "." + key, "expected a string");
+    return v.get<std::string>();
+  }
+  double number(const json& v, const std::string& place) const {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) fail(place, "expected a finite number >= 0");
+    return v.get<double>();
+  }
+  std::int64_t bytes(const json& v, const std::string& place) const {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(place, "expected an integer >= 0");
+    return v.get<std::int64_t>();
+  }
+};
+
+}  // namespace
+
+MeasuredGraph load_measured(std::string_view text, const std::string& where) {
+  Reader r{where};
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw Error(where + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw Error(where + ": expected a JSON object");
+  if (r.text(j, "format", "") != "schedmeasured/1") r.fail("format", "expected \"schedmeasured/1\"");
+  MeasuredGraph m;
+  m.graph = r.text(j, "graph", "");
+  const json& env = r.need(j, "env", "");
+  if (!env.is_object()) r.fail("env", "expected an object");
+  m.device = r.text(env, "device", "env");
+  m.device_kind = r.text(env, "device_kind", "env");
+  const json& mem = r.need(j, "memory", "");
+  if (!mem.is_object()) r.fail("memory", "expected an object");
+  m.allocated_before_bytes = r.bytes(r.need(mem, "allocated_before_bytes", "memory"), "memory.allocated_before_bytes");
+  m.freeable_inputs_bytes = r.bytes(r.need(mem, "freeable_inputs_bytes", "memory"), "memory.freeable_inputs_bytes");
+  m.peak_allocated_bytes = r.bytes(r.need(mem, "peak_allocated_bytes", "memory"), "memory.peak_allocated_bytes");
+  m.reserved_before_bytes = r.bytes(r.need(mem, "reserved_before_bytes", "memory"), "memory.reserved_before_bytes");
+  m.peak_reserved_bytes = r.bytes(r.need(mem, "peak_reserved_bytes", "memory"), "memory.peak_reserved_bytes");
+  const json& kernels = r.need(j, "kernels", "");
+  if (!kernels.is_array()) r.fail("kernels", "expected an array");
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const std::string place = "kernels[" + std::to_string(i) + "]";
+    const json& k = kernels[i];
+    if (!k.is_object()) r.fail(place, "expected an object");
+    MeasuredKernel mk;
+    mk.name = r.text(k, "name", place);
+    mk.node = r.text(k, "node", place, true);
+    mk.kernel_class = r.text(k, "class", place);
+    mk.start_us = r.number(r.need(k, "start_us", place), place + ".start_us");
+    mk.duration_us = r.number(r.need(k, "duration_us", place), place + ".duration_us");
+    if (auto s = k.find("stream"); s != k.end() && s->is_number_integer()) mk.stream = s->get<std::int64_t>();
+    m.kernels.push_back(std::move(mk));
+  }
+  m.kernel_time_us = r.number(r.need(j, "kernel_time_us", ""), "kernel_time_us");
+  m.wall_time_us = r.number(r.need(j, "wall_time_us", ""), "wall_time_us");
+  if (auto it = j.find("host_time_us"); it != j.end() && !it->is_null()) m.host_time_us = r.number(*it, "host_time_us");
+  if (auto it = j.find("wall_time_us_cudagraphs"); it != j.end() && !it->is_null())
+    m.wall_time_us_cudagraphs = r.number(*it, "wall_time_us_cudagraphs");
+  if (auto it = j.find("unbacked"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) r.fail("unbacked", "expected an object {symbol: value}");
+    for (auto u = it->begin(); u != it->end(); ++u) m.unbacked[u.key()] = r.bytes(u.value(), "unbacked." + u.key());
+  }
+  return m;
+}
+
+void check_matches(const MeasuredGraph& m, const Graph& g, const std::string& where) {
+  if (m.graph != g.name)
+    throw Error(where + ": graph: measured \"" + m.graph + "\", but the graph beside it is \"" + g.name + "\"");
+  for (std::size_t i = 0; i < m.kernels.size(); ++i)
+    if (!m.kernels[i].node.empty() && g.find_node(m.kernels[i].node) == kNone)
+      throw Error(where + ": kernels[" + std::to_string(i) + "].node: no node \"" + m.kernels[i].node + "\" in graph \"" + g.name + "\"");
+}
+
+}  // namespace schedlab

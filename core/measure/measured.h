@@ -1,0 +1,49 @@
+// core/measure — a graph's measurements on a real GPU (schedmeasured/1,
+// docs/schedmeasured-1.md), read and checked against the graph they measure.
+//
+// Contract: load_measured() refuses anything malformed with an Error naming
+// the place (`kernels[3].duration_us: expected a finite number >= 0`);
+// check_matches() refuses a file measured on another graph (name, or a kernel
+// mapped to a node the graph does not have). The fit (core/measure/fit.h)
+// and the accuracy report read only what is here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace schedlab {
+
+struct MeasuredKernel {
+  std::string name;
+  std::string node;    // the post graph's node that launched it; empty when unmapped
+  std::string kernel_class;
+  double start_us = 0, duration_us = 0;
+  std::int64_t stream = 0;
+};
+
+struct MeasuredGraph {
+  std::string graph;        // the post graph's name
+  std::string device, device_kind;
+  std::int64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0;
+  std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0, freeable_inputs_bytes = 0;
+  std::vector<MeasuredKernel> kernels;  // one call, launch order
+  double kernel_time_us = 0;
+  double wall_time_us = 0;
+  std::optional<double> host_time_us;  // the wrapper's time for the call to return, when measured
+  std::optional<double> wall_time_us_cudagraphs;
+  std::map<std::string, std::int64_t> unbacked;  // observed data-dependent symbols
+};
+
+// `where` prefixes every error (normally the file's path).
+MeasuredGraph load_measured(std::string_view json_text, const std::string& where);
+
+// Throws Error "<where>: ..." when `m` was not measured on `g`.
+void check_matches(const MeasuredGraph& m, const Graph& g, const std::string& where);
+
+}  // namespace schedlab

@@ -1,0 +1,222 @@
+// Memory as executed: the wrapper's allocation lines, then the caching
+// allocator. Step names follow scheduler.py / wrapper.py.
+#include "core/memory/executed.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "core/alloc/caching_allocator.h"
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+// The buffer a mutation writes through: follows mutation_of to the real
+// storage (Inductor's mutation_real_name).
+BufId real_buffer(const Graph& g, BufId b) {
+  while (g.buffers[b].mutation_of != kNone) b = g.buffers[b].mutation_of;
+  return b;
+}
+
+// Extern kernels that write into a buffer the wrapper allocated (ExternKernelOut:
+// `extern_kernels.mm(a, b, out=buf)`); every other extern allocates its outputs itself.
+bool writes_into_wrapper_buffer(const Node& n) {
+  if (n.kind != NodeKind::Extern) return n.kind != NodeKind::Collective;
+  constexpr std::string_view kPrefix = "extern_kernels.";
+  return n.kernel.rfind(kPrefix, 0) == 0 && n.kernel.find("convolution") == std::string::npos;
+}
+
+struct Replay {
+  const Graph& g;
+  const Order& order;
+  std::vector<std::int64_t> bytes;         // per buffer, observed sizes applied
+  std::vector<std::int32_t> step_of;       // per node
+  std::vector<std::int32_t> last_use;      // per real buffer: last step that reads or writes it; -1 none
+  std::vector<std::uint8_t> graph_output;  // per buffer
+  std::vector<std::vector<BufId>> items;   // per multi_output container: its items
+  std::vector<BufId> donated_to;           // per buffer: the output that took it over in place
+
+  // --- compute_last_usage: every dep, weak ones included, keeps the real buffer alive.
+  void compute_last_usage() {
+    last_use.assign(g.buffers.size(), -1);
+    for (std::int32_t s = 0; s < static_cast<std::int32_t>(order.size()); ++s) {
+      const Node& n = g.nodes[order[s]];
+      for (const auto* deps : {&n.reads, &n.writes})
+        for (const Dep& d : *deps) last_use[real_buffer(g, d.buf)] = s;
+      for (BufId b : n.outputs) last_use[real_buffer(g, b)] = std::max(last_use[real_buffer(g, b)], s);
+    }
+    for (BufId b = 0; b < g.num_buffers(); ++b)
+      if (g.buffers[b].layout == Layout::MultiOutputItem) {
+        // The fallback's items are views of its result: the container lives while any item does.
+        BufId container = kNone;
+        for (const Dep& d : g.nodes[g.buffers[b].producer].reads)
+          if (g.buffers[d.buf].layout == Layout::MultiOutput) container = d.buf;
+        if (container != kNone) items[container].push_back(b);
+      }
+  }
+
+  bool allocates(BufId b) const {
+    const Buffer& buf = g.buffers[b];
+    return !buf.is_input && buf.mutation_of == kNone && buf.layout != Layout::None && buf.layout != Layout::MultiOutput &&
+           bytes[b] > 0;
+  }
+
+  // --- can_reuse + can_inplace + can_match_buffer_size + single_index_in_fused_node.
+  BufId inplace_donor(const Node& n, BufId out, std::int32_t step) const {
+    if (n.kind != NodeKind::Pointwise && n.kind != NodeKind::Reduction) return kNone;
+    for (BufId o : n.outputs)
+      if (!g.buffers[o].aliases.empty()) return kNone;
+    const Dep* write = nullptr;
+    for (const Dep& w : n.writes)
+      if (w.buf == out && w.kind == DepKind::Memory) write = write ? nullptr : &w;
+    if (!write) return kNone;
+    for (const Dep& r : n.reads) {
+      if (r.kind != DepKind::Memory) continue;
+      const BufId d = r.buf;
+      const Buffer& donor = g.buffers[d];
+      if (donor.is_input || graph_output[d] || donated_to[d] != kNone || donor.layout != Layout::Fixed) continue;
+      if (donor.mutation_of != kNone || !donor.aliases.empty()) continue;
+      if (donor.producer == kNone || g.nodes[donor.producer].kind == NodeKind::Nop) continue;
+      if (last_use[d] != step || donor.dtype != g.buffers[out].dtype) continue;
+      if (!(bytes[out] <= bytes[d] && 20 * bytes[out] >= 19 * bytes[d])) continue;
+      if (r.index != write->index || r.size != write->size) continue;
+      int deps_on_donor = 0;
+      for (const auto* deps : {&n.reads, &n.writes})
+        for (const Dep& e : *deps) deps_on_donor += e.buf == d && !e.is_weak();
+      if (deps_on_donor == 1) return d;
+    }
+    return kNone;
+  }
+};
+
+}  // namespace
+
+namespace {
+
+// One line of the wrapper's memory code (AllocateLine, ReuseLine, FreeIfNotReusedLine).
+struct Line {
+  ExecutedEvent::Kind kind;
+  BufId buf = kNone, donor = kNone;
+  NodeId at = kNone;
+  bool pooled = false;  // Allocate: may take from the pool; Free: goes to the pool
+  bool reused = false;  // Free: a later allocation took it, so nothing is released here
+};
+
+// The wrapper's lines for `order`, before memory planning.
+std::vector<Line> emit_lines(Replay& r) {
+  const Graph& g = r.g;
+  std::vector<std::vector<BufId>> dying_at(r.order.size());
+  for (BufId b = 0; b < g.num_buffers(); ++b) {
+    const Buffer& buf = g.buffers[b];
+    if (r.last_use[b] < 0 || r.graph_output[b] || (buf.is_input && !buf.freeable)) continue;
+    if (buf.is_input ? r.bytes[b] > 0 : r.allocates(b)) dying_at[r.last_use[b]].push_back(b);
+  }
+  std::vector<Line> lines;
+  for (std::int32_t s = 0; s < static_cast<std::int32_t>(r.order.size()); ++s) {
+    const NodeId v = r.order[s];
+    const Node& node = g.nodes[v];
+    const bool pooled = writes_into_wrapper_buffer(node);
+    for (BufId b : node.outputs) {
+      if (g.buffers[b].layout == Layout::MultiOutput) {
+        for (BufId item : r.items[b])  // the fallback allocates its results itself
+          if (r.allocates(item)) lines.push_back({ExecutedEvent::Kind::Allocate, item, kNone, v, false});
+        continue;
+      }
+      if (!r.allocates(b) || g.buffers[b].layout == Layout::MultiOutputItem) continue;
+      if (BufId donor = r.inplace_donor(node, b, s); donor != kNone) {
+        r.donated_to[donor] = b;
+        lines.push_back({ExecutedEvent::Kind::Reuse, b, donor, v});
+      } else {
+        lines.push_back({ExecutedEvent::Kind::Allocate, b, kNone, v, pooled});
+      }
+    }
+    // free_buffers(): after the kernel, sorted by name; inputs are deleted, not pooled.
+    auto& dying = dying_at[s];
+    std::sort(dying.begin(), dying.end(), [&](BufId a, BufId b) { return g.buffers[a].name < g.buffers[b].name; });
+    for (BufId b : dying)
+      if (r.donated_to[b] == kNone) lines.push_back({ExecutedEvent::Kind::Free, b, kNone, v, !g.buffers[b].is_input});
+  }
+  return lines;
+}
+
+// MemoryPlanningState: a pooled free line waits under (dtype, bytes); the
+// next allocation of that key takes the most recent one and the free line
+// then releases nothing.
+void plan_pool_reuse(Replay& r, std::vector<Line>& lines) {
+  std::map<std::pair<std::string_view, std::int64_t>, std::vector<std::size_t>> pool;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    Line& l = lines[i];
+    auto key = std::make_pair(std::string_view(r.g.buffers[l.buf].dtype), r.bytes[l.buf]);
+    if (l.kind == ExecutedEvent::Kind::Free && l.pooled) {
+      pool[key].push_back(i);
+    } else if (l.kind == ExecutedEvent::Kind::Allocate && l.pooled) {
+      auto it = pool.find(key);
+      if (it == pool.end() || it->second.empty()) continue;
+      Line& freed = lines[it->second.back()];
+      it->second.pop_back();
+      freed.reused = true;
+      l.kind = ExecutedEvent::Kind::Reuse;
+      l.donor = freed.buf;
+    }
+  }
+}
+
+}  // namespace
+
+ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, const std::map<std::string, std::int64_t>& observed_bytes) {
+  const std::int32_t n = g.num_nodes();
+  if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
+  Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
+           std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone)};
+  for (std::int32_t s = 0; s < n; ++s) {
+    if (order[s] < 0 || order[s] >= n || r.step_of[order[s]] != -1) throw Error("memory as executed: the order does not hold every node once");
+    r.step_of[order[s]] = s;
+  }
+  r.bytes.reserve(g.buffers.size());
+  for (const Buffer& b : g.buffers) {
+    auto it = observed_bytes.find(b.name);
+    r.bytes.push_back(it != observed_bytes.end() ? it->second : b.hint_bytes.value_or(b.bytes));
+  }
+  for (BufId b : g.outputs) r.graph_output[real_buffer(g, b)] = 1;
+  r.compute_last_usage();
+
+  std::vector<Line> lines = emit_lines(r);
+  plan_pool_reuse(r, lines);
+
+  ExecutedMemory out;
+  CachingAllocatorSim alloc;
+  std::vector<CachingAllocatorSim::Handle> handle(g.buffers.size(), CachingAllocatorSim::kNoBlock);
+  std::int64_t freeable_bytes = 0;
+  for (BufId b = 0; b < g.num_inputs; ++b) {
+    handle[b] = alloc.allocate(r.bytes[b]);
+    if (g.buffers[b].freeable && r.last_use[b] >= 0) freeable_bytes = checked_add(freeable_bytes, r.bytes[b], "freeable input bytes");
+  }
+  out.allocated_before_bytes = alloc.allocated_bytes();
+  out.reserved_before_bytes = alloc.reserved_bytes();
+  alloc.reset_peaks();
+  for (const Line& l : lines) {
+    switch (l.kind) {
+      case ExecutedEvent::Kind::Allocate: {
+        const std::int64_t before = alloc.peak_allocated_bytes();
+        handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
+        if (alloc.peak_allocated_bytes() > before) out.peak_node = l.at;
+        break;
+      }
+      case ExecutedEvent::Kind::Reuse:
+        handle[l.buf] = handle[l.donor];
+        ++(g.buffers[l.donor].producer != kNone && r.donated_to[l.donor] == l.buf ? out.inplace_reuses : out.pool_reuses);
+        break;
+      case ExecutedEvent::Kind::Free:
+        if (l.reused) continue;  // a later allocation takes the storage over
+        alloc.release(handle[l.buf]);
+        handle[l.buf] = CachingAllocatorSim::kNoBlock;
+        break;
+    }
+    out.events.push_back({l.kind, l.buf, l.donor, l.at, r.bytes[l.buf]});
+  }
+  out.peak_bytes = alloc.peak_allocated_bytes() - out.allocated_before_bytes + freeable_bytes;
+  out.reserved_bytes = alloc.peak_reserved_bytes();
+  return out;
+}
+
+}  // namespace schedlab

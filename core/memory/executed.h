@@ -1,0 +1,59 @@
+// core/memory — memory as executed: what Inductor's generated code really
+// allocates for an order, beside the scheduler's estimate (estimate.h), which
+// stays exactly as Inductor decides by it (docs/memory-as-executed.md).
+//
+// Contract: a pure function of (Graph, order, observed sizes). It replays the
+// wrapper's allocation lines node by node:
+// - outputs are allocated before the node's kernel, in output order; layouts
+//   none and mutations allocate nothing; a multi-output kernel allocates its
+//   items itself, at its own step;
+// - in-place reuse (scheduler.py decide_inplace_update / can_inplace,
+//   wrapper.py can_reuse / can_match_buffer_size): a pointwise or reduction
+//   output takes over a buffer the node reads through one identical index,
+//   when that read is the buffer's last use, the dtype matches and the
+//   output is 95..100 % of its size; graph inputs are never taken over;
+// - the wrapper's reuse pool (MemoryPlanningState): a buffer freed after its
+//   last use is kept under (dtype, bytes); the next allocation of the same
+//   key takes it (`# reuse`), last freed first; a freed buffer nobody takes
+//   is released where it was freed. Buffers allocated by extern kernels
+//   themselves (fallbacks, convolution) never take from the pool;
+// - frees follow the node's kernel, in buffer-name order; graph outputs and
+//   inputs the graph does not own stay.
+// The sequence then runs through the caching allocator (core/alloc) from a
+// cache holding the graph's inputs (file order), which gives both peaks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace schedlab {
+
+struct ExecutedEvent {
+  enum class Kind : std::uint8_t { Allocate, Free, Reuse };  // Reuse: `buf` takes over `donor`'s storage
+  Kind kind = Kind::Allocate;
+  BufId buf = kNone;
+  BufId donor = kNone;
+  NodeId at = kNone;        // the node at whose step it happens
+  std::int64_t bytes = 0;   // requested bytes (Allocate/Free)
+};
+
+struct ExecutedMemory {
+  std::vector<ExecutedEvent> events;  // in execution order
+  std::int64_t peak_bytes = 0;        // allocator's allocated peak over what was live before the call, plus freeable inputs
+  std::int64_t reserved_bytes = 0;    // allocator's reserved peak (segments holding the inputs included)
+  std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0;
+  NodeId peak_node = kNone;           // the node at whose step the peak is first reached
+  std::int32_t inplace_reuses = 0, pool_reuses = 0;
+};
+
+// `observed_bytes`: sizes of buffers whose size is data-dependent (by name),
+// as measured; they replace the file's bytes. Throws Error when `order` is
+// not a permutation of the nodes.
+ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order,
+                                           const std::map<std::string, std::int64_t>& observed_bytes = {});
+
+}  // namespace schedlab

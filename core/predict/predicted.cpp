@@ -1,0 +1,93 @@
+// The `predicted` figures: calibrated times through the three-resource
+// simulation, memory as executed through the caching allocator.
+#include "core/predict/predicted.h"
+
+#include <cstdio>
+
+#include "core/cost/kernel_class.h"
+
+namespace schedlab {
+
+using nlohmann::json;
+
+LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs) {
+  LaunchModel m;
+  if (!hw.time_model) return m;
+  const TimeModel& tm = *hw.time_model;
+  m.host_us.assign(g.nodes.size(), 0.0);
+  m.gap_us.assign(g.nodes.size(), 0.0);
+  m.host_call_us = cudagraphs ? 0.0 : tm.host_call_us;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const KernelClass c = classify_node(g, g.nodes[v]);
+    if (c == KernelClass::None) continue;
+    const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
+    // The host makes one call per node (a Triton launch or an extern op),
+    // however many GPU kernels that call starts.
+    const bool triton = c == KernelClass::TritonPointwise || c == KernelClass::TritonReduction;
+    m.host_us[v] = cudagraphs ? 0.0 : (triton ? tm.host_us_per_kernel : tm.host_us_per_extern);
+    m.gap_us[v] = kernels * (cudagraphs ? tm.cudagraph_gap_us : tm.launch_gap_us);
+  }
+  return m;
+}
+
+Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::map<std::string, std::int64_t>& observed_bytes,
+                   bool price_collectives) {
+  Prediction p;
+  p.hardware = hw.name;
+  p.runtime_source = hw.time_model ? "calibrated" : "roofline";
+  std::vector<double> us = calibrated_runtimes_us(g, hw);
+  double inductor = 0;
+  bool inductor_complete = true;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& n = g.nodes[v];
+    const KernelClass c = classify_node(g, n);
+    if (c == KernelClass::Collective && !price_collectives) us[v] = 0;
+    if (c == KernelClass::None || (c == KernelClass::Collective && !price_collectives)) continue;
+    p.kernel_time_us = add_us(p.kernel_time_us, us[v], "kernel time");
+    p.class_time_us[c] += us[v];
+    if (n.runtime_us) inductor = add_us(inductor, *n.runtime_us, "Inductor's kernel time");
+    else inductor_complete = false;
+  }
+  if (inductor_complete) p.inductor_kernel_time_us = inductor;
+  p.wall_time_us = simulate_two_streams(g, order, us, launch_model(g, hw, false)).step_time_us;
+  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true)).step_time_us;
+  p.memory = estimate_memory_as_executed(g, order, observed_bytes);
+  p.peak_bytes = p.memory.peak_bytes;
+  p.reserved_bytes = p.memory.reserved_bytes;
+  return p;
+}
+
+json prediction_to_json(const Prediction& p) {
+  json classes = json::object();
+  for (const auto& [c, us] : p.class_time_us) classes[std::string(to_string(c))] = us;
+  json out = {{"hardware", p.hardware},
+              {"runtime_source", p.runtime_source},
+              {"peak_bytes", p.peak_bytes},
+              {"reserved_bytes", p.reserved_bytes},
+              {"kernel_time_us", p.kernel_time_us},
+              {"wall_time_us", p.wall_time_us},
+              {"wall_time_us_cudagraphs", p.wall_time_us_cudagraphs},
+              {"kernel_time_us_by_class", std::move(classes)},
+              {"inplace_reuses", p.memory.inplace_reuses},
+              {"pool_reuses", p.memory.pool_reuses}};
+  out["inductor_kernel_time_us"] = p.inductor_kernel_time_us ? json(*p.inductor_kernel_time_us) : json(nullptr);
+  return out;
+}
+
+std::string prediction_to_text(const Prediction& p) {
+  char line[512];
+  std::string out;
+  std::snprintf(line, sizeof line, "predicted on %s (%s model): kernel time %.1f us, wall %.1f us (CUDA graphs %.1f us)", p.hardware.c_str(),
+                p.runtime_source.c_str(), p.kernel_time_us, p.wall_time_us, p.wall_time_us_cudagraphs);
+  out += line;
+  if (p.inductor_kernel_time_us) {
+    std::snprintf(line, sizeof line, "; Inductor's estimate (runtime_us) %.1f us", *p.inductor_kernel_time_us);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "\npredicted memory as executed: peak %lld bytes, reserved %lld bytes (%d in-place reuses, %d pool reuses)\n",
+                static_cast<long long>(p.peak_bytes), static_cast<long long>(p.reserved_bytes), p.memory.inplace_reuses, p.memory.pool_reuses);
+  out += line;
+  return out;
+}
+
+}  // namespace schedlab

@@ -1,0 +1,51 @@
+// core/predict — what a plan predicts for a real run (schedplan/1 `predicted`,
+// docs/schedplan-1.md): kernel time, wall time in Inductor's default mode and
+// under CUDA graphs, peak memory as executed and the allocator's reserved peak.
+//
+// Contract: a pure function of (Graph, order, hardware profile). Times come
+// from the calibrated model (core/cost: the profile's fitted time model, else
+// the roofline) and the three-resource simulation (core/sim: host, compute
+// stream, comm stream); memory from core/memory/executed.h. Nothing here
+// reads a node's `runtime_us`: that is Inductor's estimate, reported beside.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cost/cost_model.h"
+#include "core/memory/executed.h"
+#include "core/sim/simulate.h"
+
+namespace schedlab {
+
+// The launch path of the profile's time model for every node: per launched
+// kernel, the host's wrapper cost (none under CUDA graphs) and the device's
+// launch gap. A profile without a time model has neither.
+LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs);
+
+struct Prediction {
+  std::string hardware;
+  std::string runtime_source;     // "calibrated" (fitted time model) | "roofline" (datasheet)
+  std::int64_t peak_bytes = 0;    // memory as executed
+  std::int64_t reserved_bytes = 0;
+  double kernel_time_us = 0;      // sum of GPU kernel time (collectives included)
+  double wall_time_us = 0;        // Inductor's default mode: host, launch gaps, two streams
+  double wall_time_us_cudagraphs = 0;
+  std::optional<double> inductor_kernel_time_us;  // sum of the nodes' runtime_us, when every kernel has one
+  std::map<KernelClass, double> class_time_us;    // kernel time by class
+  ExecutedMemory memory;
+};
+
+// `price_collectives` false: collectives take no time (as on a fake process
+// group, which launches them but moves nothing) and count in no kernel time.
+Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw,
+                   const std::map<std::string, std::int64_t>& observed_bytes = {}, bool price_collectives = true);
+
+nlohmann::json prediction_to_json(const Prediction& p);
+std::string prediction_to_text(const Prediction& p);
+
+}  // namespace schedlab

@@ -1,0 +1,91 @@
+// The caching allocator simulation against hand-worked block bookkeeping
+// (constants and rules as in c10/cuda/CUDACachingAllocator.cpp).
+#include <catch2/catch.hpp>
+
+#include "core/alloc/caching_allocator.h"
+#include "core/util/error.h"
+
+using namespace schedlab;
+
+namespace {
+constexpr std::int64_t MiB = 1 << 20;
+}
+
+TEST_CASE("allocator: rounding, pools and segment sizes", "[alloc]") {
+  CHECK(CachingAllocatorSim::round_size(1) == 512);
+  CHECK(CachingAllocatorSim::round_size(512) == 512);
+  CHECK(CachingAllocatorSim::round_size(513) == 1024);
+  CHECK(CachingAllocatorSim::segment_size(MiB) == 2 * MiB);            // small pool
+  CHECK(CachingAllocatorSim::segment_size(MiB + 512) == 20 * MiB);     // large, under 10 MiB
+  CHECK(CachingAllocatorSim::segment_size(10 * MiB - 512) == 20 * MiB);
+  CHECK(CachingAllocatorSim::segment_size(10 * MiB) == 10 * MiB);      // own segment, 2 MiB rounded
+  CHECK(CachingAllocatorSim::segment_size(11 * MiB) == 12 * MiB);
+
+  CachingAllocatorSim a;
+  CHECK(a.allocate(0) == CachingAllocatorSim::kNoBlock);
+  auto s1 = a.allocate(100);  // 512 B from a new 2 MiB small segment
+  CHECK(a.allocated_bytes() == 512);
+  CHECK(a.reserved_bytes() == 2 * MiB);
+  auto s2 = a.allocate(MiB);  // fits the small segment's rest (split: rest >= 512)
+  CHECK(a.reserved_bytes() == 2 * MiB);
+  CHECK(a.allocated_bytes() == 512 + MiB);
+  auto big = a.allocate(11 * MiB);  // own 12 MiB segment; the 1 MiB rest is not split off
+  CHECK(a.reserved_bytes() == 14 * MiB);
+  CHECK(a.allocated_bytes() == 512 + MiB + 12 * MiB);
+  auto l1 = a.allocate(MiB + 1);  // large pool, nothing free: a new 20 MiB segment, split (rest > 1 MiB)
+  CHECK(a.reserved_bytes() == 34 * MiB);
+  CHECK(a.allocated_bytes() == 512 + MiB + 12 * MiB + MiB + 512);
+  CHECK(a.segments() == 3);
+  auto again = a.allocate(11 * MiB);  // best fit: the rest of l1's segment (19 MiB - 512), split
+  CHECK(a.reserved_bytes() == 34 * MiB);
+  a.release(again);
+  a.release(big);
+  a.release(l1);
+  a.release(s2);
+  a.release(s1);
+  CHECK(a.allocated_bytes() == 0);
+  CHECK(a.reserved_bytes() == 34 * MiB);  // nothing goes back
+  CHECK(a.peak_allocated_bytes() == 512 + MiB + 12 * MiB + MiB + 512 + 11 * MiB);
+  CHECK_THROWS_AS(a.release(s1), Error);
+}
+
+TEST_CASE("allocator: best fit, merging and unsplit blocks", "[alloc]") {
+  CachingAllocatorSim a;
+  // Two large segments: 12 MiB and 20 MiB.
+  auto x = a.allocate(12 * MiB);  // own 12 MiB segment, exact
+  auto y = a.allocate(2 * MiB);   // 20 MiB segment: 2 MiB + 18 MiB free rest
+  auto z = a.allocate(3 * MiB);   // from the 18 MiB rest: 3 MiB + 15 MiB free rest
+  CHECK(a.reserved_bytes() == 32 * MiB);
+  a.release(x);  // free: 12 MiB (segment 1), 15 MiB (segment 2)
+  auto w = a.allocate(11 * MiB);  // best fit is the 12 MiB block; its 1 MiB rest is not split off
+  CHECK(a.reserved_bytes() == 32 * MiB);
+  CHECK(a.allocated_bytes() == 2 * MiB + 3 * MiB + 12 * MiB);
+  a.release(y);
+  a.release(z);  // merges with y's block and the 15 MiB rest: one 20 MiB free block
+  auto v = a.allocate(19 * MiB);  // fits only because the blocks merged
+  CHECK(a.reserved_bytes() == 32 * MiB);
+  CHECK(a.allocated_bytes() == 12 * MiB + 20 * MiB);  // 1 MiB rest: not split
+  auto u = a.allocate(4 * MiB);  // nothing free in the large pool: a new 20 MiB segment
+  CHECK(a.reserved_bytes() == 52 * MiB);
+  a.release(v);
+  a.release(w);
+  a.release(u);
+  CHECK(a.allocated_bytes() == 0);
+  CHECK_THROWS_WITH(a.allocate(-1), Catch::Contains("negative"));
+  CHECK_THROWS_WITH(a.allocate(INT64_MAX), Catch::Contains("overflows"));
+}
+
+TEST_CASE("allocator: blocks of one segment serve several requests", "[alloc]") {
+  // Two 10 MiB - 512 requests share one 20 MiB segment: the first splits
+  // (rest 10 MiB + 512 > 1 MiB), the second takes that rest whole (1024 B left).
+  CachingAllocatorSim a;
+  a.allocate(10 * MiB - 512);
+  a.allocate(10 * MiB - 512);
+  CHECK(a.reserved_bytes() == 20 * MiB);
+  CHECK(a.allocated_bytes() == 20 * MiB);
+  // Two 1 MiB small requests share one 2 MiB segment.
+  CachingAllocatorSim b;
+  b.allocate(MiB);
+  b.allocate(MiB);
+  CHECK(b.reserved_bytes() == 2 * MiB);
+}

@@ -1,0 +1,109 @@
+// fit-profile, accuracy and --hardware FILE as a user meets them: exit codes,
+// one-line errors naming the place, written files. The measured file here is
+// SYNTHETIC (made up for the command line's sake, not a GPU measurement).
+#ifndef __EMSCRIPTEN__
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_util.h"
+
+namespace {
+
+using schedlab::test::run_cli;
+namespace fs = std::filesystem;
+
+// A folder holding one exported graph and a synthetic measurement of it:
+// one kernel per launching node, 10 us each, back to back.
+fs::path synthetic_measured_dir(const std::string& tag, const std::string& graph_name_override = "") {
+  fs::path dir = fs::temp_directory_path() / ("schedlab_cli_measure_" + tag);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string src = schedlab::test::data_path("exported/transformer_s_0_fwd.post.json");
+  fs::copy_file(src, dir / "case_0_fwd.post.json");
+  std::ifstream in(src);
+  auto g = nlohmann::json::parse(in);
+  nlohmann::json kernels = nlohmann::json::array();
+  double t = 0;
+  for (const auto& n : g["nodes"]) {
+    if (n["kind"] == "wait" || (n["kind"] == "extern" && !n.contains("kernel"))) continue;
+    const char* cls = n["kind"] == "pointwise" ? "triton_pointwise" : n["kind"] == "reduction" ? "triton_reduction" : "gemm";
+    kernels.push_back({{"name", "k"}, {"node", n["name"]}, {"class", cls}, {"start_us", t}, {"duration_us", 10.0}, {"stream", 7}});
+    t += 12;
+  }
+  nlohmann::json m = {{"format", "schedmeasured/1"},
+                      {"graph", graph_name_override.empty() ? g["name"] : nlohmann::json(graph_name_override)},
+                      {"env", {{"device", "synthetic"}, {"device_kind", "h100-sxm"}}},
+                      {"memory", {{"allocated_before_bytes", 0}, {"freeable_inputs_bytes", 0}, {"peak_allocated_bytes", 1 << 20},
+                                  {"reserved_before_bytes", 0}, {"peak_reserved_bytes", 20 << 20}}},
+                      {"kernels", kernels},
+                      {"kernel_time_us", 10.0 * kernels.size()},
+                      {"wall_time_us", t + 40},
+                      {"wall_time_us_cudagraphs", t},
+                      {"unbacked", nlohmann::json::object()}};
+  std::ofstream(dir / "case_0_fwd.measured.json") << m.dump();
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("fit-profile writes a profile that plan, simulate and accuracy take", "[cli][measure]") {
+  fs::path dir = synthetic_measured_dir("fit");
+  fs::path profile = dir / "fitted.json";
+  auto fit = run_cli("fit-profile " + dir.string() + " -o " + profile.string());
+  REQUIRE(fit.code == 0);
+  CHECK_THAT(fit.out, Catch::Contains("fitted h100-sxm from 1 graphs"));
+  std::ifstream in(profile);
+  auto p = nlohmann::json::parse(in);
+  CHECK(p["time_model"]["laws"].size() == 9);
+  const std::string graph = (dir / "case_0_fwd.post.json").string();
+  CHECK(run_cli("plan " + graph + " --hardware " + profile.string()).code == 0);
+  auto sim = run_cli("simulate " + graph + " --hardware " + profile.string());
+  CHECK(sim.code == 0);
+  CHECK_THAT(sim.out, Catch::Contains("the calibrated model (h100-sxm)"));
+  fs::path svg = dir / "acc.svg";
+  auto acc = run_cli("accuracy " + dir.string() + " --hardware " + profile.string() + " --svg " + svg.string());
+  CHECK(acc.code == 0);
+  CHECK_THAT(acc.out, Catch::Contains("per kernel class"));
+  CHECK(fs::exists(svg));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bad measured files and profiles: one line naming the place, exit 1", "[cli][measure][errors]") {
+  fs::path dir = synthetic_measured_dir("bad", "some_other_graph");
+  auto acc = run_cli("accuracy " + dir.string() + " --hardware h100-sxm");
+  CHECK(acc.code == 1);
+  CHECK(acc.out == "schedlab accuracy: " + (dir / "case_0_fwd.measured.json").string() +
+                       ": graph: measured \"some_other_graph\", but the graph beside it is \"transformer_s_0_fwd.post\"\n");
+  fs::path out = dir / "never.json";
+  CHECK(run_cli("fit-profile " + dir.string() + " -o " + out.string()).code == 1);
+  CHECK_FALSE(fs::exists(out));
+  // A profile missing a field of its time model.
+  fs::path profile = dir / "broken.json";
+  std::ofstream(profile) << R"({"base":"h100-sxm-datasheet","name":"x","time_model":{"laws":{},"launch_gap_us":1}})";
+  auto plan = run_cli("plan " + schedlab::test::data_path("inductor/mlp_2.post.json") + " --hardware " + profile.string());
+  CHECK(plan.code == 1);
+  CHECK(plan.out == "schedlab plan: " + profile.string() + ": hardware profile: time_model.laws: missing field \"gemm\"\n");
+  CHECK(run_cli("simulate " + schedlab::test::data_path("inductor/mlp_2.post.json") + " --hardware " + profile.string()).code == 1);
+  CHECK(run_cli("accuracy " + dir.string()).code == 2);           // no --hardware
+  CHECK(run_cli("accuracy /nonexistent --hardware h200").code == 2);  // not a folder
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a collective over more than 2^62 ranks is planned, not hung", "[cli][cost]") {
+  fs::path dir = fs::temp_directory_path() / "schedlab_cli_huge_group";
+  fs::create_directories(dir);
+  fs::path graph = dir / "huge.json";
+  std::ofstream(graph) << R"({"format":"schedgraph/1","world_size":4611686018427387905,
+    "inputs":[{"name":"x","bytes":1024}],"outputs":["w"],
+    "nodes":[{"name":"ar","kind":"collective","collective":{"op":"all_reduce","group_size":4611686018427387905,"bytes":1024},
+              "outputs":[{"name":"y","bytes":1024}],"reads":[{"name":"x","dep":"star","bytes":1024}]},
+             {"name":"w","kind":"wait","outputs":[{"name":"w","bytes":0,"layout":"none","mutation_of":"y"}],"reads":[{"name":"y","dep":"star"}]}]})";
+  auto r = run_cli("plan " + graph.string() + " --no-fuse");
+  CHECK(r.code == 0);
+  fs::remove_all(dir);
+}
+#endif

@@ -1,0 +1,106 @@
+// Kernel classes from the graph alone, the calibrated time model in a
+// profile, and the launch model's host and gaps in the simulation.
+#include <catch2/catch.hpp>
+
+#include "core/cost/cost_model.h"
+#include "core/cost/kernel_class.h"
+#include "core/io/graph_reader.h"
+#include "core/predict/predicted.h"
+#include "core/sim/simulate.h"
+#include "core/util/error.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+using Catch::Detail::Approx;
+
+namespace {
+
+std::string law(double fixed, double c, double m, double k = 1) {
+  return R"({"fixed_us":)" + std::to_string(fixed) + R"(,"compute_factor":)" + std::to_string(c) + R"(,"memory_factor":)" +
+         std::to_string(m) + R"(,"kernels_per_node":)" + std::to_string(k) + "}";
+}
+
+std::string profile_text(const std::string& drop = "") {
+  const std::pair<const char*, std::string> laws[] = {
+      {"gemm", law(2, 1.25, 0)},          {"attention", law(5, 2, 0, 3)},        {"convolution", law(4, 2, 0)},
+      {"attention_backward", law(5, 2, 0, 3)}, {"convolution_backward", law(4, 2, 0)},
+      {"triton_pointwise", law(3, 0, 1.5)}, {"triton_reduction", law(3, 0, 1.5)}, {"extern", law(3, 0, 1.5)},
+      {"copy", law(3, 0, 1.5)}};
+  std::string text;
+  for (const auto& [name, l] : laws)
+    if (drop != name) text += std::string(text.empty() ? "" : ",") + "\"" + name + "\":" + l;
+  return R"({"base":"h100-sxm","name":"fitted","time_model":{"laws":{)" + text +
+         R"(},"launch_gap_us":1.5,"cudagraph_gap_us":0.5,"host_us_per_kernel":8,"host_us_per_extern":12,"host_call_us":20}})";
+}
+
+}  // namespace
+
+TEST_CASE("kernel classes come from kind, kernel name and layouts", "[cost][time]") {
+  Graph g = load_graph_file(test::data_path("exported/tp_block_0_fwd.post.json"));
+  auto cls = [&](const char* name) { return std::string(to_string(classify_node(g, g.nodes[g.find_node(name)]))); };
+  CHECK(cls("op5") == "gemm");          // extern_kernels.addmm
+  CHECK(cls("op6") == "attention");     // _scaled_dot_product_cudnn_attention
+  CHECK(cls("op7") == "none");          // a multi-output item: launches nothing
+  CHECK(cls("op12") == "collective");
+  CHECK(cls("op13") == "none");         // wait
+  CHECK(cls("op20") == "triton_pointwise");
+  CHECK(cls("op0_op1_op3_op4") == "triton_reduction");
+  Graph conv = load_graph_file(test::data_path("exported/convnet_bn_1_bwd.post.json"));
+  int convolutions = 0;
+  for (const Node& n : conv.nodes) convolutions += classify_node(conv, n) == KernelClass::ConvolutionBackward;
+  CHECK(convolutions > 0);
+  for (KernelClass c : kKernelClassesWithLaws) CHECK(parse_kernel_class(to_string(c)) == c);
+}
+
+TEST_CASE("a profile's time model prices nodes by class; missing fields are named", "[cost][time]") {
+  HardwareProfile hw = parse_hardware_profile(profile_text());
+  REQUIRE(hw.time_model);
+  Graph g = load_graph_file(test::data_path("exported/tp_block_0_fwd.post.json"));
+  const NodeId mm = g.find_node("op5");
+  RuntimeEstimate e = calibrated_node_runtime(g, mm, hw);
+  CHECK(e.source == "calibrated");
+  RooflineTerms t = roofline_terms(g, g.nodes[mm], hw);
+  CHECK(e.us == Approx(2 + 1.25 * t.compute_us));
+  CHECK(t.compute_us == Approx(805306368.0 / peak_flops_for_dtype(hw, node_dtype(g, g.nodes[mm])) * 1e6));
+  CHECK(calibrated_node_runtime(g, g.find_node("op7"), hw).us == 0.0);
+  // Inductor's runtime_us is never what the calibrated model reads.
+  CHECK(calibrated_node_runtime(g, mm, hw).us != Approx(*g.nodes[mm].runtime_us));
+  // Round trip.
+  HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
+  CHECK(hardware_profile_to_json(back) == hardware_profile_to_json(hw));
+  // Missing pieces are named.
+  CHECK_THROWS_WITH(parse_hardware_profile(profile_text("copy")), Catch::Contains("time_model.laws: missing field \"copy\""));
+  std::string no_gap = profile_text();
+  no_gap.replace(no_gap.find(R"("launch_gap_us":1.5,)"), 20, "");
+  CHECK_THROWS_WITH(parse_hardware_profile(no_gap), Catch::Contains("missing field \"launch_gap_us\""));
+  std::string no_fixed = profile_text();
+  no_fixed.replace(no_fixed.find(R"("fixed_us":2.000000,)"), 20, "");
+  CHECK_THROWS_WITH(parse_hardware_profile(no_fixed), Catch::Contains("time_model.laws.gemm: missing field \"fixed_us\""));
+}
+
+TEST_CASE("the host is a third resource: launch-bound graphs take the host's time", "[sim][time]") {
+  HardwareProfile hw = parse_hardware_profile(profile_text());
+  Graph g = load_graph_file(test::data_path("exported/tp_block_0_fwd.post.json"));
+  Prediction p = predict(g, g.baseline_order(), hw);
+  CHECK(p.runtime_source == "calibrated");
+  // Kernel launches: every node but the multi-output items and the waits.
+  int launched = 0, triton = 0;
+  for (const Node& n : g.nodes) {
+    KernelClass c = classify_node(g, n);
+    if (c == KernelClass::None) continue;
+    ++launched;
+    triton += c == KernelClass::TritonPointwise || c == KernelClass::TritonReduction;
+  }
+  CHECK(launched == 11);
+  // Host: 20 + 8 us per Triton launch + 12 us per extern call; the wall is at least the host's.
+  CHECK(p.wall_time_us >= 20 + 8 * triton + 12 * (launched - triton));
+  CHECK(p.wall_time_us > p.kernel_time_us);
+  // CUDA graphs: no host, 0.5 us gaps.
+  CHECK(p.wall_time_us_cudagraphs < p.wall_time_us);
+  CHECK(p.wall_time_us_cudagraphs >= p.kernel_time_us - 1e-9 - p.class_time_us[KernelClass::Collective]);
+  // A datasheet profile has no launch model: the wall is the two-stream step.
+  Prediction d = predict(g, g.baseline_order(), builtin_profile("h100-sxm-datasheet"));
+  CHECK(d.runtime_source == "roofline");
+  CHECK(d.wall_time_us == Approx(d.wall_time_us_cudagraphs));
+  REQUIRE(d.inductor_kernel_time_us);
+}

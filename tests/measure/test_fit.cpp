@@ -1,0 +1,184 @@
+// The measured-file reader, the fit and the accuracy report on SYNTHETIC
+// measurements: timelines generated here from a known time model on the
+// exported graphs (no real GPU data). The fit must recover the model that
+// made them; the reader must name the place of every defect.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cost/cost_model.h"
+#include "core/io/graph_reader.h"
+#include "core/measure/accuracy.h"
+#include "core/measure/fit.h"
+#include "core/predict/predicted.h"
+#include "core/util/error.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+using Catch::Detail::Approx;
+
+namespace {
+
+// The model the synthetic GPU runs.
+HardwareProfile synthetic_truth() {
+  HardwareProfile hw = builtin_profile("h100-sxm-datasheet");
+  hw.name = "synthetic";
+  TimeModel tm;
+  tm.laws[KernelClass::Gemm] = {4.0, 1.3, 0.2, 1};
+  tm.laws[KernelClass::Attention] = {9.0, 1.6, 2.5, 2};
+  tm.laws[KernelClass::Convolution] = {7.0, 1.5, 3.0, 2};
+  tm.laws[KernelClass::AttentionBackward] = {12.0, 2.1, 3.5, 3};
+  tm.laws[KernelClass::ConvolutionBackward] = {11.0, 1.8, 4.0, 4};
+  tm.laws[KernelClass::TritonPointwise] = {2.5, 0.0, 1.25, 1};
+  tm.laws[KernelClass::TritonReduction] = {3.5, 0.0, 1.6, 1};
+  tm.laws[KernelClass::Extern] = {5.0, 0.0, 2.0, 1};
+  tm.laws[KernelClass::Copy] = {3.0, 0.0, 1.1, 1};
+  tm.launch_gap_us = 1.5;
+  tm.cudagraph_gap_us = 0.75;
+  tm.host_us_per_kernel = 5.0;
+  tm.host_us_per_extern = 9.0;
+  tm.host_call_us = 30.0;
+  hw.time_model = tm;
+  return hw;
+}
+
+// A schedmeasured/1 document for `g` as the synthetic GPU would time it:
+// every node's kernels back to back on one stream, launched by the host.
+nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& truth) {
+  const TimeModel& tm = *truth.time_model;
+  nlohmann::json kernels = nlohmann::json::array();
+  double host = tm.host_call_us, device = 0, total = 0;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const KernelClass c = classify_node(g, g.nodes[v]);
+    if (!class_needs_law(c)) continue;
+    const ClassLaw& law = tm.laws.at(c);
+    const int count = static_cast<int>(law.kernels_per_node);
+    const double us = calibrated_node_runtime(g, v, truth).us;
+    host += c == KernelClass::TritonPointwise || c == KernelClass::TritonReduction ? tm.host_us_per_kernel : tm.host_us_per_extern;
+    for (int k = 0; k < count; ++k) {
+      const double start = std::max(device, host) + tm.launch_gap_us;
+      device = start + us / count;
+      total += us / count;
+      kernels.push_back({{"name", "k" + std::to_string(v) + "_" + std::to_string(k)}, {"node", g.nodes[v].name}, {"class", std::string(to_string(c))},
+                         {"start_us", start}, {"duration_us", us / count}, {"stream", 7}});
+    }
+  }
+  return {{"format", "schedmeasured/1"},
+          {"graph", g.name},
+          {"env", {{"device", "synthetic GPU"}, {"device_kind", "synthetic"}}},
+          {"memory", {{"allocated_before_bytes", 0}, {"freeable_inputs_bytes", 0}, {"peak_allocated_bytes", 1 << 20}, {"reserved_before_bytes", 0},
+                      {"peak_reserved_bytes", 2 << 20}}},
+          {"kernels", kernels},
+          {"kernel_time_us", total},
+          {"wall_time_us", std::max(device, host)},
+          {"host_time_us", host},
+          {"wall_time_us_cudagraphs", nullptr},
+          {"unbacked", nlohmann::json::object()}};
+}
+
+std::vector<MeasuredCase> synthetic_cases(const HardwareProfile& truth, const std::vector<std::string>& names) {
+  std::vector<MeasuredCase> out;
+  for (const std::string& name : names) {
+    MeasuredCase c;
+    c.path = name + ".measured.json (synthetic)";
+    c.graph = load_graph_file(test::data_path("exported/" + name + ".post.json"));
+    c.measured = load_measured(synthetic_measurement(c.graph, truth).dump(), c.path);
+    check_matches(c.measured, c.graph, c.path);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Sizes vary enough within each class here to pin all three terms of a law
+// (a class seen at one size only is fitted by its fixed term alone).
+const std::vector<std::string> kFitSet = {"transformer_l_0_fwd", "transformer_l_1_bwd", "convnet_bn_0_fwd", "convnet_bn_1_bwd",
+                                          "mlp_checkpoint_1_bwd", "adamw_step_0_inf", "gemm_sweep_0_inf", "pointwise_sweep_0_inf"};
+// Held out: GEMMs and Triton kernels at sizes the fit did not see.
+const std::vector<std::string> kHeldOut = {"mlp_checkpoint_0_fwd", "lm_head_ce_0_fwd", "lm_head_ce_1_bwd"};
+
+}  // namespace
+
+TEST_CASE("fit: synthetic measurements give back the model that made them", "[measure][fit]") {
+  const HardwareProfile truth = synthetic_truth();
+  auto cases = synthetic_cases(truth, kFitSet);
+  ProfileFit fit = fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "refit");
+  REQUIRE(fit.profile.time_model);
+  const TimeModel& tm = *fit.profile.time_model;
+  CHECK(tm.launch_gap_us == Approx(1.5));
+  CHECK(tm.host_us_per_kernel == Approx(5.0));
+  CHECK(tm.host_us_per_extern == Approx(9.0));
+  CHECK(tm.host_call_us == Approx(30.0));
+  for (const MeasuredCase& c : cases)
+    CHECK(predict(c.graph, c.graph.baseline_order(), fit.profile).wall_time_us == Approx(c.measured.wall_time_us).epsilon(0.05));
+  CHECK(tm.laws.at(KernelClass::Attention).kernels_per_node == Approx(2));
+  // Every measured node is priced as the truth prices it.
+  for (const MeasuredCase& c : cases)
+    for (NodeId v = 0; v < c.graph.num_nodes(); ++v)
+      CHECK(calibrated_node_runtime(c.graph, v, fit.profile).us == Approx(calibrated_node_runtime(c.graph, v, truth).us).epsilon(1e-6));
+  for (KernelClass k : {KernelClass::Gemm, KernelClass::TritonPointwise, KernelClass::TritonReduction}) {
+    CHECK(tm.laws.at(k).fixed_us == Approx(truth.time_model->laws.at(k).fixed_us).epsilon(1e-6));
+    CHECK(tm.laws.at(k).memory_factor == Approx(truth.time_model->laws.at(k).memory_factor).epsilon(1e-6));
+  }
+  // Deterministic: the same files give the same profile.
+  CHECK(hardware_profile_to_json(fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "refit").profile) ==
+        hardware_profile_to_json(fit.profile));
+  // Held-out graphs: kernel time exact, wall within the grid's resolution.
+  AccuracyReport acc = measure_accuracy(synthetic_cases(truth, kHeldOut), fit.profile);
+  REQUIRE(acc.graphs.size() == kHeldOut.size());
+  for (const auto& g : acc.graphs) {
+    CHECK(g.kernel_est_us == Approx(g.kernel_meas_us).epsilon(1e-6));
+    CHECK(g.wall_est_us == Approx(g.wall_meas_us).epsilon(0.05));
+  }
+  CHECK(kernel_time_error(acc).worst < 1e-6);
+  for (const auto& c : acc.classes) CHECK(c.est_us == Approx(c.meas_us).epsilon(1e-6));
+  const std::string svg = accuracy_svg(acc);
+  CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(svg.find("<circle") != std::string::npos);
+  CHECK(accuracy_to_text(acc).find("per kernel class") != std::string::npos);
+}
+
+TEST_CASE("fit: a class nobody measured borrows a related law, and says so", "[measure][fit]") {
+  auto cases = synthetic_cases(synthetic_truth(), {"transformer_s_0_fwd"});  // no convolution, no copy
+  ProfileFit fit = fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "partial");
+  CHECK(std::find(fit.borrowed.begin(), fit.borrowed.end(), "convolution<-gemm") != fit.borrowed.end());
+  CHECK(std::find(fit.borrowed.begin(), fit.borrowed.end(), "convolution_backward<-convolution") != fit.borrowed.end());
+  // The written profile loads back with every field.
+  HardwareProfile back = parse_hardware_profile(hardware_profile_to_json(fit.profile).dump());
+  CHECK(back.time_model->laws.size() == 9);
+}
+
+TEST_CASE("measured files: every defect is named by its place", "[measure]") {
+  Graph g = load_graph_file(test::data_path("exported/transformer_s_0_fwd.post.json"));
+  nlohmann::json good = synthetic_measurement(g, synthetic_truth());
+  auto error_of = [&](nlohmann::json doc) {
+    try {
+      MeasuredGraph m = load_measured(doc.dump(), "x.measured.json");
+      check_matches(m, g, "x.measured.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(good) == "no error");
+  auto doc = good;
+  doc.erase("wall_time_us");
+  CHECK(error_of(doc) == "x.measured.json: wall_time_us: missing field");
+  doc = good;
+  doc["memory"].erase("peak_reserved_bytes");
+  CHECK(error_of(doc) == "x.measured.json: memory.peak_reserved_bytes: missing field");
+  doc = good;
+  doc["kernels"][3]["duration_us"] = -1;
+  CHECK(error_of(doc) == "x.measured.json: kernels[3].duration_us: expected a finite number >= 0");
+  doc = good;
+  doc["graph"] = "another_graph";
+  CHECK(error_of(doc).find("x.measured.json: graph: measured \"another_graph\"") == 0);
+  doc = good;
+  doc["kernels"][0]["node"] = "op999";
+  CHECK(error_of(doc) == "x.measured.json: kernels[0].node: no node \"op999\" in graph \"" + g.name + "\"");
+  doc = good;
+  doc["format"] = "schedmeasured/2";
+  CHECK(error_of(doc) == "x.measured.json: format: expected \"schedmeasured/1\"");
+  CHECK_THROWS_WITH(load_measured("{", "y.json"), Catch::StartsWith("y.json: not valid JSON"));
+}

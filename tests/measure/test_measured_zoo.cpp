@@ -1,0 +1,133 @@
+// The calibrated model against the checked-in GPU measurements
+// (tests/data/measured/, docs/schedmeasured-1.md): deterministic data
+// checks, no timing. The fit sees only the fitting models of
+// tests/data/measured/README.md; the held-out models are judged.
+//
+// Issue 10's targets on held-out graphs, and where the data stands (the
+// asserted bounds are today's figures, so a change that makes any worse
+// fails; the ones that meet the target assert the target):
+//   peak as executed, no data-dependent sizes   2 %       met on 7 of 11 graphs; worst 10 % (unet_gn bwd)
+//   peak as executed, data-dependent sizes      5 %       16 % (moe_dropless)
+//   reserved peak                               5 %       median met; worst 53 % (H200 unet_gn fwd)
+//   kernel time per graph                       10 % / 25 %  median 11-12 %, worst 50 % (ViT patch conv)
+//   each kernel class, summed                   15 %      gemm, attention, triton, conv bwd met; conv fwd, attention bwd 30 %, extern 87 %
+//   wall time, default mode                     20 %      median 29-31 % (host-bound, noisy host)
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/cost/cost_model.h"
+#include "core/io/graph_reader.h"
+#include "core/measure/accuracy.h"
+#include "core/measure/fit.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+
+namespace {
+
+const std::vector<std::string> kHeldOutModels = {"llama_block", "vit", "unet_gn", "moe_dropless", "kv_decode", "bert_dynamic", "tp2d"};
+
+bool held_out(const std::string& path) {
+  const std::string file = path.substr(path.find_last_of('/') + 1);
+  for (const std::string& m : kHeldOutModels)
+    if (file.rfind(m + "_", 0) == 0 && file.size() > m.size() + 1 && std::isdigit(static_cast<unsigned char>(file[m.size() + 1]))) return true;
+  return false;
+}
+
+struct Split {
+  std::vector<MeasuredCase> fitting, held;
+};
+
+Split load_split(const std::string& gpu) {
+  Split s;
+  for (const std::string& path : find_measured_files({test::data_path("measured/" + gpu)})) {
+    MeasuredCase c = load_measured_case(path, {test::data_path("exported")});
+    (held_out(path) ? s.held : s.fitting).push_back(std::move(c));
+  }
+  return s;
+}
+
+double ratio(double est, double meas) { return est / meas; }
+
+// Equal up to rounding: the fit's arithmetic (pow, sums) may differ in the
+// last bits between the native and the WebAssembly C library.
+bool nearly_equal(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::abs(x - y) <= 1e-9 * std::max({1.0, std::abs(x), std::abs(y)});
+  }
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (!b.contains(it.key()) || !nearly_equal(it.value(), b.at(it.key()))) return false;
+    return true;
+  }
+  return a == b;
+}
+
+}  // namespace
+
+TEST_CASE("the built-in h100-sxm and h200 are the fit of the checked-in measurements", "[measure][zoo]") {
+  for (auto [gpu, name] : {std::pair{"h100", "h100-sxm"}, std::pair{"h200", "h200"}}) {
+    Split s = load_split(gpu);
+    REQUIRE(s.fitting.size() >= 30);
+    REQUIRE(s.held.size() == 12);
+    ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name);
+    const auto file = nlohmann::json::parse(read_text_file(test::data_path("../../profiles/" + std::string(name) + ".json")));
+    CHECK(nearly_equal(hardware_profile_to_json(fit.profile), hardware_profile_to_json(hardware_profile_from_json(file))));
+    CHECK(hardware_profile_to_json(builtin_profile(name)) == hardware_profile_to_json(hardware_profile_from_json(file)));
+  }
+}
+
+TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measure][zoo]") {
+  for (auto [gpu, name] : {std::pair{"h100", "h100-sxm"}, std::pair{"h200", "h200"}}) {
+    INFO(gpu);
+    Split s = load_split(gpu);
+    AccuracyReport r = measure_accuracy(s.held, builtin_profile(name), false);
+    REQUIRE(r.graphs.size() == 12);
+    // Memory as executed (the allocator's view): within 2 % where sizes are
+    // static, on every graph but one.
+    int peak_within_2 = 0;
+    double worst_peak = 0, worst_dynamic_peak = 0;
+    std::vector<double> reserved;
+    for (const auto& g : r.graphs) {
+      const double e = std::abs(ratio(static_cast<double>(g.peak_est), static_cast<double>(g.peak_meas)) - 1);
+      if (g.data_dependent) worst_dynamic_peak = std::max(worst_dynamic_peak, e);
+      else {
+        worst_peak = std::max(worst_peak, e);
+        peak_within_2 += e <= 0.02;
+      }
+      reserved.push_back(std::abs(ratio(static_cast<double>(g.reserved_est), static_cast<double>(g.reserved_meas)) - 1));
+    }
+    CHECK(peak_within_2 >= 7);
+    CHECK(worst_peak <= 0.11);
+    CHECK(worst_dynamic_peak <= 0.17);
+    std::sort(reserved.begin(), reserved.end());
+    CHECK(reserved[reserved.size() / 2] <= 0.05);  // the target, on the median graph
+    CHECK(reserved.back() <= 0.55);
+    // Kernel time per graph.
+    const ErrorSummary k = kernel_time_error(r);
+    CHECK(k.median <= 0.125);
+    CHECK(k.worst <= 0.50);
+    // Per class: the well-covered classes meet the 15 % target.
+    for (const auto& c : r.classes) {
+      INFO(to_string(c.cls));
+      const double e = std::abs(c.est_us / c.meas_us - 1);
+      switch (c.cls) {
+        case KernelClass::Gemm:
+        case KernelClass::Attention:
+        case KernelClass::TritonPointwise:
+        case KernelClass::TritonReduction:
+        case KernelClass::ConvolutionBackward: CHECK(e <= 0.15); break;
+        case KernelClass::Convolution:
+        case KernelClass::AttentionBackward: CHECK(e <= 0.31); break;
+        default: CHECK(e <= 0.9); break;
+      }
+    }
+    // Wall time in Inductor's default mode: launch-bound on these graphs.
+    const ErrorSummary w = wall_time_error(r);
+    CHECK(w.median <= 0.32);
+  }
+}
