@@ -1,6 +1,7 @@
 // Memory as executed: the wrapper's allocation lines, then the caching
 // allocator. Step names follow scheduler.py / wrapper.py.
 #include "core/memory/executed.h"
+#include "core/memory/planning_info.h"
 
 #include <algorithm>
 #include <string_view>
@@ -11,12 +12,6 @@
 namespace schedlab {
 namespace {
 
-// The buffer a mutation writes through: follows mutation_of to the real
-// storage (Inductor's mutation_real_name).
-BufId real_buffer(const Graph& g, BufId b) {
-  while (g.buffers[b].mutation_of != kNone) b = g.buffers[b].mutation_of;
-  return b;
-}
 
 // Extern kernels that write into a buffer the wrapper allocated (ExternKernelOut:
 // `extern_kernels.mm(a, b, out=buf)`); every other extern allocates its outputs itself.
@@ -35,6 +30,9 @@ struct Replay {
   std::vector<std::uint8_t> graph_output;  // per buffer
   std::vector<std::vector<BufId>> items;   // per multi_output container: its items
   std::vector<BufId> donated_to;           // per buffer: the output that took it over in place
+  // Per buffer: the storage a mutation writes through (storage_roots, O(N)
+  // for a whole chain rather than a walk per access).
+  std::vector<BufId> real;
 
   // --- compute_last_usage: every dep, weak ones included, keeps the real buffer alive.
   void compute_last_usage() {
@@ -42,8 +40,8 @@ struct Replay {
     for (std::int32_t s = 0; s < static_cast<std::int32_t>(order.size()); ++s) {
       const Node& n = g.nodes[order[s]];
       for (const auto* deps : {&n.reads, &n.writes})
-        for (const Dep& d : *deps) last_use[real_buffer(g, d.buf)] = s;
-      for (BufId b : n.outputs) last_use[real_buffer(g, b)] = std::max(last_use[real_buffer(g, b)], s);
+        for (const Dep& d : *deps) last_use[real[d.buf]] = s;
+      for (BufId b : n.outputs) last_use[real[b]] = std::max(last_use[real[b]], s);
     }
     for (BufId b = 0; b < g.num_buffers(); ++b)
       if (g.buffers[b].layout == Layout::MultiOutputItem) {
@@ -167,7 +165,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   const std::int32_t n = g.num_nodes();
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
   Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
-           std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone)};
+           std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone), storage_roots(g)};
   for (std::int32_t s = 0; s < n; ++s) {
     if (order[s] < 0 || order[s] >= n || r.step_of[order[s]] != -1) throw Error("memory as executed: the order does not hold every node once");
     r.step_of[order[s]] = s;
@@ -177,7 +175,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
     auto it = observed_bytes.find(b.name);
     r.bytes.push_back(it != observed_bytes.end() ? it->second : b.hint_bytes.value_or(b.bytes));
   }
-  for (BufId b : g.outputs) r.graph_output[real_buffer(g, b)] = 1;
+  for (BufId b : g.outputs) r.graph_output[r.real[b]] = 1;
   r.compute_last_usage();
 
   std::vector<Line> lines = emit_lines(r);

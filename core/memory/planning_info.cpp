@@ -19,26 +19,6 @@ bool is_unmet(const Graph& g, NodeId reader, const Dep& d) {
   return p != kNone && p != reader;
 }
 
-// Inductor's mutation_real_name: the buffer at the start of b's mutation
-// chain (b itself when b mutates nothing). Memoised, so a chain of N
-// versions costs O(N) in all.
-std::vector<BufId> storage_roots(const Graph& g) {
-  std::vector<BufId> root(g.buffers.size(), kNone);
-  std::vector<BufId> path;
-  for (BufId b = 0; b < g.num_buffers(); ++b) {
-    BufId u = b;
-    while (root[u] == kNone && g.buffers[u].mutation_of != kNone) {
-      path.push_back(u);
-      u = g.buffers[u].mutation_of;
-    }
-    BufId r = root[u] != kNone ? root[u] : u;
-    root[u] = r;
-    for (BufId p : path) root[p] = r;
-    path.clear();
-  }
-  return root;
-}
-
 // Freeable inputs (2.11 get_freeable_input_buf): every read makes an input
 // planned and sets its size (the last read in `order` wins), but fake weak
 // reads neither keep it alive nor count among its readers.
@@ -91,6 +71,23 @@ void size_node_buffers(const Graph& g, MemoryPlanningInfo& m) {
 }
 
 }  // namespace
+
+std::vector<BufId> storage_roots(const Graph& g) {
+  std::vector<BufId> root(g.buffers.size(), kNone);
+  std::vector<BufId> path;
+  for (BufId b = 0; b < g.num_buffers(); ++b) {
+    BufId u = b;
+    while (root[u] == kNone && g.buffers[u].mutation_of != kNone) {
+      path.push_back(u);
+      u = g.buffers[u].mutation_of;
+    }
+    BufId r = root[u] != kNone ? root[u] : u;
+    root[u] = r;
+    for (BufId p : path) root[p] = r;
+    path.clear();
+  }
+  return root;
+}
 
 MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
   const std::int32_t nb = g.num_buffers();

@@ -42,6 +42,11 @@ struct MemoryPlanningInfo {
   Adjacency dep_nodes;
 };
 
+// Inductor's mutation_real_name for every buffer: the buffer at the start of
+// its mutation_of chain (itself when it mutates nothing). Memoised, so a
+// chain of N versions costs O(N) in all.
+std::vector<BufId> storage_roots(const Graph& g);
+
 // `order` is the order the planning starts from (normally the baseline); it
 // decides freeable-input sizes (last read in that order) and tie-break indices.
 MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order);

@@ -16,10 +16,11 @@ export class Planner {
     this.wasmModule = WebAssembly.compileStreaming
       ? WebAssembly.compileStreaming(fetch(new URL('schedlab_core.wasm', base).href)).catch(() => null)
       : Promise.resolve(null);
-    this.start();
+    this.start(true);
   }
 
-  start() {
+  // warmUp: plan a small graph once started (the first worker only).
+  start(warmUp = false) {
     // A blob trampoline lets a page on another origin embed the widget: the
     // worker then loads its scripts by absolute URL.
     const workerUrl = new URL('js/worker.js', this.base).href;
@@ -28,7 +29,7 @@ export class Planner {
     this.worker = worker;
     worker.onmessage = ({ data }) => this.receive(data);
     worker.onerror = (e) => this.failAll(e.message || 'the planning worker failed to start');
-    this.ready = this.wasmModule.then((wasmModule) => this.request('init', { base: this.base, wasmModule }));
+    this.ready = this.wasmModule.then((wasmModule) => this.request('init', { base: this.base, wasmModule, warmUp }));
   }
 
   receive({ id, result, error, progress }) {

@@ -62,8 +62,25 @@ function joinNames(list) {
   return list.join('\n');
 }
 
+// A small layered graph planned once after start-up: the engine first runs
+// WebAssembly with its baseline compiler and optimizes hot functions only
+// after they ran, so a warm-up makes the user's first big plan run optimized
+// code (the optimized code lives in the shared compiled module, so workers
+// restarted by Cancel need no warm-up of their own).
+function warmUpGraph(nodes) {
+  const inputs = [{ name: 'in0', bytes: 4096, freeable: true }, { name: 'in1', bytes: 65536, freeable: false }];
+  const list = [];
+  for (let i = 0; i < nodes; i++) {
+    const dep = (name, bytes) => ({ name, dep: 'memory', index: 'c0', size: [bytes / 4], bytes });
+    const reads = [i > 0 ? dep(`b${i - 1}`, 4096) : dep('in0', 4096), i > 7 ? dep(`b${i - 7}`, 4096) : dep('in1', 65536)];
+    list.push({ name: `n${i}`, kind: 'pointwise', group: [1024, 1], outputs: [{ name: `b${i}`, layout: 'fixed', dtype: 'f32', bytes: 4096 }],
+      reads, writes: [dep(`b${i}`, 4096)] });
+  }
+  return JSON.stringify({ format: 'schedgraph/1', name: 'warm-up', inputs, outputs: [`b${nodes - 1}`], nodes: list });
+}
+
 const handlers = {
-  async init({ base, wasmModule }) {
+  async init({ base, wasmModule, warmUp }) {
     importScripts(new URL('schedlab_core.js', base).href);
     const settings = { locateFile: (file) => new URL(file, base).href };
     // The page compiles the module once; a restarted worker only instantiates it.
@@ -74,6 +91,18 @@ const handlers = {
       };
     }
     core = await self.createSchedlab(settings);
+    if (warmUp) {
+      setTimeout(() => {
+        const graph = warmUpGraph(3000);
+        // Through the front end (it fuses most of it away), and as given, so
+        // that the memory methods see every node too.
+        for (const options of ['', '{"fuse": false}']) {
+          try {
+            core.plan(graph, options);
+          } catch { /* only a warm-up */ }
+        }
+      }, 0);
+    }
     return { memoryMethods: core.memoryMethods(), commPasses: core.commPasses(), controls: core.planControls() };
   },
 
