@@ -314,20 +314,12 @@ OrderTree::Index OrderTree::find(Index t, std::int64_t offset, const BlockQuery&
   return t;
 }
 
-std::int32_t OrderTree::last_match(std::int32_t first, std::int32_t last, const BlockQuery& q) {
+std::int32_t OrderTree::nearest_match(std::int32_t first, std::int32_t last, const BlockQuery& q, bool from_end) {
   if (first > last) return -1;
   Parts p = cut(first, last);
   std::int32_t rank = 0;
-  const Index hit = may_match(p.middle, net_sum(p.before), q) ? find(p.middle, net_sum(p.before), q, true, rank) : kNone;
-  join(p);
-  return hit == kNone ? -1 : first + rank;
-}
-
-std::int32_t OrderTree::first_match(std::int32_t first, std::int32_t last, const BlockQuery& q) {
-  if (first > last) return -1;
-  Parts p = cut(first, last);
-  std::int32_t rank = 0;
-  const Index hit = may_match(p.middle, net_sum(p.before), q) ? find(p.middle, net_sum(p.before), q, false, rank) : kNone;
+  const std::int64_t offset = net_sum(p.before);
+  const Index hit = may_match(p.middle, offset, q) ? find(p.middle, offset, q, from_end, rank) : kNone;
   join(p);
   return hit == kNone ? -1 : first + rank;
 }

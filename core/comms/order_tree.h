@@ -60,8 +60,8 @@ class OrderTree {
   double compute_sum(std::int32_t first, std::int32_t last);
   // The nearest position in [first, last] matching `q`: the last one, or
   // the first one; -1 when none.
-  std::int32_t last_match(std::int32_t first, std::int32_t last, const BlockQuery& q);
-  std::int32_t first_match(std::int32_t first, std::int32_t last, const BlockQuery& q);
+  std::int32_t last_match(std::int32_t first, std::int32_t last, const BlockQuery& q) { return nearest_match(first, last, q, true); }
+  std::int32_t first_match(std::int32_t first, std::int32_t last, const BlockQuery& q) { return nearest_match(first, last, q, false); }
   Order to_order() const;
 
  private:
@@ -74,6 +74,7 @@ class OrderTree {
     Index before, middle, after;
   };
 
+  std::int32_t nearest_match(std::int32_t first, std::int32_t last, const BlockQuery& q, bool from_end);
   void pull(Index t);
   std::pair<Index, Index> split(Index t, std::int32_t count);  // first `count` nodes, the rest
   Index merge(Index a, Index b);
