@@ -169,7 +169,7 @@ HardwareProfile parse_hardware_profile(std::string_view text) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw Error(std::string("hardware profile: not valid JSON: ") + e.what());
   }
   return hardware_profile_from_json(j);

@@ -45,7 +45,7 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw Error(where + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw Error(where + ": expected a JSON object");

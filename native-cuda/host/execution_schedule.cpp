@@ -100,7 +100,7 @@ Order order_from_plan_json(const Graph& g, std::string_view plan_json_text) {
   nlohmann::json plan;
   try {
     plan = nlohmann::json::parse(plan_json_text.begin(), plan_json_text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("plan: not valid JSON: ") + e.what());
   }
   if (!plan.is_object() || !plan.contains("order") || !plan["order"].is_array())
