@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
+#include "core/io/files.h"
 #include "core/util/error.h"
 
 namespace schedlab::gpu {
@@ -117,7 +117,7 @@ Rendezvous::Rendezvous(const LaunchEnv& env, std::string id_file, std::vector<st
   if (env_.rank == 0) id_ = std::move(root_id);
   if (!id_file_.empty()) {
     // The file appears whole (write_output renames a finished temporary).
-    if (env_.rank == 0) cli::write_output(id_file_, encode_unique_id(id_) + "\n");
+    if (env_.rank == 0) write_output(id_file_, encode_unique_id(id_) + "\n");
     else id_ = decode_unique_id(wait_for_file(id_file_, kJoinTimeoutS), kNcclIdBytes);
     return;
   }
