@@ -8,6 +8,9 @@
 #include <limits>
 #include <type_traits>
 
+#include <nlohmann/json.hpp>
+
+#include "core/cost/cost_model.h"
 #include "core/io/graph_reader.h"
 #include "core/util/error.h"
 
@@ -24,6 +27,23 @@ JsonDoc parse_or_throw(std::string_view text, const std::string& what) {
 }
 
 std::string key_text(std::string_view k) { return std::string(k); }
+
+// An inline "hardware" object goes through the one profile reader
+// (core/cost), which knows every field, time_model included; options are
+// small, so reading them a second time for it costs nothing.
+HardwareProfile inline_hardware_profile(std::string_view options_text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(options_text.begin(), options_text.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string("options: not valid JSON: ") + e.what());
+  }
+  try {
+    return hardware_profile_from_json(j.at("hardware"));
+  } catch (const Error& e) {
+    throw UsageError(std::string("options.hardware: ") + e.what());
+  }
+}
 
 template <class T>
 T knob_value(const JsonValue& v, const std::string& where) {
@@ -67,27 +87,6 @@ std::vector<std::string> list_option(const JsonValue& v, std::string_view key) {
     out.emplace_back(v[i].as_string());
   }
   return out;
-}
-
-double profile_number(const JsonValue& v, const std::string& where, bool allow_zero) {
-  if (!v.is_number()) throw Error("hardware profile: " + where + ": expected a number");
-  const double d = v.as_double();
-  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
-    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number >= 0" : ": expected a finite number > 0"));
-  return d;
-}
-
-void check_complete(const HardwareProfile& p) {
-  auto need = [&](double v, const char* field) {
-    if (!(v > 0)) throw Error(std::string("hardware profile: missing or zero field \"") + field + "\"");
-  };
-  need(p.dram_bytes_per_s, "dram_bytes_per_s");
-  need(p.nvlink_bytes_per_s, "nvlink_bytes_per_s");
-  need(p.network_bytes_per_s, "network_bytes_per_s");
-  auto f32 = p.flops_per_s.find("f32");
-  if (f32 == p.flops_per_s.end() || !(f32->second > 0))
-    throw Error("hardware profile: flops_per_s needs an \"f32\" entry (the fallback for other dtypes)");
-  if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
 }
 
 }  // namespace
@@ -142,54 +141,12 @@ PlanOptions parse_plan_options(std::string_view text) {
       opts.fuse = v.as_bool();
     } else if (key == "hardware") {
       if (v.is_string()) opts.hardware = builtin_profile(v.as_string());
-      else opts.hardware = hardware_profile_from(v);
+      else opts.hardware = inline_hardware_profile(text);
     } else {
       throw UsageError("options: unknown option \"" + key_text(key) + "\"");
     }
   }
   return opts;
-}
-
-HardwareProfile hardware_profile_from(const JsonValue& j) {
-  if (!j.is_object()) throw Error("hardware profile: expected a JSON object");
-  HardwareProfile p;
-  if (JsonValue base = j.find("base")) {
-    if (!base.is_string()) throw Error("hardware profile: base: expected the name of a built-in profile");
-    try {
-      p = builtin_profile(base.as_string());
-    } catch (const UsageError& e) {
-      throw Error(std::string("hardware profile: base: ") + e.what());
-    }
-  }
-  for (std::size_t i = 0; i < j.size(); ++i) {
-    const std::string key = key_text(j.key_at(i));
-    const JsonValue v = j[i];
-    if (key == "base") continue;
-    if (key == "name") {
-      if (!v.is_string() || v.as_string().empty()) throw Error("hardware profile: name: expected a non-empty string");
-      p.name = std::string(v.as_string());
-    } else if (key == "dram_bytes_per_s") p.dram_bytes_per_s = profile_number(v, key, false);
-    else if (key == "nvlink_bytes_per_s") p.nvlink_bytes_per_s = profile_number(v, key, false);
-    else if (key == "network_bytes_per_s") p.network_bytes_per_s = profile_number(v, key, false);
-    else if (key == "nvlink_latency_us") p.nvlink_latency_us = profile_number(v, key, true);
-    else if (key == "network_latency_us") p.network_latency_us = profile_number(v, key, true);
-    else if (key == "kernel_launch_us") p.kernel_launch_us = profile_number(v, key, true);
-    else if (key == "ranks_per_node") {
-      if (v.type() != JsonValue::Type::Int || v.as_int() < 1 || v.as_int() > 1'000'000)
-        throw Error("hardware profile: ranks_per_node: expected an integer in 1..1000000");
-      p.ranks_per_node = static_cast<int>(v.as_int());
-    } else if (key == "flops_per_s") {
-      if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
-      for (std::size_t f = 0; f < v.size(); ++f) {
-        const std::string dtype = key_text(v.key_at(f));
-        p.flops_per_s[dtype] = profile_number(v[f], "flops_per_s." + dtype, false);
-      }
-    } else {
-      throw Error("hardware profile: unknown field \"" + key + "\"");
-    }
-  }
-  check_complete(p);
-  return p;
 }
 
 HardwareProfile hardware_profile_arg(const std::string& v, [[maybe_unused]] std::string_view flag) { return load_hardware_profile(v); }

@@ -29,11 +29,6 @@ CommKnobs parse_comm_knobs_json(std::string_view text, std::string_view where = 
 // `--comm-knob NAME=VALUE`: VALUE is JSON (0.1, true, null).
 void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view value_json, std::string_view where);
 
-// A user profile (docs/cost-model.md): either complete, or `"base":
-// "<builtin>"` plus the fields that differ. Throws Error naming the field.
-// (parse_hardware_profile, for profile text, is core/cost's.)
-HardwareProfile hardware_profile_from(const JsonValue& j);
-
 // `--hardware V` (or another `flag`): a built-in profile's name, else a
 // profile JSON file (a path: it has a '/' or ends in .json). Throws
 // UsageError naming the flag and V.

@@ -188,3 +188,13 @@ TEST_CASE("in-place collectives are priced by the buffer they mutate", "[cost]")
   CHECK(collective_payload(g, g.nodes[4]).bytes == 1024);
   CHECK(collective_payload(g, g.nodes[4]).source == "collective.bytes");
 }
+
+TEST_CASE("an inline hardware profile in the options is read by the one profile reader", "[cost][options]") {
+  // A fitted profile file as the page's "Load profile…" sends it: time_model included.
+  const std::string fitted = read_text_file(std::string(SCHEDLAB_TEST_DATA) + "/../../profiles/h200.json");
+  PlanOptions opts = parse_plan_options(R"({"hardware": )" + fitted + "}");
+  CHECK(opts.hardware.name == load_hardware_profile("h200").name);
+  CHECK(opts.hardware.dram_bytes_per_s == load_hardware_profile("h200").dram_bytes_per_s);
+  CHECK_THROWS_WITH(parse_plan_options(R"({"hardware": {"name": "x"}})"), Catch::Contains("options.hardware"));
+  CHECK_THROWS_AS(parse_plan_options(R"({"hardware": {"name": "x", "dram_bytes_per_s": 1e400}})"), UsageError);
+}
