@@ -35,6 +35,7 @@ class FusedGraphAssembler {
     post.name = pre_.name;
     post.source = pre_.source.empty() ? "fused by schedlab" : pre_.source + "; fused by schedlab";
     post.world_size = pre_.world_size;
+    post.device = pre_.device;
     b_.reserve(pre_.buffers.size(), groups_.size());
     for (BufId i = 0; i < pre_.num_inputs; ++i) {
       const Buffer& in = pre_.buffers[i];
@@ -123,6 +124,13 @@ class FusedGraphAssembler {
     n.has_group = lead->has_group;
     n.numel = lead->numel;
     n.rnumel = lead->rnumel;
+    // The lead member's additive group fields go with its group, as in
+    // Inductor's exported post-fusion graphs.
+    n.numel_expr = lead->numel_expr;
+    n.rnumel_expr = lead->rnumel_expr;
+    n.loop_sizes = lead->loop_sizes;
+    n.reduction_sizes = lead->reduction_sizes;
+    n.foreach = lead->foreach;
     n.flops = flops;
     // A sum of member estimates is kept only when every member has one.
     if (!all_runtimes) n.runtime_us.reset();

@@ -13,6 +13,7 @@ void write_dep(JsonWriter& w, const Graph& g, const Dep& d) {
   w.field("dep", to_string(d.kind));
   if (!d.index.empty()) w.field("index", d.index);
   if (!d.size.empty()) w.key("size").array(d.size);
+  if (!d.size_expr.empty()) w.key("size_expr").array(d.size_expr);
   w.field("bytes", d.bytes);
   w.end_object();
 }
@@ -26,6 +27,8 @@ void write_buffer(JsonWriter& w, const Graph& g, const Buffer& b) {
   w.field("bytes", b.bytes);
   if (b.mutation_of != kNone) w.field("mutation_of", g.buffers[b.mutation_of].name);
   if (!b.aliases.empty()) w.key("aliases").array(b.aliases);
+  // `hint_bytes` goes with `size_hint` (format: a data-dependent size).
+  if (b.hint_bytes) w.field("size_hint", true).field("hint_bytes", *b.hint_bytes);
   w.end_object();
 }
 
@@ -46,6 +49,13 @@ void write_node(JsonWriter& w, const Graph& g, const Node& n) {
   if (!n.members.empty()) w.key("members").array(n.members);
   if (!n.kernel.empty()) w.field("kernel", n.kernel);
   if (n.has_group) w.key("group").begin_array().value(n.numel).value(n.rnumel).end_array();
+  if (!n.numel_expr.empty() || !n.rnumel_expr.empty()) w.key("group_expr").begin_array().value(n.numel_expr).value(n.rnumel_expr).end_array();
+  if (!n.loop_sizes.empty() || !n.reduction_sizes.empty()) {
+    w.key("group_dims").begin_array();
+    w.array(n.loop_sizes).array(n.reduction_sizes);
+    w.end_array();
+  }
+  if (n.foreach >= 0) w.field("foreach", n.foreach);
   if (n.flops) w.field("flops", *n.flops);
   if (n.runtime_us) w.field("runtime_us", *n.runtime_us);
   w.key("outputs").begin_array();
@@ -74,6 +84,7 @@ std::string write_graph_json(const Graph& g) {
   if (!g.name.empty()) w.field("name", g.name);
   if (!g.source.empty()) w.field("source", g.source);
   w.field("world_size", g.world_size);
+  if (!g.device.empty()) w.field("device", g.device);
   w.key("inputs").begin_array();
   for (BufId b = 0; b < g.num_inputs; ++b)
     w.begin_object().field("name", g.buffers[b].name).field("bytes", g.buffers[b].bytes).field("freeable", g.buffers[b].freeable).end_object();
