@@ -14,6 +14,7 @@ int cmd_plan(const Args& args) {
   ArgReader r(args);
   std::uint64_t max_input = kDefaultMaxInputBytes;
   std::string graph_path, out_path, format, trace_path;
+  bool overlap = false;
   PlanOptions opts;
   while (!r.done()) {
     std::string a = r.next();
@@ -33,6 +34,8 @@ int cmd_plan(const Args& args) {
       opts.on_invalid_memory_order = InvalidOrderPolicy::Skip;
     } else if (a == "--no-fuse") {
       opts.fuse = false;
+    } else if (a == "--overlap-view") {
+      overlap = true;
     } else if (a == "--fuse") {
       opts.fuse = true;
     } else if (is_flag(a, "--hardware")) {
@@ -54,12 +57,14 @@ int cmd_plan(const Args& args) {
   if (format.empty()) format = out_path.empty() ? "text" : "json";
 
   PlanResult result = run_plan(load_graph_file(graph_path, max_input), opts);
-  std::string text = format == "json" ? plan_text_json(opts, result) : plan_to_text(result);
+  // The text report, with the per-node overlap view when asked for.
+  const auto report = [&] { return plan_to_text(result) + (overlap ? plan_overlap_view_text(result) : std::string()); };
+  std::string text = format == "json" ? plan_text_json(opts, result) : report();
   // The plan and its trace: both or neither.
   std::vector<OutputText> outputs{{out_path.empty() ? "-" : out_path, std::move(text)}};
   if (!trace_path.empty()) outputs.push_back({trace_path, plan_trace_json(result)});
   write_outputs(outputs);
-  if (!out_path.empty() && format == "json") std::fputs(plan_to_text(result).c_str(), stdout);
+  if (!out_path.empty() && format == "json") std::fputs(report().c_str(), stdout);
   exit_without_freeing();
   return 0;
 }

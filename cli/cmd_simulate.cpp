@@ -35,7 +35,7 @@ int cmd_simulate(const Args& args) {
   ArgReader r(args);
   std::uint64_t max_input = kDefaultMaxInputBytes;
   std::string graph_path, trace_path;
-  bool compare = false;
+  bool compare = false, overlap = false;
   PlanOptions opts;  // the pipeline `plan` runs, with simulate's flags
   while (!r.done()) {
     std::string a = r.next();
@@ -51,6 +51,7 @@ int cmd_simulate(const Args& args) {
     }
     else if (a == "--no-fuse") opts.fuse = false;
     else if (a == "--compare") compare = true;
+    else if (a == "--overlap-view") overlap = true;
     else if (is_flag(a, "--budget")) {
       const double b = number_arg("--budget", r.value(a), 0, 1e9);
       CommKnobs& k = opts.comm;
@@ -86,6 +87,7 @@ int cmd_simulate(const Args& args) {
   for (const auto& m : rows)
     std::printf("%-24s %14.1f %14.1f %12.1f %12.1f %10s\n", m.label.c_str(), m.sim.step_time_us, m.sim.exposed_comm_us, m.sim.compute_idle_us,
                 static_cast<double>(m.peak) / (1 << 20), static_cast<double>(m.peak) <= budget ? "yes" : "NO");
+  if (overlap) std::fputs(plan_overlap_view_text(plan).c_str(), stdout);
   if (!trace_path.empty()) {
     write_output(trace_path, chrome_trace_json(g, plan.simulation));
     std::printf("trace of the %s order written to %s\n", plan.comm ? "comm-pass" : "memory-planned", trace_path.c_str());

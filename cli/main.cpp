@@ -17,12 +17,12 @@ namespace schedlab::cli {
 namespace {
 
 constexpr std::array kCommands{
-    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--runtime-source calibrated|runtime_us] [--format json|text]",
+    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--runtime-source calibrated|runtime_us] [--format json|text] [--overlap-view]",
             "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
     Command{"validate", "GRAPH.json|- [--max-input-bytes N]", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
     Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
     Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
-    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--runtime-source calibrated|runtime_us] [--hardware NAME|FILE]",
+    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--runtime-source calibrated|runtime_us] [--hardware NAME|FILE] [--overlap-view]",
             "two-stream timing of one rank: step time, exposed communication, compute idle", cmd_simulate},
     Command{"gen-dist", "fsdp|tp -o OUT.json [--layers N] [--hidden H] [--tokens T] [--world-size W] [--microbatches M] [--no-backward]",
             "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},

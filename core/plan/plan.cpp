@@ -5,6 +5,7 @@
 #include "core/cost/cost_model.h"
 #include "core/memory/estimate.h"
 #include "core/memory/planning_info.h"
+#include "core/sim/overlap_view.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -99,20 +100,6 @@ std::string_view node_at_step(const Graph& g, const Order& order, std::int32_t s
   return step >= 0 && step < static_cast<std::int32_t>(order.size()) ? std::string_view(g.nodes[order[step]].name) : std::string_view();
 }
 
-std::string human_bytes(std::int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes < 0 ? -bytes : bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 6) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[64];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%s%lld B", bytes < 0 ? "-" : "", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%s%.2f %s", bytes < 0 ? "-" : "", v, units[u]);
-  return buf;
-}
-
 std::string plan_to_text(const PlanResult& r) {
   const Graph& input = *r.input;
   const Graph& g = r.planned();
@@ -181,6 +168,11 @@ std::string plan_to_text(const PlanResult& r) {
     out += "\n";
   }
   return out;
+}
+
+std::string plan_overlap_view_text(const PlanResult& r) {
+  const Graph& g = r.planned();
+  return overlap_view_to_text(g, overlap_view(g, r.order, r.simulated_runtimes_us, r.simulation));
 }
 
 }  // namespace schedlab

@@ -18,6 +18,7 @@
 #include "core/memory/methods.h"
 #include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
+#include "core/util/units.h"  // human_bytes, for the reports
 
 namespace schedlab {
 
@@ -84,6 +85,9 @@ PlanResult run_plan(Graph input, const PlanOptions& opts);
 
 // The human report (`plan --format text`).
 std::string plan_to_text(const PlanResult& r);
+// The final order, node by node (core/sim/overlap_view.h), timed as the
+// simulation timed it (`plan --overlap-view`, `simulate --overlap-view`).
+std::string plan_overlap_view_text(const PlanResult& r);
 
 // "a,b,c" -> {"a","b","c"}; empty items are refused.
 std::vector<std::string> split_list(std::string_view csv, std::string_view what);
@@ -91,7 +95,5 @@ std::vector<std::string> split_list(std::string_view csv, std::string_view what)
 // The name of the node running at `step` of `order`; empty past the last step.
 std::string_view node_at_step(const Graph& g, const Order& order, std::int32_t step);
 
-// Human units for reports: "36.1 MiB", "812 B".
-std::string human_bytes(std::int64_t bytes);
 
 }  // namespace schedlab
