@@ -94,21 +94,33 @@ struct FsdpContext {
               ", already grouped with an earlier FSDP block (Inductor 2.11 fails on this graph)");
 }
 
-// utils.find_recursive_deps_of_node: the node and all its ancestors.
-void find_recursive_deps_of_node(const FsdpContext& c, NodeId start, std::vector<char>& collected) {
+// Depth-first over the producers of `start`'s data deps, transitively, each
+// ancestor once (`seen`); `visit(p)` returns false to end the walk, and then
+// so does this.
+template <class Visit>
+bool walk_ancestors(const CommGraph& cg, NodeId start, std::vector<char>& seen, Visit visit) {
   std::vector<NodeId> stack{start};
-  collected[start] = 1;
   while (!stack.empty()) {
     NodeId v = stack.back();
     stack.pop_back();
-    for (BufId b : c.cg.data_bufs.row(v)) {
-      NodeId p = c.cg.producer(b);
-      if (collected[p]) continue;
-      if (c.groups.group_of[p] != kNoGroup) throw_regrouped(c, start, p);
-      collected[p] = 1;
+    for (BufId b : cg.data_bufs.row(v)) {
+      NodeId p = cg.producer(b);
+      if (seen[p]) continue;
+      seen[p] = 1;
+      if (!visit(p)) return false;
       stack.push_back(p);
     }
   }
+  return true;
+}
+
+// utils.find_recursive_deps_of_node: the node and all its ancestors.
+void find_recursive_deps_of_node(const FsdpContext& c, NodeId start, std::vector<char>& collected) {
+  collected[start] = 1;
+  walk_ancestors(c.cg, start, collected, [&](NodeId p) {
+    if (c.groups.group_of[p] != kNoGroup) throw_regrouped(c, start, p);
+    return true;
+  });
 }
 
 // utils.find_recursive_users_of_node: the node and its users, transitively,
@@ -189,19 +201,10 @@ std::pair<std::int32_t, std::int32_t> split_into_groups(FsdpContext& c, NodeId b
 bool has_copy_in_ancestor(const FsdpContext& c, NodeId v) {
   const Graph& g = *c.cg.graph;
   std::vector<char> seen(g.nodes.size(), 0);
-  std::vector<NodeId> stack{v};
-  while (!stack.empty()) {
-    NodeId u = stack.back();
-    stack.pop_back();
-    for (BufId b : c.cg.data_bufs.row(u)) {
-      NodeId p = c.cg.producer(b);
-      if (seen[p]) continue;
-      seen[p] = 1;
-      if (c.groups.group_of[p] == kNoGroup && is_fallback_op(g.nodes[p], kAllGatherCopyIn)) return true;
-      stack.push_back(p);
-    }
-  }
-  return false;
+  const bool found = !walk_ancestors(c.cg, v, seen, [&](NodeId p) {
+    return c.groups.group_of[p] != kNoGroup || !is_fallback_op(g.nodes[p], kAllGatherCopyIn);
+  });
+  return found;
 }
 
 // Case 1: cast + copy-in + getitem + all-gather | wait + copy-out.
