@@ -41,7 +41,8 @@ std::string rename_vars(const std::string& text, const std::vector<int>& rename)
 std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId n2) {
   const Group& a = groups_[n1];
   const Group& b = groups_[n2];
-  if (a.is_template || b.is_template) return -1;
+  // Inductor does not reorder loops for the C++ backend (is_cpu), nor for templates.
+  if (g_.device == "cpu" || a.is_template || b.is_template) return -1;
   // Per buffer name, the last dep in reads-then-writes order (Inductor's
   // name2dep dicts): insertion-ordered entries plus a hash index, so a node
   // with R reads costs O(R).

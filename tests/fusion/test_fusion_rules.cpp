@@ -115,6 +115,26 @@ TEST_CASE("the reorder round permutes a pointwise node's loops to fuse it into a
   CHECK(res.refusals.back().round < res.rounds);
 }
 
+TEST_CASE("the reorder round leaves CPU graphs' loops alone, as Inductor's is_cpu check does", "[fusion]") {
+  // The pair above on the C++ backend: no reordering, so the last round still
+  // finds no shared data (with reordering it would reach the backend's loop rule).
+  Graph g = load_graph(R"({"format":"schedgraph/1","device":"cpu","inputs":[{"name":"x","bytes":2097152}],"outputs":["rb"],"nodes":[
+    {"name":"p","kind":"pointwise","group":[524288,1],"group_dims":[[4,128,1024],[]],"outputs":[{"name":"b","bytes":2097152,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"131072*d0 + 1024*d1 + d2","size":[4,128,1024],"bytes":2097152}],
+     "writes":[{"name":"b","index":"131072*d0 + 1024*d1 + d2","size":[4,128,1024],"bytes":2097152}]},
+    {"name":"r","kind":"reduction","group":[4096,128],"group_dims":[[4,1024],[128]],"outputs":[{"name":"rb","bytes":16384,"dtype":"f32"}],
+     "reads":[{"name":"b","index":"131072*d0 + d1 + 1024*d2","size":[4,1024,128],"bytes":2097152}],
+     "writes":[{"name":"rb","index":"1024*d0 + d1","size":[4,1024],"bytes":16384}]}]})");
+  FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+  CHECK(fe.fusion.groups.size() == 2);
+  FusionOptions record;
+  record.record_refusals = true;
+  FusionResult res = fuse_nodes(g, fe.deps, fe.schedule, record);
+  REQUIRE_FALSE(res.refusals.empty());
+  CHECK(res.refusals.back().round == res.rounds);
+  CHECK(res.refusals.back().reason == "no shared data");
+}
+
 TEST_CASE("loop reordering keeps an index variable numbered past 64 bits as written", "[fusion][errors]") {
   // As above, with p also reading y through an index that is not affine in
   // its loops (a variable numbered with 20 digits): reordering p's loops
