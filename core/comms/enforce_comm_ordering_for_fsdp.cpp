@@ -79,10 +79,43 @@ struct FsdpGroups {
   std::vector<std::pair<std::int32_t, std::int32_t>> reduce_scatter_blocks;
 };
 
+// A set of nodes reused by every walk: membership by stamp (clearing is
+// O(1)), members in insertion order. Each walk costs the part of the graph
+// it visits, not the graph.
+class NodeSet {
+ public:
+  explicit NodeSet(std::size_t num_nodes) : stamp_(num_nodes, 0) {}
+  void clear() {
+    ++epoch_;
+    members_.clear();
+  }
+  bool contains(NodeId v) const { return stamp_[v] == epoch_; }
+  bool insert(NodeId v) {
+    if (contains(v)) return false;
+    stamp_[v] = epoch_;
+    members_.push_back(v);
+    return true;
+  }
+  // get_op_idx: the operation order of Inductor's names (op0, op1, ...) is
+  // the graph's baseline order, which NodeIds follow.
+  std::vector<NodeId> sorted_by_op_index() const {
+    std::vector<NodeId> out = members_;
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::vector<std::uint32_t> stamp_;
+  std::uint32_t epoch_ = 1;
+  std::vector<NodeId> members_;
+};
+
 struct FsdpContext {
   const CommGraph& cg;
   Adjacency data_users;  // per buffer: nodes with a data dep on it (SchedulerBuffer.users)
   FsdpGroups groups;
+  NodeSet block;      // the nodes of the block being built
+  NodeSet ancestors;  // has_copy_in_ancestor's walk
 };
 
 // A node already grouped stands for its group in Inductor (name_to_fused_node
@@ -98,15 +131,14 @@ struct FsdpContext {
 // ancestor once (`seen`); `visit(p)` returns false to end the walk, and then
 // so does this.
 template <class Visit>
-bool walk_ancestors(const CommGraph& cg, NodeId start, std::vector<char>& seen, Visit visit) {
+bool walk_ancestors(const CommGraph& cg, NodeId start, NodeSet& seen, Visit visit) {
   std::vector<NodeId> stack{start};
   while (!stack.empty()) {
     NodeId v = stack.back();
     stack.pop_back();
     for (BufId b : cg.data_bufs.row(v)) {
       NodeId p = cg.producer(b);
-      if (seen[p]) continue;
-      seen[p] = 1;
+      if (!seen.insert(p)) continue;
       if (!visit(p)) return false;
       stack.push_back(p);
     }
@@ -115,8 +147,8 @@ bool walk_ancestors(const CommGraph& cg, NodeId start, std::vector<char>& seen, 
 }
 
 // utils.find_recursive_deps_of_node: the node and all its ancestors.
-void find_recursive_deps_of_node(const FsdpContext& c, NodeId start, std::vector<char>& collected) {
-  collected[start] = 1;
+void find_recursive_deps_of_node(const FsdpContext& c, NodeId start, NodeSet& collected) {
+  collected.insert(start);
   walk_ancestors(c.cg, start, collected, [&](NodeId p) {
     if (c.groups.group_of[p] != kNoGroup) throw_regrouped(c, start, p);
     return true;
@@ -128,35 +160,26 @@ void find_recursive_deps_of_node(const FsdpContext& c, NodeId start, std::vector
 // GroupedSchedulerNode to Inductor: refused by the all-gather's criteria, an
 // error without one.
 template <class Continues>
-void find_recursive_users_of_node(const FsdpContext& c, NodeId start, std::vector<char>& collected, Continues continues,
+void find_recursive_users_of_node(const FsdpContext& c, NodeId start, NodeSet& collected, Continues continues,
                                   bool grouped_users_stop) {
   const Graph& g = *c.cg.graph;
   std::vector<NodeId> stack{start};
-  collected[start] = 1;
+  collected.insert(start);
   while (!stack.empty()) {
     NodeId v = stack.back();
     stack.pop_back();
     for (BufId b : g.nodes[v].outputs)
       for (NodeId user : c.data_users.row(b)) {
-        if (collected[user]) continue;
+        if (collected.contains(user)) continue;
         if (c.groups.group_of[user] != kNoGroup) {
           if (grouped_users_stop) continue;
           throw_regrouped(c, start, user);
         }
         if (!continues(g.nodes[user])) continue;
-        collected[user] = 1;
+        collected.insert(user);
         stack.push_back(user);
       }
   }
-}
-
-// get_op_idx: the operation order of Inductor's names (op0, op1, ...) is the
-// graph's baseline order.
-std::vector<NodeId> sorted_by_op_index(const std::vector<char>& collected) {
-  std::vector<NodeId> out;
-  for (NodeId v = 0; v < static_cast<NodeId>(collected.size()); ++v)
-    if (collected[v]) out.push_back(v);
-  return out;
 }
 
 // "Reuse layer": a second copy-out belongs to the next all-gather's block;
@@ -198,10 +221,10 @@ std::pair<std::int32_t, std::int32_t> split_into_groups(FsdpContext& c, NodeId b
 // The `any(is_fallback_op(..., all_gather_copy_in) for x in snode.ancestors)`
 // test, on ancestors not grouped yet (a grouped one is a GroupedSchedulerNode,
 // whose `.node` is None).
-bool has_copy_in_ancestor(const FsdpContext& c, NodeId v) {
+bool has_copy_in_ancestor(FsdpContext& c, NodeId v) {
   const Graph& g = *c.cg.graph;
-  std::vector<char> seen(g.nodes.size(), 0);
-  const bool found = !walk_ancestors(c.cg, v, seen, [&](NodeId p) {
+  c.ancestors.clear();
+  const bool found = !walk_ancestors(c.cg, v, c.ancestors, [&](NodeId p) {
     return c.groups.group_of[p] != kNoGroup || !is_fallback_op(g.nodes[p], kAllGatherCopyIn);
   });
   return found;
@@ -210,20 +233,19 @@ bool has_copy_in_ancestor(const FsdpContext& c, NodeId v) {
 // Case 1: cast + copy-in + getitem + all-gather | wait + copy-out.
 void group_all_gather_block(FsdpContext& c, NodeId all_gather) {
   const Graph& g = *c.cg.graph;
-  std::vector<char> collected(g.nodes.size(), 0);
-  find_recursive_deps_of_node(c, all_gather, collected);
-  find_recursive_users_of_node(c, all_gather, collected, continues_all_gather_block, /*grouped_users_stop=*/true);
-  std::vector<NodeId> block = sorted_by_op_index(collected);
+  c.block.clear();
+  find_recursive_deps_of_node(c, all_gather, c.block);
+  find_recursive_users_of_node(c, all_gather, c.block, continues_all_gather_block, /*grouped_users_stop=*/true);
+  std::vector<NodeId> block = c.block.sorted_by_op_index();
   cut_at_second_copy_out(g, block);
   c.groups.all_gather_blocks.push_back(split_into_groups(c, all_gather, std::move(block)));
 }
 
 // Case 2: chunk_cat + reduce-scatter | wait + everything after it.
 void group_reduce_scatter_block(FsdpContext& c, NodeId chunk_cat) {
-  const Graph& g = *c.cg.graph;
-  std::vector<char> collected(g.nodes.size(), 0);
-  find_recursive_users_of_node(c, chunk_cat, collected, [](const Node&) { return true; }, /*grouped_users_stop=*/false);
-  c.groups.reduce_scatter_blocks.push_back(split_into_groups(c, chunk_cat, sorted_by_op_index(collected)));
+  c.block.clear();
+  find_recursive_users_of_node(c, chunk_cat, c.block, [](const Node&) { return true; }, /*grouped_users_stop=*/false);
+  c.groups.reduce_scatter_blocks.push_back(split_into_groups(c, chunk_cat, c.block.sorted_by_op_index()));
 }
 
 Adjacency data_users_of(const CommGraph& cg) {
@@ -296,7 +318,7 @@ void check_chain_is_acyclic(const CommGraph& cg, const std::vector<FakeDep>& add
 
 CommPassResult enforce_comm_ordering_for_fsdp(const CommGraph& cg, const Order& order, const CommKnobs&) {
   const Graph& g = *cg.graph;
-  FsdpContext c{cg, data_users_of(cg), {}};
+  FsdpContext c{cg, data_users_of(cg), {}, NodeSet(g.nodes.size()), NodeSet(g.nodes.size())};
   c.groups.group_of.assign(g.nodes.size(), kNoGroup);
   for (NodeId v : order) {
     const Node& n = g.nodes[v];

@@ -138,6 +138,41 @@ def collectives_before_waits(n):
     return graph(nodes, outputs=[f"w{i}" for i in range(n)])
 
 
+def fsdp2_blocks(n, wait=True):
+    """n FSDP2 all-gather blocks (copy-in, getitems, all_gather_into_tensor_out,
+    wait, split_with_sizes_copy) each feeding a matmul; without `wait` the
+    last block has none (enforce_comm_ordering_for_fsdp refuses it)."""
+    def extern(name, kernel, reads, out, **buf):
+        n = {"name": name, "kind": "extern", "runtime_us": 1.0, "outputs": [dict({"name": out, "bytes": 64}, **buf)],
+             "reads": [{"name": r, "dep": "star", "bytes": 64} for r in reads]}
+        if kernel:
+            n["kernel"] = kernel
+        return n
+    nodes, inputs, act = [], [{"name": "x", "bytes": 64}], "x"
+    for i in range(n):
+        inputs += [{"name": f"primals_{i}", "bytes": 64}, {"name": f"unsharded_{i}", "bytes": 64}]
+        nodes += [extern(f"ci{i}", "torch.ops.fsdp.all_gather_copy_in.default", [f"primals_{i}"], f"copy_in{i}",
+                         layout="multi_output", bytes=0),
+                  extern(f"gi{i}", None, [f"copy_in{i}"], f"ag_in{i}", layout="multi_output_item"),
+                  extern(f"go{i}", None, [f"copy_in{i}"], f"ag_buf{i}", layout="multi_output_item"),
+                  {"name": f"ag{i}", "kind": "collective", "runtime_us": 10.0,
+                   "kernel": "torch.ops._c10d_functional.all_gather_into_tensor_out.default",
+                   "collective": {"op": "_c10d_functional.all_gather_into_tensor_out.default", "bytes": 128},
+                   "outputs": [{"name": f"ag{i}_out", "bytes": 0, "layout": "none", "mutation_of": f"ag_buf{i}"}],
+                   "reads": [{"name": f"ag_in{i}", "dep": "star", "bytes": 64}, {"name": f"ag_buf{i}", "dep": "star", "bytes": 64}]}]
+        src = f"ag{i}_out"
+        if wait or i + 1 < n:
+            nodes.append({"name": f"wait{i}", "kind": "wait", "kernel": "torch.ops._c10d_functional.wait_tensor.default",
+                          "outputs": [{"name": f"w{i}", "bytes": 0, "layout": "none", "mutation_of": f"ag_buf{i}"}],
+                          "reads": [{"name": src, "dep": "star", "bytes": 128}]})
+            src = f"w{i}"
+        nodes.append(extern(f"co{i}", "torch.ops.fsdp.split_with_sizes_copy.default", [src], f"copy_out{i}",
+                            layout="none", bytes=0, mutation_of=f"unsharded_{i}"))
+        nodes.append(extern(f"mm{i}", "extern_kernels.mm", [act, f"copy_out{i}"], f"h{i}"))
+        act = f"h{i}"
+    return graph(nodes, inputs=inputs, outputs=[act])
+
+
 def node_with_many_reads(r):
     inputs = [{"name": f"in{i}", "bytes": 64} for i in range(r)]
     sink = {"name": "sink", "kind": "pointwise", "group": [16, 1], "outputs": [{"name": "out", "bytes": 64}],
@@ -270,6 +305,9 @@ def cases() -> list[Case]:
              r"world-size", absent=["ws.json"]),
         Case("budget_inf", {"g.json": small_valid}, ["simulate", "{g.json}", "--budget", "inf"], (1, 2), r"budget"),
         Case("budget_trailing_junk", {"g.json": small_valid}, ["simulate", "{g.json}", "--budget", "5abc"], (1, 2), r"budget"),
+        Case("fsdp_block_without_wait_refused", {"g.json": lambda: fsdp2_blocks(3, wait=False)},
+             ["plan", "{g.json}", "--no-fuse", "--comm-passes", "enforce_comm_ordering_for_fsdp", "-o", "{dir}/nw.plan.json"],
+             (1,), r'"ag2".*no wait', absent=["nw.plan.json"]),
         Case("option_prefix_refused", {"g.json": small_valid}, ["plan", "{g.json}", "--tracefoo", "{dir}/x.json"], (2,),
              r"tracefoo", absent=["x.json"]),
     ]
@@ -277,7 +315,8 @@ def cases() -> list[Case]:
 
 # Huge shapes: each must finish (exit 0) inside the runner's timeout; times are bench lines.
 ALL_PASSES = ("sink_waits,raise_comms,reorder_compute_for_overlap,decide_global_ordering_of_comms,"
-              "reorder_communication_preserving_peak_memory,sink_waits_iterative,overlap_schedule")
+              "enforce_comm_ordering_for_fsdp,reorder_communication_preserving_peak_memory,sink_waits_iterative,"
+              "overlap_schedule")
 
 
 def scale_cases() -> list[Case]:
@@ -289,6 +328,9 @@ def scale_cases() -> list[Case]:
              ["plan", "{g.json}", "--no-fuse", "--comm-passes", "overlap_schedule"], (0,), seed=False),
         Case("scale_20k_collectives_before_waits", {"g.json": lambda: collectives_before_waits(20000)},
              ["plan", "{g.json}", "--no-fuse", "--comm-passes", ALL_PASSES], (0,), seed=False),
+        Case("scale_enforce_fsdp_20k_blocks", {"g.json": lambda: fsdp2_blocks(20000)},
+             ["plan", "{g.json}", "--no-fuse", "--memory-methods", "baseline", "--comm-passes",
+              "enforce_comm_ordering_for_fsdp,sink_waits"], (0,), seed=False),
         Case("scale_fuse_node_with_200k_reads", {"g.json": lambda: node_with_many_reads(200000)},
              ["fuse", "{g.json}", "-o", "{dir}/reads.post.json"], (0,), seed=False),
         # The issue's 300k-node DAG and 2M-edge layers are still super-linear in fusion's cycle check
