@@ -1,5 +1,6 @@
 #include "core/sim/overlap_view.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string_view>
 
@@ -19,6 +20,22 @@ std::string_view short_op(std::string_view op) {
   return op;
 }
 
+// "a, b, c, ..." (at most three names, then how many more).
+std::string first_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > 3) s += ", +" + std::to_string(names.size() - 3);
+  return s;
+}
+
+// "f32[4, 1024]" when the buffer says its dtype or shape.
+std::string tensor_info(const Buffer& b) {
+  if (b.dtype.empty() && b.shape.empty()) return "";
+  std::string s = " " + b.dtype + "[";
+  for (std::size_t i = 0; i < b.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(b.shape[i]);
+  return s + "]";
+}
+
 }  // namespace
 
 std::string node_summary(const Graph& g, NodeId v) {
@@ -30,21 +47,20 @@ std::string node_summary(const Graph& g, NodeId v) {
   } else if (!n.kernel.empty()) {
     s += " " + n.kernel;
   }
-  if (!n.members.empty()) {
-    s += " fused " + std::to_string(n.members.size()) + " (";
-    for (std::size_t i = 0; i < n.members.size(); ++i) {
-      if (i == 3) {
-        s += ", ...";
-        break;
-      }
-      s += (i ? ", " : "") + n.members[i];
-    }
-    s += ")";
+  if (!n.members.empty()) s += " fused " + std::to_string(n.members.size()) + " (" + first_names(n.members) + ")";
+  // Extern kernels and collectives also name what they wait on (node_summary's `ins`).
+  if (n.kind == NodeKind::Extern || n.kind == NodeKind::Collective || n.kind == NodeKind::Wait) {
+    std::vector<std::string> ins;
+    for (const Dep& d : n.reads)
+      if (d.kind != DepKind::FakeWeak && g.buffers[d.buf].producer != kNone && g.buffers[d.buf].producer != v &&
+          std::find(ins.begin(), ins.end(), g.buffers[d.buf].name) == ins.end())
+        ins.push_back(g.buffers[d.buf].name);
+    if (!ins.empty()) s += " <- " + first_names(ins);
   }
   if (!n.outputs.empty()) {
     std::int64_t bytes = 0;
     for (BufId b : n.outputs) bytes = checked_add(bytes, g.buffers[b].bytes, "output bytes");
-    s += " -> " + g.buffers[n.outputs.front()].name;
+    s += " -> " + g.buffers[n.outputs.front()].name + tensor_info(g.buffers[n.outputs.front()]);
     if (n.outputs.size() > 1) s += " +" + std::to_string(n.outputs.size() - 1);
     s += " " + human_bytes(bytes);
   }

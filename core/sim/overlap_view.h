@@ -41,9 +41,12 @@ struct OverlapView {
 // Throws Error when the sizes of `order`, `runtime_us` and the graph disagree.
 OverlapView overlap_view(const Graph& g, const Order& order, const std::vector<double>& runtime_us, const Simulation& sim);
 
-// node_summary: "extern extern_kernels.mm -> buf8 4.00 MiB", "collective
-// all_gather_into_tensor 2 ranks 8.00 MiB -> buf0", "pointwise fused 3
-// (op1, op2, op3) -> buf5 1.00 KiB".
+// node_summary: kind, kernel (or the collective's op, group size and
+// payload), fused members, what an extern kernel or collective waits on, the
+// first output with its dtype and shape, and the outputs' bytes:
+// "extern extern_kernels.mm <- buf7 -> buf8 f32[1024, 1024] 4.00 MiB",
+// "collective all_gather_into_tensor 2 ranks 8.00 MiB -> buf0 8.00 MiB",
+// "pointwise fused 4 (op1, op2, op3, +1) -> buf5 1.00 KiB".
 std::string node_summary(const Graph& g, NodeId v);
 
 // The view as text: one line per node, then the totals.

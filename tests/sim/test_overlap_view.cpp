@@ -49,7 +49,8 @@ TEST_CASE("overlap view: Inductor's walk, its estimate and the simulation's stal
   CHECK(g.nodes[v.rows[7].exposed_collective].name == "ar");
   CHECK(v.rows[4].start_us == Approx(19));  // ar on the comm stream
   CHECK(v.simulation.step_time_us == Approx(25));
-  CHECK(node_summary(g, g.find_node("rs")) == "collective reduce_scatter_tensor 2 ranks 256 B -> rs_out 256 B");
+  CHECK(node_summary(g, g.find_node("rs")) == "collective reduce_scatter_tensor 2 ranks 256 B <- g1 -> rs_out 256 B");
+  CHECK(node_summary(g, g.find_node("wait_ar")) == "wait <- ar_out -> r2 0 B");
   CHECK(node_summary(g, g.find_node("mm1")) == "extern extern_kernels.mm -> g1 512 B");
   const std::string text = overlap_view_to_text(g, v);
   CHECK(text.find("| rs") != std::string::npos);
