@@ -55,6 +55,8 @@ int cmd_plan(const Args& args) {
   }
   if (graph_path.empty()) throw UsageError("missing GRAPH.json");
   if (format.empty()) format = out_path.empty() ? "text" : "json";
+  if (overlap && format == "json" && out_path.empty())
+    throw UsageError("--overlap-view: the view is part of the text report, which --format json without -o does not print");
 
   PlanResult result = run_plan(load_graph_file(graph_path, max_input), opts);
   // The text report, with the per-node overlap view when asked for.

@@ -77,6 +77,8 @@ TEST_CASE("plan and simulate print the overlap view with --overlap-view", "[sim]
   auto sim = test::run_cli("simulate " + graph + " --comm-passes enforce_comm_ordering_for_fsdp,sink_waits --overlap-view --runtime-source runtime_us");
   CHECK(sim.code == 0);
   CHECK(sim.out.find("| op11") != std::string::npos);  // layer 0's matmul runs under layer 1's all-gather
+  // With -o the text report (and the view) goes to stdout; JSON alone has no place for it.
+  CHECK(test::run_cli("plan " + graph + " --overlap-view --format json").code == 2);
   // Without the option the reports stay as they were.
   CHECK(test::run_cli("plan " + graph).out.find("overlap view") == std::string::npos);
 }
