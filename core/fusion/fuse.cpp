@@ -312,6 +312,7 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
       }
     }
   }
+  keep_highest_priority_pairs(out);
   sort_by_score(out);
   return out;
 }

@@ -134,6 +134,10 @@ class FusionEngine {
   bool cpp_why_fuse_nodes(GroupId n1, GroupId n2) const;
   bool cpp_can_fuse_horizontal_impl(GroupId n1, GroupId n2) const;
   std::int32_t cpp_outer_loop_fusion_depth(GroupId n1, GroupId n2) const;
+  // get_possible_fusions_with_highest_priority: only the pairs of the
+  // backend's best (lowest) priority stay; the C++ backend ranks outer-loop
+  // pairs 1, every other pair 0 (Triton: all 0).
+  void keep_highest_priority_pairs(std::vector<std::pair<GroupId, GroupId>>& pairs) const;
   bool can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes);
   bool fusable_weak_dep(DepId weak, GroupId n1, GroupId n2) const;
   bool fusable_read_and_write(DepId read, DepId write) const;

@@ -419,6 +419,21 @@ Verdict FusionEngine::cpp_can_fuse(GroupId n1, GroupId n2, bool vertical) const 
   return {};
 }
 
+// CppScheduling.get_fusion_pair_priority: can_fuse_vertical_outer_loop pairs
+// (node2 depends on node1, no template, not a plain loop match unless node1
+// is a reduction, a shared outer loop) come after every other pair.
+void FusionEngine::keep_highest_priority_pairs(std::vector<std::pair<GroupId, GroupId>>& pairs) const {
+  if (g_.device != "cpu") return;
+  auto outer_loop_pair = [&](std::pair<GroupId, GroupId> p) {
+    const Group& a = groups_[p.first];
+    const Group& b = groups_[p.second];
+    return !a.is_template && !b.is_template && any_op_ancestor(p.first, p.second) &&
+           !(cpp_can_fuse_horizontal_impl(p.first, p.second) && !a.reduction) && cpp_outer_loop_fusion_depth(p.first, p.second) >= 1;
+  };
+  if (std::all_of(pairs.begin(), pairs.end(), outer_loop_pair)) return;  // one priority only: all stay
+  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), outer_loop_pair), pairs.end());
+}
+
 // Inductor's lower bound on the memory a fusion costs: buffers that each
 // node reads as their only user could be reused if the nodes stay apart.
 bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes) {

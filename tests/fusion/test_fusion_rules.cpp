@@ -210,3 +210,28 @@ TEST_CASE("CPU graphs follow the C++ backend: loop tuples, outer-loop fusion aft
                              node("p", "pointwise", "bp", "br", "[[128],[]]", 128, 1)},
                             R"("bp")")) == std::vector<std::vector<std::string>>{{"r"}, {"p"}});
 }
+
+TEST_CASE("CPU graphs: outer-loop pairs wait for a round without ordinary pairs (the C++ backend's pair priority)", "[fusion]") {
+  // a: a row reduction over x; b: pointwise over [128, 64] reading a (and x,
+  // sharing far more with a than with e); e: pointwise over b's loops.
+  // (a, b) is an outer-loop pair, (b, e) an ordinary one. Taken by score
+  // alone, a+b would fuse first (depth 1) and then refuse e (depth 2); the
+  // priority keeps only (b, e) in round 1, and a joins b+e in round 2.
+  auto dep = [](const std::string& buf, const char* index, const char* size, long bytes) {
+    return R"({"name":")" + buf + R"(","index":")" + index + R"(","size":)" + size + R"(,"bytes":)" + std::to_string(bytes) + "}";
+  };
+  auto node = [](const std::string& name, const char* kind, const char* dims, long numel, long rnumel, const std::string& out,
+                 const std::string& write, const std::string& reads) {
+    return R"({"name":")" + name + R"(","kind":")" + kind + R"(","group":[)" + std::to_string(numel) + "," + std::to_string(rnumel) +
+           R"(],"group_dims":)" + dims + R"(,"outputs":[{"name":")" + out + R"(","bytes":8192}],"reads":[)" + reads +
+           R"(],"writes":[)" + write + "]}";
+  };
+  const std::string x = dep("x", "64*d0 + d1", "[128,64]", 262144);
+  Graph g = load_graph(R"({"format":"schedgraph/1","device":"cpu","inputs":[{"name":"x","bytes":262144}],"outputs":["e"],"nodes":[)" +
+                       node("a", "reduction", "[[128],[64]]", 128, 64, "a", dep("a", "d0", "[128]", 512), x) + "," +
+                       node("b", "pointwise", "[[128,64],[]]", 8192, 1, "b", dep("b", "64*d0 + d1", "[128,64]", 8192),
+                            dep("a", "d0", "[128,64]", 512) + "," + x) + "," +
+                       node("e", "pointwise", "[[128,64],[]]", 8192, 1, "e", dep("e", "64*d0 + d1", "[128,64]", 8192),
+                            dep("b", "64*d0 + d1", "[128,64]", 8192)) + "]}");
+  CHECK(groups_of(g) == std::vector<std::vector<std::string>>{{"a", "b", "e"}});
+}
