@@ -203,7 +203,7 @@ Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, cons
 }
 
 Reachability::Reachability(const Graph& g, const DependencyInfo& deps, const Order& schedule)
-    : pos_(g.nodes.size(), -1), depth_(g.nodes.size(), 0), preds_(g.nodes.size()), succs_(g.nodes.size()), stamp_(g.nodes.size(), 0) {
+    : pos_(g.nodes.size(), -1), depth_(g.nodes.size(), 0), preds_(g.nodes.size()), succs_(g.nodes.size()), down_stamp_(g.nodes.size(), 0), up_stamp_(g.nodes.size(), 0) {
   for (std::size_t i = 0; i < schedule.size(); ++i) pos_[schedule[i]] = static_cast<std::int32_t>(i);
   for (NodeId v : schedule) {
     for (NodeId p : producer_nodes(g, deps, v)) {
@@ -215,35 +215,60 @@ Reachability::Reachability(const Graph& g, const DependencyInfo& deps, const Ord
   }
 }
 
+// Two searches, one node at a time each: forward from `as` (descendants) and
+// backward from `bs` (ancestors), both kept inside the schedule positions and
+// depths that a path from as to bs can use. They answer yes when one reaches
+// the other's start or the two meet, and no as soon as either runs out, so a
+// query costs at most twice the smaller of the two sides.
 bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector<NodeId>& bs) const {
   if (as.empty() || bs.empty()) return false;
-  // An ancestor sits earlier in the schedule and strictly shallower.
-  std::int32_t min_pos = pos_[as[0]], min_depth = depth_[as[0]];
+  std::int32_t min_pos = pos_[as[0]], min_depth = depth_[as[0]], max_pos = pos_[bs[0]], max_depth = depth_[bs[0]];
   for (NodeId a : as) {
     min_pos = std::min(min_pos, pos_[a]);
     min_depth = std::min(min_depth, depth_[a]);
   }
+  for (NodeId b : bs) {
+    max_pos = std::max(max_pos, pos_[b]);
+    max_depth = std::max(max_depth, depth_[b]);
+  }
+  if (min_pos >= max_pos || min_depth >= max_depth) return false;
   epoch_ += 2;
   if (epoch_ < 2) {  // wrapped: reset the stamps
-    std::fill(stamp_.begin(), stamp_.end(), 0);
+    std::fill(down_stamp_.begin(), down_stamp_.end(), 0);
+    std::fill(up_stamp_.begin(), up_stamp_.end(), 0);
     epoch_ = 2;
   }
-  const std::uint32_t target = epoch_ - 1, visited = epoch_;
-  for (NodeId a : as) stamp_[a] = target;
-  stack_.clear();
-  for (NodeId b : bs) {
-    if (stamp_[b] == target) continue;  // a node is not its own ancestor
-    stamp_[b] = visited;
-    stack_.push_back(b);
-  }
-  while (!stack_.empty()) {
-    NodeId v = stack_.back();
-    stack_.pop_back();
-    for (NodeId p : preds_[v]) {
-      if (stamp_[p] == target) return true;
-      if (stamp_[p] == visited || pos_[p] < min_pos || depth_[p] <= min_depth) continue;
-      stamp_[p] = visited;
-      stack_.push_back(p);
+  // Per side: `start` marks a seed (reached by no edge yet), `reached` a node
+  // reached through at least one edge. Meeting needs an edge on one side: a
+  // node in both `as` and `bs` is not its own ancestor.
+  const std::uint32_t start = epoch_ - 1, reached = epoch_;
+  auto on = [](std::uint32_t stamp, std::uint32_t s, std::uint32_t r) { return stamp == s || stamp == r; };
+  down_queue_.clear();
+  up_queue_.clear();
+  for (NodeId a : as)
+    if (down_stamp_[a] != start) {
+      down_stamp_[a] = start;
+      down_queue_.push_back(a);
+    }
+  for (NodeId b : bs)
+    if (up_stamp_[b] != start) {
+      up_stamp_[b] = start;
+      up_queue_.push_back(b);
+    }
+  // Breadth first on both sides, so that short paths are found early.
+  for (std::size_t down_next = 0, up_next = 0; down_next < down_queue_.size() && up_next < up_queue_.size();) {
+    for (NodeId s : succs_[down_queue_[down_next++]]) {
+      if (on(up_stamp_[s], start, reached)) return true;
+      if (down_stamp_[s] == reached || pos_[s] > max_pos || depth_[s] >= max_depth) continue;
+      if (down_stamp_[s] != start) down_queue_.push_back(s);  // a seed reached again is already queued
+      down_stamp_[s] = reached;
+    }
+    if (down_next == down_queue_.size()) break;
+    for (NodeId p : preds_[up_queue_[up_next++]]) {
+      if (on(down_stamp_[p], start, reached)) return true;
+      if (up_stamp_[p] == reached || pos_[p] < min_pos || depth_[p] <= min_depth) continue;
+      if (up_stamp_[p] != start) up_queue_.push_back(p);
+      up_stamp_[p] = reached;
     }
   }
   return false;

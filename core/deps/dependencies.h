@@ -58,10 +58,10 @@ DeadCodeResult eliminate_dead_nodes(const Graph& g, const DependencyInfo& deps, 
 // on removed nodes are skipped). Only nodes in `order` take part.
 Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, const Order& order);
 
-// Op-level ancestry over the kept nodes of a schedule. Queries search
-// backwards from the descendant and prune by position in the schedule and by
-// depth (longest path from a source), so a query costs the part of the graph
-// between the two nodes, not the whole graph.
+// Op-level ancestry over the kept nodes of a schedule. Queries search from
+// both ends at once, pruned by position in the schedule and by depth (longest
+// path from a source), so a query costs at most twice the smaller of the
+// descendants of one end and the ancestors of the other between the two.
 class Reachability {
  public:
   Reachability(const Graph& g, const DependencyInfo& deps, const Order& schedule);
@@ -81,9 +81,9 @@ class Reachability {
  private:
   std::vector<std::int32_t> pos_, depth_;
   std::vector<std::vector<NodeId>> preds_, succs_;
-  mutable std::vector<std::uint32_t> stamp_;
+  mutable std::vector<std::uint32_t> down_stamp_, up_stamp_;
   mutable std::uint32_t epoch_ = 0;
-  mutable std::vector<NodeId> stack_;
+  mutable std::vector<NodeId> down_queue_, up_queue_;
 };
 
 }  // namespace schedlab

@@ -36,8 +36,7 @@ FusionEngine::FusionEngine(const Graph& g, const DependencyInfo& deps, const Ord
     : g_(g), deps_(deps), opts_(opts), reach_(g, deps, schedule), owner_(g.nodes.size(), kNone) {
   intern_deps(schedule);
   group_mark_.assign(groups_.size() * 2 + 1, 0);
-  rank_.assign(groups_.size(), 0);
-  for (std::size_t i = 0; i < order_.size(); ++i) rank_[order_[i]] = static_cast<std::int64_t>(i);
+  topo_.reset(order_);
 }
 
 // Creates one scheduler node per scheduled node, with its deps interned.
@@ -191,24 +190,21 @@ GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
     }
   }
   const GroupId id = static_cast<GroupId>(groups_.size());
-  // Keep rank_ topological: between the two, the later one's ancestors move
-  // before the fused node and the earlier one's descendants after it.
-  GroupId lower = rank_[n1] < rank_[n2] ? n1 : n2, higher = lower == n1 ? n2 : n1;
-  std::vector<GroupId> before, after;
-  ancestors_between(lower, higher, before);
-  nodes_between(lower, higher, &after);
-  std::vector<std::int64_t> slots{rank_[lower], rank_[higher]};
-  for (const auto* set : {&before, &after})
-    for (GroupId x : *set) slots.push_back(rank_[x]);
-  std::sort(slots.begin(), slots.end());
-  auto by_rank = [&](GroupId x, GroupId y) { return rank_[x] < rank_[y]; };
-  std::sort(before.begin(), before.end(), by_rank);
-  std::sort(after.begin(), after.end(), by_rank);
-  rank_.resize(groups_.size() + 1);
-  std::size_t next = 0;
-  for (GroupId x : before) rank_[x] = slots[next++];
-  rank_[id] = slots[next++];
-  for (GroupId x : after) rank_[x] = slots[next++];
+  // Keep topo_ topological. Between the two, every node is an ancestor of
+  // the later one, a descendant of the earlier one, or neither (never both:
+  // no cycle). The fused node takes the earlier one's place with the
+  // ancestors moved just before it, or the later one's place with the
+  // descendants moved just after it, whichever set the search finished first.
+  GroupId lower = topo_.label(n1) < topo_.label(n2) ? n1 : n2, higher = lower == n1 ? n2 : n1;
+  Between between = search_between(lower, higher);
+  std::sort(between.nodes.begin(), between.nodes.end(), [&](GroupId x, GroupId y) { return topo_.label(x) < topo_.label(y); });
+  if (between.ancestors) {
+    topo_.move_before(lower, between.nodes);
+    topo_.replace(lower, higher, id);
+  } else {
+    topo_.move_after(higher, between.nodes);
+    topo_.replace(higher, lower, id);
+  }
   groups_[n1].alive = groups_[n2].alive = false;
   for (NodeId m : fused.members) owner_[m] = id;
   groups_.push_back(std::move(fused));
@@ -361,7 +357,7 @@ void FusionEngine::fuse_once() {
   std::sort(alive.begin(), alive.end(), [&](GroupId x, GroupId y) { return groups_[x].min_order < groups_[y].min_order; });
   order_ = std::move(alive);
   topological_sort_groups();
-  for (std::size_t i = 0; i < order_.size(); ++i) rank_[order_[i]] = static_cast<std::int64_t>(i);
+  topo_.reset(order_);
 }
 
 // Scheduler.topological_sort_schedule over the current nodes: DFS in list

@@ -11,6 +11,7 @@
 
 #include "core/deps/dependencies.h"
 #include "core/fusion/fusion.h"
+#include "core/fusion/group_order.h"
 
 namespace schedlab::fusion_detail {
 
@@ -107,9 +108,8 @@ class FusionEngine {
   // Scratch marks over dep ids / groups, reset by bumping the epoch.
   std::vector<std::uint32_t> dep_mark_, group_mark_;
   std::uint32_t dep_epoch_ = 0, group_epoch_ = 0;
-  // A topological order of the current nodes, kept valid across fusions
-  // (Pearce-Kelly style: only the nodes between the two fused ones move).
-  std::vector<std::int64_t> rank_;
+  // A topological order of the current nodes, kept valid across fusions.
+  GroupOrder topo_;
 
   void intern_deps(const Order& schedule);
   DepId intern(const Dep& d);  // `d` must outlive the engine
@@ -143,8 +143,15 @@ class FusionEngine {
   bool fusable_read_and_write(DepId read, DepId write) const;
   std::uint32_t next_dep_epoch();
   std::uint32_t next_group_epoch();
-  bool nodes_between(GroupId lower, GroupId higher, std::vector<GroupId>* between);
-  void ancestors_between(GroupId lower, GroupId higher, std::vector<GroupId>& out);
+  // Between two current nodes `lower` before `higher` in topo_: the
+  // descendants of lower ranked before higher, or the ancestors of higher
+  // ranked after lower, whichever is complete first.
+  struct Between {
+    bool cycle = false;                // a path lower -> another node -> higher
+    bool ancestors = false;            // `nodes` are higher's ancestors (else lower's descendants)
+    std::vector<GroupId> nodes;        // valid when !cycle
+  };
+  Between search_between(GroupId lower, GroupId higher);
 };
 
 }  // namespace schedlab::fusion_detail

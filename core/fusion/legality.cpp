@@ -103,6 +103,8 @@ std::int64_t FusionEngine::score_fusion_memory(GroupId n1, GroupId n2) {
 // Is some member of `of_members` an operation-level ancestor of some member
 // of `in_ancestors_of`? (Inductor: group.ancestors & other.get_operation_names().)
 bool FusionEngine::any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const {
+  // A path between members is a path between the current nodes, which topo_ orders.
+  if (topo_.label(of_members) > topo_.label(in_ancestors_of)) return false;
   return reach_.any_ancestor(groups_[of_members].members, groups_[in_ancestors_of].members);
 }
 
@@ -458,59 +460,74 @@ bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::
 
 // Would fusing n1 and n2 close a cycle through another node? In the graph of
 // current nodes: a path from one of them through some other node to the
-// other. `rank_` is a topological order of the current nodes, so such a path
-// only visits nodes ranked between the two: the search is bounded by the
-// distance between them, not by the graph.
+// other. topo_ is a topological order of the current nodes, so such a path
+// only visits nodes ranked between the two.
 bool FusionEngine::will_fusion_create_cycle(GroupId n1, GroupId n2) {
-  GroupId lower = rank_[n1] < rank_[n2] ? n1 : n2, higher = lower == n1 ? n2 : n1;
-  return nodes_between(lower, higher, nullptr);
+  GroupId lower = topo_.label(n1) < topo_.label(n2) ? n1 : n2, higher = lower == n1 ? n2 : n1;
+  return search_between(lower, higher).cycle;
 }
 
-// Descendants of `lower` ranked before `higher` (into *between, when given);
-// true when one of them leads to `higher`, i.e. fusing the two would make a cycle.
-bool FusionEngine::nodes_between(GroupId lower, GroupId higher, std::vector<GroupId>* between) {
-  const std::uint32_t mark = next_group_epoch();
-  group_mark_[lower] = group_mark_[higher] = mark;
-  std::vector<GroupId> stack;
-  bool cycle = false;
-  auto expand = [&](GroupId from, bool start) {
+// Two searches inside the window between `lower` and `higher`, one node at a
+// time each: forward from lower, backward from higher. A path through another
+// node shows as a search reaching the far end, or the two meeting. Otherwise
+// the first search to finish has enumerated its whole side, so the cost is at
+// most twice the smaller side (a descendant set can be most of a random DAG
+// while the ancestor set at the other end is tiny, and vice versa).
+FusionEngine::Between FusionEngine::search_between(GroupId lower, GroupId higher) {
+  const std::uint32_t fwd = next_group_epoch(), bwd = next_group_epoch();
+  group_mark_[lower] = fwd;
+  group_mark_[higher] = bwd;
+  const std::int64_t lo = topo_.label(lower), hi = topo_.label(higher);
+  Between out;
+  std::vector<GroupId> down_seen, up_seen;  // the nodes each side reached, in the order reached
+  auto expand_down = [&](GroupId from) {
     for (NodeId m : groups_[from].members)
       for (NodeId s : reach_.succs(m)) {
         GroupId t = owner_[s];
         if (t == kNone) continue;
-        if (t == higher && !start) cycle = true;
-        if (group_mark_[t] == mark || rank_[t] > rank_[higher]) continue;
-        group_mark_[t] = mark;
-        stack.push_back(t);
-        if (between) between->push_back(t);
+        if (t == higher) {
+          if (from != lower) out.cycle = true;
+          continue;
+        }
+        if (group_mark_[t] == fwd || topo_.label(t) > hi) continue;
+        if (group_mark_[t] == bwd) out.cycle = true;  // met the other search
+        group_mark_[t] = fwd;
+        down_seen.push_back(t);
       }
   };
-  expand(lower, true);
-  while (!stack.empty() && !cycle) {
-    GroupId x = stack.back();
-    stack.pop_back();
-    expand(x, false);
-  }
-  return cycle;
-}
-
-// Ancestors of `higher` ranked after `lower`.
-void FusionEngine::ancestors_between(GroupId lower, GroupId higher, std::vector<GroupId>& out) {
-  const std::uint32_t mark = next_group_epoch();
-  group_mark_[lower] = group_mark_[higher] = mark;
-  std::vector<GroupId> stack{higher};
-  while (!stack.empty()) {
-    GroupId x = stack.back();
-    stack.pop_back();
-    for (NodeId m : groups_[x].members)
+  auto expand_up = [&](GroupId from) {
+    for (NodeId m : groups_[from].members)
       for (NodeId p : reach_.preds(m)) {
         GroupId t = owner_[p];
-        if (t == kNone || group_mark_[t] == mark || rank_[t] < rank_[lower]) continue;
-        group_mark_[t] = mark;
-        stack.push_back(t);
-        out.push_back(t);
+        if (t == kNone) continue;
+        if (t == lower) {
+          if (from != higher) out.cycle = true;
+          continue;
+        }
+        if (group_mark_[t] == bwd || topo_.label(t) < lo) continue;
+        if (group_mark_[t] == fwd) out.cycle = true;
+        group_mark_[t] = bwd;
+        up_seen.push_back(t);
       }
+  };
+  expand_down(lower);
+  expand_up(higher);
+  std::size_t down_next = 0, up_next = 0;  // breadth first: short paths show early
+  while (!out.cycle) {
+    if (down_next == down_seen.size()) {
+      out.nodes = std::move(down_seen);
+      return out;
+    }
+    if (up_next == up_seen.size()) {
+      out.ancestors = true;
+      out.nodes = std::move(up_seen);
+      return out;
+    }
+    expand_down(down_seen[down_next++]);
+    if (out.cycle) break;
+    expand_up(up_seen[up_next++]);
   }
+  return out;
 }
 
 }  // namespace schedlab::fusion_detail

@@ -1,0 +1,40 @@
+// A topological order of the current (fused) nodes that survives fusions
+// without renumbering: every node carries a 64-bit label, labels start far
+// apart, and a fusion only moves the smaller of two sets into the gap next to
+// one of the fused pair (see FusionEngine::fuse_two). A gap that runs out
+// triggers one renumbering of the whole order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace schedlab::fusion_detail {
+
+class GroupOrder {
+ public:
+  using Id = std::int32_t;
+
+  // Labels in the order given, spaced kSpacing apart.
+  void reset(const std::vector<Id>& order);
+  std::int64_t label(Id id) const { return label_[static_cast<std::size_t>(id)]; }
+
+  // Moves `nodes` (sorted by label) into the gap just before (or after)
+  // `anchor`, keeping their relative order. None of them is `anchor`.
+  void move_before(Id anchor, const std::vector<Id>& nodes) { move_next_to(anchor, nodes, false); }
+  void move_after(Id anchor, const std::vector<Id>& nodes) { move_next_to(anchor, nodes, true); }
+
+  // `replacement` takes the label of `kept`; `kept` and `dropped` leave the order.
+  void replace(Id kept, Id dropped, Id replacement);
+
+ private:
+  static constexpr std::int64_t kSpacing = std::int64_t{1} << 32;
+  std::vector<std::int64_t> label_;   // by id (grown as ids appear)
+  std::map<std::int64_t, Id> by_label_;  // the live nodes in order
+
+  void set_label(Id id, std::int64_t label);
+  void move_next_to(Id anchor, const std::vector<Id>& nodes, bool after);
+  void renumber();
+};
+
+}  // namespace schedlab::fusion_detail
