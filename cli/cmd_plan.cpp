@@ -61,10 +61,15 @@ int cmd_plan(const Args& args) {
   PlanResult result = run_plan(load_graph_file(graph_path, max_input), opts);
   // The text report, with the per-node overlap view when asked for.
   const auto report = [&] { return plan_to_text(result) + (overlap ? plan_overlap_view_text(result) : std::string()); };
-  std::string text = format == "json" ? plan_text_json(opts, result) : report();
-  // The plan and its trace: both or neither.
-  std::vector<OutputText> outputs{{out_path.empty() ? "-" : out_path, std::move(text)}};
-  if (!trace_path.empty()) outputs.push_back({trace_path, plan_trace_json(result)});
+  // The plan and its trace: both or neither, each written as it is produced.
+  std::vector<OutputStream> outputs;
+  if (format == "json") {
+    outputs.push_back({out_path.empty() ? "-" : out_path, [&](std::FILE* out, const std::string& name) { stream_plan_json(out, name, opts, result); }});
+  } else {
+    outputs.push_back(text_output(out_path.empty() ? "-" : out_path, report()));
+  }
+  if (!trace_path.empty())
+    outputs.push_back({trace_path, [&](std::FILE* out, const std::string& name) { stream_plan_trace_json(out, name, result); }});
   write_outputs(outputs);
   if (!out_path.empty() && format == "json") std::fputs(report().c_str(), stdout);
   exit_without_freeing();

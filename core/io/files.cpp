@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 
+#include "core/io/huge_pages.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -33,7 +34,10 @@ std::string kind_of(mode_t mode) {
 
 std::string read_fd(int fd, const std::string& path, std::uint64_t max_bytes, std::uint64_t size_hint) {
   std::string text;
-  if (size_hint > 0) text.reserve(static_cast<std::size_t>(size_hint));
+  if (size_hint > 0) {
+    text.reserve(static_cast<std::size_t>(size_hint));
+    prefer_huge_pages(text.data(), text.capacity());
+  }
   char chunk[1 << 16];
   for (;;) {
     const ssize_t got = ::read(fd, chunk, sizeof chunk);
@@ -110,23 +114,25 @@ class TempFile {
     release();
   }
 
-  void write_all(const std::string& text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw Error(target_ + ": write failed: " + std::strerror(errno));
-      done += static_cast<std::size_t>(n);
-    }
+  // Streams the content into the temporary and closes it.
+  void write(const std::function<void(std::FILE*, const std::string&)>& produce) {
+    std::FILE* out = ::fdopen(fd_, "wb");
+    if (!out) throw Error(target_ + ": cannot write file: " + std::strerror(errno));
+    fd_ = -1;  // the stream owns it now
+    struct Closer {
+      std::FILE* f;
+      ~Closer() {
+        if (f) std::fclose(f);
+      }
+    } closer{out};
+    produce(out, target_);
+    if (std::fflush(out) != 0 || std::ferror(out)) throw Error(target_ + ": write failed: " + std::strerror(errno));
     // The temporary's mode: what a new file would get (mkstemp makes 0600).
     const mode_t mask = ::umask(0);
     ::umask(mask);
-    ::fchmod(fd_, 0666 & ~mask);
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      throw Error(target_ + ": write failed: " + std::strerror(errno));
-    }
-    fd_ = -1;
+    ::fchmod(::fileno(out), 0666 & ~mask);
+    closer.f = nullptr;
+    if (std::fclose(out) != 0) throw Error(target_ + ": write failed: " + std::strerror(errno));
   }
   void commit() {
     if (::rename(path_.c_str(), target_.c_str()) != 0) throw Error(target_ + ": cannot replace file: " + std::strerror(errno));
@@ -176,7 +182,7 @@ std::string read_input(const std::string& path, std::uint64_t max_bytes) {
   return read_fd(fd, path, max_bytes, static_cast<std::uint64_t>(st.st_size));
 }
 
-void write_outputs(const std::vector<OutputText>& outputs) {
+void write_outputs(const std::vector<OutputStream>& outputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
       if (outputs[i].path != "-" && same_file(outputs[i].path, outputs[j].path))
@@ -191,16 +197,35 @@ void write_outputs(const std::vector<OutputText>& outputs) {
       continue;
     }
     temps.push_back(std::make_unique<TempFile>(o.path));
-    temps.back()->write_all(o.text);
+    temps.back()->write(o.write);
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].path == "-") {
-      std::cout << outputs[i].text;
       std::cout.flush();
+      outputs[i].write(stdout, "-");
+      std::fflush(stdout);
     } else {
       temps[i]->commit();
     }
   }
+}
+
+namespace {
+void write_text(std::FILE* out, const std::string& name, std::string_view text) {
+  if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) throw Error(name + ": write failed: " + std::strerror(errno));
+}
+}  // namespace
+
+OutputStream text_output(std::string path, std::string text) {
+  return {std::move(path), [text = std::move(text)](std::FILE* out, const std::string& name) { write_text(out, name, text); }};
+}
+
+void write_outputs(const std::vector<OutputText>& outputs) {
+  std::vector<OutputStream> streams;
+  streams.reserve(outputs.size());
+  for (const auto& o : outputs)  // the texts outlive the call: no copies
+    streams.push_back({o.path, [&text = o.text](std::FILE* out, const std::string& name) { write_text(out, name, text); }});
+  write_outputs(streams);
 }
 
 void write_output(const std::string& path, const std::string& text) { write_outputs({{path, text}}); }

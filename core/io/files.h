@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,19 @@ struct OutputText {
   std::string text;
 };
 
+// An output written as it is produced, so that a large plan never exists
+// whole in memory: `write` streams the content into `out` (the temporary, or
+// stdout for "-"), naming `name` in the Error it throws when a write fails.
+struct OutputStream {
+  std::string path;
+  std::function<void(std::FILE* out, const std::string& name)> write;
+};
+
 // Writes every output, or none (see above). Two outputs on one path are a
 // UsageError; anything else that fails is an Error naming the path.
+// Text already made, as an OutputStream.
+OutputStream text_output(std::string path, std::string text);
+void write_outputs(const std::vector<OutputStream>& outputs);
 void write_outputs(const std::vector<OutputText>& outputs);
 void write_output(const std::string& path, const std::string& text);
 

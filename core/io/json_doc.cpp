@@ -1,10 +1,12 @@
 #include "core/io/json_doc.h"
 
 #include <array>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
+#include "core/io/huge_pages.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -34,19 +36,19 @@ std::size_t JsonValue::size() const {
 
 JsonValue JsonValue::operator[](std::size_t i) const {
   const auto& e = doc_->tape_[index_];
-  return JsonValue(doc_, doc_->children_[e.first + i]);
+  return JsonValue(doc_, doc_->children_[e.span.first + i]);
 }
 
 std::string_view JsonValue::key_at(std::size_t i) const {
   const auto& e = doc_->tape_[index_];
-  return JsonValue(doc_, doc_->keys_[e.first + i]).as_string();
+  return doc_->key(static_cast<std::uint32_t>(e.span.first_key + i));
 }
 
 JsonValue JsonValue::find(std::string_view key) const {
   const auto& e = doc_->tape_[index_];
   if (e.type != Type::Object) return {};
   for (std::size_t i = e.count; i-- > 0;)
-    if (JsonValue(doc_, doc_->keys_[e.first + i]).as_string() == key) return JsonValue(doc_, doc_->children_[e.first + i]);
+    if (doc_->key(static_cast<std::uint32_t>(e.span.first_key + i)) == key) return JsonValue(doc_, doc_->children_[e.span.first + i]);
   return {};
 }
 
@@ -75,6 +77,27 @@ constexpr auto kStringStop = [] {
   return t;
 }();
 
+// The first byte at or after `p` that ends the fast scan of a string (or
+// `n`). Eight bytes at a time (SWAR): graph files are mostly names, and a
+// byte loop over them was a fifth of the parse. Each test below flags the
+// lowest matching byte exactly (a borrow can only flag bytes above it), so
+// the lowest flag of the three is the answer.
+std::size_t scan_string(const char* s, std::size_t p, std::size_t n) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    while (p + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, s + p, 8);
+      const std::uint64_t quote = w ^ (kOnes * '"'), backslash = w ^ (kOnes * '\\');
+      const std::uint64_t hit = (((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | ((w - kOnes * 0x20) & ~w)) & kHigh;
+      if (hit) return p + static_cast<std::size_t>(std::countr_zero(hit) / 8);
+      p += 8;
+    }
+  }
+  while (p < n && !kStringStop[static_cast<unsigned char>(s[p])]) ++p;
+  return p;
+}
+
 }  // namespace
 
 class JsonParser {
@@ -82,10 +105,19 @@ class JsonParser {
   JsonParser(std::string_view text, int max_depth, JsonDoc& doc) : s_(text), max_depth_(max_depth), doc_(doc) {}
 
   void run() {
-    // About one value per 8 bytes of graph JSON; growth is geometric beyond.
+    // Tape indices and key offsets are 32 bits.
+    if (s_.size() > std::numeric_limits<std::uint32_t>::max()) fail("document larger than 4 GiB");
+    doc_.text_ = s_.data();
+    // About one value per 12 bytes of graph JSON and one member per 20:
+    // reserving for one per 8 and one per 16 keeps a graph's tape from being
+    // copied as it grows (the copy doubled the peak memory of a load; pages
+    // reserved and never written cost nothing).
     doc_.tape_.reserve(s_.size() / 8 + 16);
     doc_.children_.reserve(s_.size() / 8 + 16);
-    doc_.keys_.reserve(s_.size() / 8 + 16);
+    doc_.keys_.reserve(s_.size() / 16 + 16);
+    prefer_huge_pages_for_capacity(doc_.tape_);
+    prefer_huge_pages_for_capacity(doc_.children_);
+    prefer_huge_pages_for_capacity(doc_.keys_);
     skip_ws();
     if (p_ == s_.size()) fail("empty input: expected a JSON value");
     parse_value(0);
@@ -95,11 +127,15 @@ class JsonParser {
 
  private:
   using Type = JsonValue::Type;
+  struct Member {
+    JsonDoc::Key key;
+    std::uint32_t value;
+  };
   std::string_view s_;
   std::size_t p_ = 0;
   int max_depth_;
   JsonDoc& doc_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch_;  // (key, value) of open containers
+  std::vector<Member> scratch_;  // members (elements: no key) of the open containers
 
   [[noreturn]] void fail(const std::string& what) const {
     std::size_t line = 1, col = 1;
@@ -162,17 +198,16 @@ class JsonParser {
     } else {
       while (true) {
         skip_ws();
-        std::uint32_t key = 0;
+        JsonDoc::Key key{0, 0};
         if (object) {
           if (p_ >= s_.size() || s_[p_] != '"') fail(p_ >= s_.size() ? "unexpected end of input: expected a key" : "expected a string key");
-          key = parse_string();
+          key = parse_key();
           skip_ws();
           if (p_ >= s_.size() || s_[p_] != ':') fail("expected ':' after a key");
           ++p_;
           skip_ws();
         }
-        std::uint32_t value = parse_value(depth);
-        scratch_.emplace_back(key, value);
+        scratch_.push_back(Member{key, parse_value(depth)});
         skip_ws();
         if (p_ >= s_.size()) fail(std::string("unexpected end of input: expected ',' or '") + close + "'");
         if (s_[p_] == ',') {
@@ -187,11 +222,12 @@ class JsonParser {
       }
     }
     auto& e = doc_.tape_[self];
-    e.first = static_cast<std::uint32_t>(doc_.children_.size());
+    e.span.first = static_cast<std::uint32_t>(doc_.children_.size());
     e.count = static_cast<std::uint32_t>(scratch_.size() - mark);
+    e.span.first_key = static_cast<std::uint32_t>(doc_.keys_.size());
     for (std::size_t i = mark; i < scratch_.size(); ++i) {
-      doc_.keys_.push_back(scratch_[i].first);
-      doc_.children_.push_back(scratch_[i].second);
+      if (object) doc_.keys_.push_back(scratch_[i].key);
+      doc_.children_.push_back(scratch_[i].value);
     }
     scratch_.resize(mark);
     return self;
@@ -234,20 +270,22 @@ class JsonParser {
     }
   }
 
-  std::uint32_t parse_string() {
-    ++p_;  // opening quote
-    const std::size_t start = p_;
-    while (p_ < s_.size() && !kStringStop[static_cast<unsigned char>(s_[p_])]) ++p_;
-    if (p_ < s_.size() && static_cast<unsigned char>(s_[p_]) < 0x20) fail("control character in a string");
+  // Scans a string from after its opening quote to its end: true with p_
+  // after the closing quote when it had no escapes (the text is
+  // s_[start, p_ - 1)), false with p_ at its first backslash.
+  bool scan_plain_string(std::size_t start) {
+    p_ = scan_string(s_.data(), start, s_.size());
     if (p_ >= s_.size()) fail("unexpected end of input inside a string");
-    std::uint32_t self = push(Type::String);
-    if (s_[p_] == '"') {  // no escapes: point into the source
-      doc_.tape_[self].str = s_.data() + start;
-      if (p_ - start > std::numeric_limits<std::uint32_t>::max()) fail("string longer than 4 GiB");
-      doc_.tape_[self].count = static_cast<std::uint32_t>(p_ - start);
-      ++p_;
-      return self;
-    }
+    if (static_cast<unsigned char>(s_[p_]) < 0x20) fail("control character in a string");
+    if (p_ - start > std::numeric_limits<std::uint32_t>::max() / 2) fail("string longer than 2 GiB");
+    if (s_[p_] != '"') return false;
+    ++p_;
+    return true;
+  }
+
+  // The rest of a string with escapes, from its first backslash (p_) on;
+  // `start` is where its text began. Keeps the decoded text in the document.
+  const std::string& decode_string(std::size_t start) {
     std::string out(s_.substr(start, p_ - start));
     while (true) {
       if (p_ >= s_.size()) fail("unexpected end of input inside a string");
@@ -290,11 +328,31 @@ class JsonParser {
         default: fail("invalid escape in a string");
       }
     }
-    if (out.size() > std::numeric_limits<std::uint32_t>::max()) fail("string longer than 4 GiB");
+    if (out.size() > std::numeric_limits<std::uint32_t>::max() / 2) fail("string longer than 2 GiB");
     doc_.decoded_.push_back(std::move(out));
-    doc_.tape_[self].str = doc_.decoded_.back().data();
-    doc_.tape_[self].count = static_cast<std::uint32_t>(doc_.decoded_.back().size());
+    return doc_.decoded_.back();
+  }
+
+  std::uint32_t parse_string() {
+    const std::size_t start = ++p_;  // after the opening quote
+    std::uint32_t self = push(Type::String);
+    auto& e = doc_.tape_[self];
+    if (scan_plain_string(start)) {  // no escapes: point into the source
+      e.str = s_.data() + start;
+      e.count = static_cast<std::uint32_t>(p_ - 1 - start);
+      return self;
+    }
+    const std::string& decoded = decode_string(start);
+    e.str = decoded.data();
+    e.count = static_cast<std::uint32_t>(decoded.size());
     return self;
+  }
+
+  JsonDoc::Key parse_key() {
+    const std::size_t start = ++p_;  // after the opening quote
+    if (scan_plain_string(start)) return {static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(p_ - 1 - start)};
+    decode_string(start);
+    return {static_cast<std::uint32_t>(doc_.decoded_.size() - 1), JsonDoc::kDecodedKey};
   }
 
   std::uint32_t parse_number() {
@@ -335,10 +393,21 @@ class JsonParser {
       doc_.tape_[self].i = negative ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
       return self;
     }
-    std::string text(s_.substr(start, p_ - start));
     std::uint32_t self = push(is_float ? Type::Double : Type::BigInt);
-    doc_.tape_[self].d = std::strtod(text.c_str(), nullptr);
+    doc_.tape_[self].d = to_double(s_.substr(start, p_ - start));
     return self;
+  }
+
+  // strtod (correctly rounded) needs a terminated copy: on the stack for the
+  // usual short numbers, no heap string per number.
+  static double to_double(std::string_view number) {
+    char buf[64];
+    if (number.size() < sizeof buf) {
+      std::memcpy(buf, number.data(), number.size());
+      buf[number.size()] = '\0';
+      return std::strtod(buf, nullptr);
+    }
+    return std::strtod(std::string(number).c_str(), nullptr);
   }
 };
 

@@ -80,12 +80,30 @@ class JsonDoc {
       std::int64_t i;
       double d;
       const char* str;
-      std::uint32_t first;  // containers: index of the first child in children_
+      struct {
+        std::uint32_t first;      // index of the first child in children_
+        std::uint32_t first_key;  // objects: index of the first member's key in keys_
+      } span;                     // containers
     };
   };
+  // An object member's key, 8 bytes and not on the tape (keys are a third
+  // of a graph's strings): an offset into the source text, or with
+  // kDecodedKey set in `length`, an index into decoded_ (the key had escapes).
+  struct Key {
+    std::uint32_t at;
+    std::uint32_t length;
+  };
+  static constexpr std::uint32_t kDecodedKey = 0x80000000u;
+  std::string_view key(std::uint32_t member) const {
+    const Key k = keys_[member];
+    if (k.length & kDecodedKey) return decoded_[k.at];
+    return {text_ + k.at, k.length};
+  }
+
+  const char* text_ = nullptr;           // the source text (keys point into it)
   std::vector<Entry> tape_;              // value entries; the root is entry 0
   std::vector<std::uint32_t> children_;  // container children (tape indices), contiguous per container
-  std::vector<std::uint32_t> keys_;      // for object children: tape index of the key string, parallel to children_
+  std::vector<Key> keys_;                // object members' keys, contiguous per object
   std::deque<std::string> decoded_;      // strings that had escapes
 };
 

@@ -255,6 +255,12 @@ std::string plan_text_json(const PlanOptions& opts, const PlanResult& r) {
   return w.take_text();
 }
 
+void stream_plan_json(std::FILE* out, const std::string& name, const PlanOptions& opts, const PlanResult& r) {
+  JsonWriter w(out, name);
+  write_plan(w, opts, r);
+  w.flush();
+}
+
 void write_chrome_trace(JsonWriter& w, const Graph& g, const Simulation& sim, const std::vector<std::int64_t>* memory_curve) {
   if (memory_curve && memory_curve->size() != sim.spans.size() + 1)
     throw Error("trace: " + std::to_string(memory_curve->size()) + " memory samples for " + std::to_string(sim.spans.size()) + " steps");
@@ -334,6 +340,12 @@ std::string chrome_trace_json(const Graph& g, const Simulation& sim, const std::
 
 std::string plan_trace_json(const PlanResult& r) {
   return chrome_trace_json(r.planned(), r.simulation, r.final_memory.curve);
+}
+
+void stream_plan_trace_json(std::FILE* out, const std::string& name, const PlanResult& r) {
+  JsonWriter w(out, name);
+  write_chrome_trace(w, r.planned(), r.simulation, &r.final_memory.curve);
+  w.flush();
 }
 
 std::string comm_knobs_json(const CommKnobs& knobs) {

@@ -8,6 +8,7 @@
 // byte for byte the same.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,9 @@ namespace schedlab {
 void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r);
 // The whole plan as one newline-ended line.
 std::string plan_text_json(const PlanOptions& opts, const PlanResult& r);
+// The same bytes, streamed into `out` as they are produced (a 1M-node plan
+// is never one string); a failed write throws Error naming `name`.
+void stream_plan_json(std::FILE* out, const std::string& name, const PlanOptions& opts, const PlanResult& r);
 
 // The simulation as Chrome trace events (Perfetto, chrome://tracing): one
 // process, lanes "compute" and "comm", one complete event per node, one
@@ -36,6 +40,7 @@ std::string chrome_trace_json(const Graph& g, const Simulation& sim, const std::
 // What `plan --trace` writes and the page exports: the final order's
 // simulation with its memory track and flows.
 std::string plan_trace_json(const PlanResult& r);
+void stream_plan_trace_json(std::FILE* out, const std::string& name, const PlanResult& r);
 
 // The comm knobs as the plan's options.comm writes them (null: no limit).
 std::string comm_knobs_json(const CommKnobs& knobs);
