@@ -265,11 +265,30 @@ void OrderTree::update_keys_of_dependents(NodeId source) {
   }
 }
 
-double OrderTree::compute_sum(std::int32_t first, std::int32_t last) {
-  if (first > last) return 0;
-  Parts p = cut(first, last);
-  const double sum = p.middle == kNone ? 0 : runtime_sum_[p.middle];
-  join(p);
+double OrderTree::compute_sum(std::int32_t first, std::int32_t last) const {
+  return first > last ? 0 : range_runtime_sum(root_, 0, first, last);
+}
+
+// Sum over the positions [first, last] of the subtree `t`, whose first node
+// is at position `base`: whole subtrees inside the range by their sums, so
+// O(depth) and the tree untouched.
+double OrderTree::range_runtime_sum(Index t, std::int32_t base, std::int32_t first, std::int32_t last) const {
+  double sum = 0;
+  while (t != kNone) {
+    const std::int32_t end = base + count_[t] - 1;
+    if (last < base || end < first) break;
+    if (first <= base && end <= last) return sum + runtime_sum_[t];
+    const std::int32_t own = base + count(left_[t]);
+    if (last < own) {
+      t = left_[t];
+    } else if (first > own) {
+      base = own + 1;
+      t = right_[t];
+    } else {
+      // The range holds this node: it splits into a suffix of the left subtree and a prefix of the right one.
+      return sum + range_runtime_sum(left_[t], base, first, last) + runtime_[t] + range_runtime_sum(right_[t], own + 1, first, last);
+    }
+  }
   return sum;
 }
 
@@ -314,14 +333,35 @@ OrderTree::Index OrderTree::find(Index t, std::int64_t offset, const BlockQuery&
   return t;
 }
 
-std::int32_t OrderTree::nearest_match(std::int32_t first, std::int32_t last, const BlockQuery& q, bool from_end) {
-  if (first > last) return -1;
-  Parts p = cut(first, last);
-  std::int32_t rank = 0;
-  const std::int64_t offset = net_sum(p.before);
-  const Index hit = may_match(p.middle, offset, q) ? find(p.middle, offset, q, from_end, rank) : kNone;
-  join(p);
-  return hit == kNone ? -1 : first + rank;
+std::int32_t OrderTree::nearest_match(std::int32_t first, std::int32_t last, const BlockQuery& q, bool from_end) const {
+  return first > last ? -1 : find_in_range(root_, 0, 0, first, last, q, from_end);
+}
+
+// The last (or first) match at positions [first, last] of the subtree `t`,
+// whose first node is at position `base` and runs after `offset` bytes. A
+// subtree inside the range goes to `find` (one descent); only the nodes on
+// the range's two boundary paths are visited otherwise, and nothing is
+// restructured.
+std::int32_t OrderTree::find_in_range(Index t, std::int32_t base, std::int64_t offset, std::int32_t first, std::int32_t last,
+                                      const BlockQuery& q, bool from_end) const {
+  if (t == kNone) return -1;
+  const std::int32_t end = base + count_[t] - 1;
+  if (last < base || end < first || !may_match(t, offset, q)) return -1;
+  if (first <= base && end <= last) {
+    std::int32_t rank = 0;
+    find(t, offset, q, from_end, rank);
+    return base + rank;
+  }
+  const Index l = left_[t], r = right_[t];
+  const std::int32_t own = base + count(l);
+  const std::int64_t before_own = offset + net_sum(l);
+  const auto in_left = [&] { return find_in_range(l, base, offset, first, last, q, from_end); };
+  const auto in_right = [&] { return find_in_range(r, own + 1, before_own + net_[t], first, last, q, from_end); };
+  const bool own_matches = own >= first && own <= last && matches(t, before_own, q);
+  const std::int32_t nearer = from_end ? in_right() : in_left();
+  if (nearer >= 0) return nearer;
+  if (own_matches) return own;
+  return from_end ? in_left() : in_right();
 }
 
 Order OrderTree::to_order() const {

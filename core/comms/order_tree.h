@@ -57,11 +57,11 @@ class OrderTree {
   // lands at position `to` (counted in the order without them).
   void move_range(std::int32_t first, std::int32_t last, std::int32_t to);
   // Sum of compute runtimes over positions [first, last]; 0 when empty.
-  double compute_sum(std::int32_t first, std::int32_t last);
+  double compute_sum(std::int32_t first, std::int32_t last) const;
   // The nearest position in [first, last] matching `q`: the last one, or
   // the first one; -1 when none.
-  std::int32_t last_match(std::int32_t first, std::int32_t last, const BlockQuery& q) { return nearest_match(first, last, q, true); }
-  std::int32_t first_match(std::int32_t first, std::int32_t last, const BlockQuery& q) { return nearest_match(first, last, q, false); }
+  std::int32_t last_match(std::int32_t first, std::int32_t last, const BlockQuery& q) const { return nearest_match(first, last, q, true); }
+  std::int32_t first_match(std::int32_t first, std::int32_t last, const BlockQuery& q) const { return nearest_match(first, last, q, false); }
   Order to_order() const;
 
  private:
@@ -74,7 +74,10 @@ class OrderTree {
     Index before, middle, after;
   };
 
-  std::int32_t nearest_match(std::int32_t first, std::int32_t last, const BlockQuery& q, bool from_end);
+  std::int32_t nearest_match(std::int32_t first, std::int32_t last, const BlockQuery& q, bool from_end) const;
+  std::int32_t find_in_range(Index t, std::int32_t base, std::int64_t offset, std::int32_t first, std::int32_t last, const BlockQuery& q,
+                             bool from_end) const;
+  double range_runtime_sum(Index t, std::int32_t base, std::int32_t first, std::int32_t last) const;
   void pull(Index t);
   std::pair<Index, Index> split(Index t, std::int32_t count);  // first `count` nodes, the rest
   Index merge(Index a, Index b);

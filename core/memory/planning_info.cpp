@@ -7,12 +7,6 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::int32_t, std::int32_t>>;
 
-Adjacency unique_rows(std::int32_t rows, Pairs pairs) {
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  return Adjacency::from_pairs(rows, pairs);
-}
-
 // An unmet dependency: a read of a buffer that another node produces.
 bool is_unmet(const Graph& g, NodeId reader, const Dep& d) {
   NodeId p = g.buffers[d.buf].producer;
@@ -128,19 +122,19 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
       }
     }
   }
-  m.buffer_succ_nodes = unique_rows(nb, std::move(buf_succ));
+  m.buffer_succ_nodes = Adjacency::sorted_unique_rows(nb, buf_succ);
   // A node's pred buffers are the buffers it keeps alive.
   Pairs pred_bufs;
   for (BufId b = 0; b < nb; ++b)
     for (NodeId s : m.buffer_succ_nodes.row(b)) pred_bufs.emplace_back(s, b);
-  m.pred_buffers = unique_rows(nn, std::move(pred_bufs));
+  m.pred_buffers = Adjacency::sorted_unique_rows(nn, pred_bufs);
   Pairs succ;
   succ.reserve(pred.size());
   std::erase_if(pred, [](const auto& e) { return e.first == e.second; });
   for (auto [v, p] : pred) succ.emplace_back(p, v);
-  m.pred_nodes = unique_rows(nn, std::move(pred));
-  m.succ_nodes = unique_rows(nn, std::move(succ));
-  m.dep_nodes = unique_rows(nn, std::move(deps));
+  m.pred_nodes = Adjacency::sorted_unique_rows(nn, pred);
+  m.succ_nodes = Adjacency::sorted_unique_rows(nn, succ);
+  m.dep_nodes = Adjacency::sorted_unique_rows(nn, deps);
   return m;
 }
 

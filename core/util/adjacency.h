@@ -2,6 +2,7 @@
 // instead of a vector per row, so large graphs stay cache-friendly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -22,6 +23,23 @@ class Adjacency {
     a.items_.resize(pairs.size());
     std::vector<std::int32_t> fill(a.offsets_.begin(), a.offsets_.end() - 1);
     for (auto& [r, v] : pairs) a.items_[static_cast<std::size_t>(fill[static_cast<std::size_t>(r)]++)] = v;
+    return a;
+  }
+
+  // The same rows, each sorted ascending without repeats: what sorting the
+  // pairs first would give, at the cost of sorting each (short) row alone.
+  static Adjacency sorted_unique_rows(std::int32_t rows, const std::vector<std::pair<std::int32_t, std::int32_t>>& pairs) {
+    Adjacency a = from_pairs(rows, pairs);
+    std::int32_t kept = 0;
+    for (std::size_t r = 0; r + 1 < a.offsets_.size(); ++r) {
+      auto first = a.items_.begin() + a.offsets_[r], last = a.items_.begin() + a.offsets_[r + 1];
+      std::sort(first, last);
+      const auto end = std::unique(first, last);
+      a.offsets_[r] = kept;
+      kept = static_cast<std::int32_t>(std::copy(first, end, a.items_.begin() + kept) - a.items_.begin());
+    }
+    a.offsets_.back() = kept;
+    a.items_.resize(static_cast<std::size_t>(kept));
     return a;
   }
 
