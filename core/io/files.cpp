@@ -13,7 +13,6 @@
 #include <iostream>
 #include <memory>
 
-#include "core/io/huge_pages.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -34,10 +33,7 @@ std::string kind_of(mode_t mode) {
 
 std::string read_fd(int fd, const std::string& path, std::uint64_t max_bytes, std::uint64_t size_hint) {
   std::string text;
-  if (size_hint > 0) {
-    text.reserve(static_cast<std::size_t>(size_hint));
-    prefer_huge_pages(text.data(), text.capacity());
-  }
+  if (size_hint > 0) text.reserve(static_cast<std::size_t>(size_hint));
   char chunk[1 << 16];
   for (;;) {
     const ssize_t got = ::read(fd, chunk, sizeof chunk);

@@ -19,7 +19,6 @@
 #include "core/graph/builder.h"
 #include "core/util/error.h"
 #include "core/io/files.h"
-#include "core/io/huge_pages.h"
 #include "core/io/json_doc.h"
 #include "core/io/utf8.h"
 
@@ -177,8 +176,6 @@ class Loader {
       if (nodes[i].is_object())
         if (auto outs = nodes[i].find("outputs"); outs && outs.is_array()) buffers += outs.size();
     b_.reserve(buffers, nodes.size());
-    prefer_huge_pages_for_capacity(b_.graph().buffers);
-    prefer_huge_pages_for_capacity(b_.graph().nodes);
   }
 
   // Most deps name a buffer written shortly before (the node's own outputs,

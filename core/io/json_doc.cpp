@@ -6,7 +6,6 @@
 #include <cstring>
 #include <limits>
 
-#include "core/io/huge_pages.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -111,13 +110,12 @@ class JsonParser {
     // About one value per 12 bytes of graph JSON and one member per 20:
     // reserving for one per 8 and one per 16 keeps a graph's tape from being
     // copied as it grows (the copy doubled the peak memory of a load; pages
-    // reserved and never written cost nothing).
+    // reserved and never written cost nothing). Huge pages (madvise) were
+    // tried: fewer faults, but the kernel's cache-cold 2 MiB clears cost as
+    // much and made timings erratic.
     doc_.tape_.reserve(s_.size() / 8 + 16);
     doc_.children_.reserve(s_.size() / 8 + 16);
     doc_.keys_.reserve(s_.size() / 16 + 16);
-    prefer_huge_pages_for_capacity(doc_.tape_);
-    prefer_huge_pages_for_capacity(doc_.children_);
-    prefer_huge_pages_for_capacity(doc_.keys_);
     skip_ws();
     if (p_ == s_.size()) fail("empty input: expected a JSON value");
     parse_value(0);
