@@ -13,6 +13,13 @@ namespace {
 
 double ratio(double est, double meas) { return meas > 0 ? est / meas : (est > 0 ? INFINITY : 1.0); }
 
+std::int64_t reserved_growth(const ExecutedMemory& sim, const MeasuredGraph& m) {
+  const std::int64_t growth = sim.reserved_bytes - sim.reserved_before_bytes;
+  const std::int64_t free_before = m.reserved_before_bytes - m.allocated_before_bytes;
+  const std::int64_t simulated_free_before = sim.reserved_before_bytes - sim.allocated_before_bytes;
+  return std::max<std::int64_t>(0, growth - std::max<std::int64_t>(0, free_before - simulated_free_before));
+}
+
 ErrorSummary summarize(std::vector<double> errors) {
   ErrorSummary s;
   if (errors.empty()) return s;
@@ -47,9 +54,13 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
     a.peak_est = p.peak_bytes;
     a.peak_meas = c.measured.peak_allocated_bytes;
     // Reserved memory before the call holds the whole process's tensors, not
-    // just the graph's inputs: start from the measured figure and add what
-    // the allocator simulation grows by during the call.
-    a.reserved_est = c.measured.reserved_before_bytes + (p.memory.reserved_bytes - p.memory.reserved_before_bytes);
+    // just the graph's inputs: start from the measured figure, and add what
+    // the allocator simulation grows by during the call less what the
+    // measured start state has free beyond the simulated one's (segments
+    // the process's other tensors left partly free: reserved - allocated
+    // before the call, less the free tails of the inputs' own segments,
+    // which the simulation already has): allocations fill that room first.
+    a.reserved_est = c.measured.reserved_before_bytes + reserved_growth(p.memory, c.measured);
     a.reserved_meas = c.measured.peak_reserved_bytes;
     a.data_dependent = !c.measured.unbacked.empty();
     r.graphs.push_back(std::move(a));

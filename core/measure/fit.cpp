@@ -17,7 +17,8 @@
 namespace schedlab {
 namespace {
 
-constexpr double kBackToBackUs = 10.0;  // a longer idle stretch means the host was late, not the GPU
+constexpr double kBackToBackUs = 10.0;
+constexpr std::int64_t kHopperL2Bytes = std::int64_t{50} << 20;  // H100 SXM and H200  // a longer idle stretch means the host was late, not the GPU
 
 // Least-squares weight of a sample measured at t us: 1/t^power. Kernel laws
 // use 1.5, between absolute error (big kernels decide everything) and
@@ -31,20 +32,36 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-// Weighted least squares on the chosen columns of [1, compute, memory];
-// returns false when singular. Solved by Gaussian elimination (3x3 at most).
-bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, double weight_power, std::array<double, 3>& coef, double& sse) {
-  std::array<int, 3> cols{};
+// The law's columns: [fixed (x products), compute, memory up to L2, wave,
+// narrow, f32, memory beyond L2].
+constexpr int kColumns = 7;
+using Coefficients = std::array<double, kColumns>;
+
+double feature(const NodeSample& x, int c) {
+  switch (c) {
+    case 0: return x.products;
+    case 1: return x.compute_us;
+    case 2: return x.cached_us;
+    case 3: return x.wave_us;
+    case 4: return x.narrow_us;
+    case 5: return x.fp32;
+    default: return x.spill_us;
+  }
+}
+
+// Weighted least squares on the chosen columns; returns false when singular
+// or a coefficient is negative. Gaussian elimination (7x7 at most).
+bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, double weight_power, Coefficients& coef, double& sse) {
+  std::array<int, kColumns> cols{};
   int k = 0;
-  for (int c = 0; c < 3; ++c)
+  for (int c = 0; c < kColumns; ++c)
     if (mask & (1u << c)) cols[k++] = c;
-  auto feature = [](const NodeSample& x, int c) { return c == 0 ? 1.0 : c == 1 ? x.compute_us : x.memory_us; };
-  double a[3][4] = {};
+  double a[kColumns][kColumns + 1] = {};
   for (const NodeSample& x : s) {
     const double w = weight(x.measured_us, weight_power);
     for (int i = 0; i < k; ++i) {
       for (int j = 0; j < k; ++j) a[i][j] += w * feature(x, cols[i]) * feature(x, cols[j]);
-      a[i][3] += w * feature(x, cols[i]) * x.measured_us;
+      a[i][kColumns] += w * feature(x, cols[i]) * x.measured_us;
     }
   }
   for (int i = 0; i < k; ++i) {
@@ -52,20 +69,21 @@ bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, double weight
     for (int r = i + 1; r < k; ++r)
       if (std::abs(a[r][i]) > std::abs(a[pivot][i])) pivot = r;
     if (std::abs(a[pivot][i]) < 1e-12) return false;
-    for (int c = 0; c < 4; ++c) std::swap(a[i][c], a[pivot][c]);
+    for (int c = 0; c <= kColumns; ++c) std::swap(a[i][c], a[pivot][c]);
     for (int r = 0; r < k; ++r) {
       if (r == i) continue;
       const double f = a[r][i] / a[i][i];
-      for (int c = i; c < 4; ++c) a[r][c] -= f * a[i][c];
+      for (int c = i; c <= kColumns; ++c) a[r][c] -= f * a[i][c];
     }
   }
-  coef = {0, 0, 0};
-  for (int i = 0; i < k; ++i) coef[cols[i]] = a[i][3] / a[i][i];
+  coef = {};
+  for (int i = 0; i < k; ++i) coef[cols[i]] = a[i][kColumns] / a[i][i];
   for (double c : coef)
     if (c < 0 || !std::isfinite(c)) return false;
   sse = 0;
   for (const NodeSample& x : s) {
-    const double pred = coef[0] + coef[1] * x.compute_us + coef[2] * x.memory_us;
+    double pred = 0;
+    for (int c = 0; c < kColumns; ++c) pred += coef[c] * feature(x, c);
     sse += (pred - x.measured_us) * (pred - x.measured_us) * weight(x.measured_us, weight_power);
   }
   return true;
@@ -129,7 +147,7 @@ MeasuredCase load_measured_case(const std::string& path, const std::vector<std::
   return c;
 }
 
-std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base) {
+std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base, int sm_count, std::int64_t l2_bytes) {
   const Graph& g = c.graph;
   std::vector<NodeSample> per_node(g.nodes.size());
   for (const MeasuredKernel& k : c.measured.kernels) {
@@ -144,21 +162,28 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
     s.cls = classify_node(g, g.nodes[v]);
     if (s.kernels == 0 || !class_needs_law(s.cls)) continue;
     s.node = v;
-    RooflineTerms t = roofline_terms(g, g.nodes[v], base);
+    RooflineTerms t = roofline_terms(g, g.nodes[v], base, sm_count, l2_bytes);
     s.compute_us = t.compute_us;
     s.memory_us = t.memory_us;
+    s.cached_us = t.cached_us;
+    s.spill_us = t.spill_us;
+    s.wave_us = t.wave_us;
+    s.narrow_us = t.narrow_us;
+    s.fp32 = t.fp32 ? 1.0 : 0.0;
+    s.products = t.products;
     out.push_back(s);
   }
   return out;
 }
 
-// Non-negative least squares of t = c0 + c1 * compute_us + c2 * memory_us:
-// the best of the seven non-empty column subsets whose solution is >= 0.
-static std::array<double, 3> fit_nnls(const std::vector<NodeSample>& samples, double weight_power) {
-  std::array<double, 3> best{};
+// Non-negative least squares of the law: the best of the non-empty column
+// subsets whose solution is >= 0 (columns that are 0 on every sample are
+// singular and drop out).
+static Coefficients fit_nnls(const std::vector<NodeSample>& samples, double weight_power) {
+  Coefficients best{};
   double best_sse = std::numeric_limits<double>::infinity();
-  for (unsigned mask = 1; mask < 8; ++mask) {
-    std::array<double, 3> coef{};
+  for (unsigned mask = 1; mask < (1u << kColumns); ++mask) {
+    Coefficients coef{};
     double sse = 0;
     if (solve_subset(samples, mask, weight_power, coef, sse) && sse < best_sse) {
       best_sse = sse;
@@ -171,10 +196,14 @@ static std::array<double, 3> fit_nnls(const std::vector<NodeSample>& samples, do
 ClassLaw fit_class_law(const std::vector<NodeSample>& samples) {
   ClassLaw best;
   if (samples.empty()) return best;
-  const std::array<double, 3> coef = fit_nnls(samples, 1.5);
+  const Coefficients coef = fit_nnls(samples, 1.5);
   best.fixed_us = coef[0];
   best.compute_factor = coef[1];
   best.memory_factor = coef[2];
+  best.wave_factor = coef[3];
+  best.narrow_factor = coef[4];
+  best.fp32_fixed_us = coef[5];
+  best.spill_factor = coef[6];
   double kernels = 0;
   for (const NodeSample& s : samples) kernels += s.kernels;
   best.kernels_per_node = kernels / static_cast<double>(samples.size());
@@ -185,10 +214,23 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   if (cases.empty()) throw UsageError("fit: no measured graphs");
   ProfileFit fit;
   fit.cases = cases.size();
+  // The tile terms quantize over the measured GPU's SMs (the files say how
+  // many; the fit refuses a mix of GPUs, so they agree).
+  // The same for the L2 size; files that do not say (the exporter wrote it
+  // later) are from H100s and H200s, whose L2 is 50 MiB.
+  int sm_count = 0;
+  std::int64_t l2_bytes = 0;
+  for (const MeasuredCase& c : cases) {
+    sm_count = std::max(sm_count, c.measured.sm_count);
+    l2_bytes = std::max(l2_bytes, c.measured.l2_cache_bytes);
+  }
+  if (l2_bytes == 0) l2_bytes = kHopperL2Bytes;
   std::map<KernelClass, std::vector<NodeSample>> by_class;
   for (const MeasuredCase& c : cases)
-    for (NodeSample& s : node_samples(c, base)) by_class[s.cls].push_back(s);
+    for (NodeSample& s : node_samples(c, base, sm_count, l2_bytes)) by_class[s.cls].push_back(s);
   TimeModel tm;
+  tm.sm_count = sm_count;
+  tm.l2_bytes = l2_bytes;
   for (auto& [cls, samples] : by_class) {
     tm.laws[cls] = fit_class_law(samples);
     fit.samples += samples.size();
@@ -238,12 +280,12 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
     for (const Node& n : c.graph.nodes) {
       const KernelClass k = classify_node(c.graph, n);
       if (k == KernelClass::None) continue;
-      (k == KernelClass::TritonPointwise || k == KernelClass::TritonReduction ? s.compute_us : s.memory_us) += 1;
+      (k == KernelClass::TritonPointwise || k == KernelClass::TritonReduction ? s.compute_us : s.cached_us) += 1;
     }
     s.measured_us = c.measured.host_time_us.value_or(c.measured.wall_time_us);
     calls.push_back(s);
   }
-  const std::array<double, 3> host = fit_nnls(calls, 2.0);
+  const Coefficients host = fit_nnls(calls, 2.0);
   tm.host_call_us = host[0];
   tm.host_us_per_kernel = host[1];
   tm.host_us_per_extern = host[2];

@@ -2,9 +2,11 @@
 // (docs/cost-model.md, "Fitting"). Deterministic: the same files give the
 // same profile, byte for byte.
 //
-// - Per kernel class, the law t = fixed + c * compute_us + m * memory_us is a
-//   non-negative least-squares fit over the class's measured nodes (a node's
-//   time: the sum of the kernels mapped to it), weighted by 1/t^1.5.
+// - Per kernel class, the law t = fixed + c * compute_us + m * cached_us + s * spill_us
+//   + w * wave_us + r * narrow_us (the tile terms of matmuls and
+//   convolutions, over the measured GPU's SMs) + [f32] fp32_fixed_us is a non-negative
+//   least-squares fit over the class's measured nodes (a node's time: the
+//   sum of the kernels mapped to it), weighted by 1/t^1.5.
 //   kernels_per_node is the class's mean launch count.
 // - The launch gap: the median idle time between back-to-back kernels (the
 //   next one already launched: start within `kBackToBackUs` of the previous
@@ -47,10 +49,16 @@ struct NodeSample {
   KernelClass cls = KernelClass::None;
   NodeId node = kNone;
   double compute_us = 0, memory_us = 0;  // roofline terms on the base profile
+  double cached_us = 0, spill_us = 0;    // memory_us up to the L2 size, and beyond
+  double wave_us = 0, narrow_us = 0;     // tile terms (gemm, convolution)
+  double fp32 = 0;                       // 1 when the node has flops and computes in f32
+  double products = 1;                   // the fixed term's multiple (convolution backward: gradients computed)
   double measured_us = 0;                // sum of its kernels' durations
   int kernels = 0;
 };
-std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base);
+// `sm_count`, `l2_bytes`: the measured GPU's SMs (the tile terms) and L2
+// size (the memory term's split).
+std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base, int sm_count, std::int64_t l2_bytes);
 
 ClassLaw fit_class_law(const std::vector<NodeSample>& samples);
 

@@ -56,6 +56,12 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   if (!env.is_object()) r.fail("env", "expected an object");
   m.device = r.text(env, "device", "env");
   m.device_kind = r.text(env, "device_kind", "env");
+  if (auto sm = env.find("sm_count"); sm != env.end()) {
+    const std::int64_t count = r.bytes(*sm, "env.sm_count");
+    if (count > 1'000'000) r.fail("env.sm_count", "expected an integer between 0 and 1000000");
+    m.sm_count = static_cast<int>(count);
+  }
+  if (auto l2 = env.find("l2_cache_bytes"); l2 != env.end()) m.l2_cache_bytes = r.bytes(*l2, "env.l2_cache_bytes");
   const json& mem = r.need(j, "memory", "");
   if (!mem.is_object()) r.fail("memory", "expected an object");
   m.allocated_before_bytes = r.bytes(r.need(mem, "allocated_before_bytes", "memory"), "memory.allocated_before_bytes");

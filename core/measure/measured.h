@@ -30,6 +30,8 @@ struct MeasuredKernel {
 struct MeasuredGraph {
   std::string graph;        // the post graph's name
   std::string device, device_kind;
+  int sm_count = 0;  // env.sm_count; 0 when the file does not say
+  std::int64_t l2_cache_bytes = 0;  // env.l2_cache_bytes; 0 when the file does not say
   std::int64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0;
   std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0, freeable_inputs_bytes = 0;
   std::vector<MeasuredKernel> kernels;  // one call, launch order

@@ -169,6 +169,7 @@ def environment() -> dict:
             "cuda": torch.version.cuda,
             "triton": triton_version,
             "sm_count": props.multi_processor_count,
+            "l2_cache_bytes": int(getattr(props, "L2_cache_size", 0)),
             "memory_bytes": int(props.total_memory),
         }
     return _ENV

@@ -592,6 +592,79 @@ def conv_sweep():
         torch.compile(forward)(xs).backward()
 
 
+def conv_narrow_sweep():
+    """Convolutions whose input channels are narrower than 16 bytes (RGB and
+    grayscale stems, patch embeddings of several patch sizes), forward and
+    backward in fp32 and bf16: cuDNN pads their channels and runs a gather
+    kernel, the time model's narrow-channel term."""
+    # (cin, cout, hw, kernel, stride, batch); patch sizes 4, 8, 14, 32, not
+    # the held-out ViT's 16.
+    configs = [(3, 128, 224, 4, 4, 4), (3, 256, 256, 8, 8, 4), (3, 768, 224, 14, 14, 2), (3, 512, 256, 32, 32, 8),
+               (1, 64, 128, 3, 1, 8), (4, 64, 96, 3, 1, 8), (3, 32, 112, 3, 2, 16), (6, 96, 64, 5, 1, 4)]
+    for dtype in (torch.float32, torch.bfloat16):
+        convs = nn.ModuleList(nn.Conv2d(cin, cout, k, stride=s, padding=0 if s == k else k // 2, bias=False)
+                              for cin, cout, _, k, s, _ in configs).to(DEVICE, dtype)
+        xs = [torch.randn(b, cin, hw, hw, device=DEVICE, dtype=dtype, requires_grad=True)
+              for cin, _, hw, _, _, b in configs]
+
+        def forward(xs):
+            return sum(conv(x).float().mean() for conv, x in zip(convs, xs))
+
+        torch.compile(forward)(xs).backward()
+
+
+def attention_sweep():
+    """Scaled-dot-product attention through PyTorch's default backend choice
+    over batch, heads, sequence lengths and head dims, forward and backward
+    in bf16 and fp32, and memory-bound decoding (one query against a KV
+    cache): attention efficiency for the time model."""
+    # (batch, heads, seq_q, seq_k, head_dim, causal)
+    configs = [(8, 16, 512, 512, 64, True), (2, 8, 2048, 2048, 128, False), (16, 12, 256, 256, 64, False),
+               (4, 32, 1024, 1024, 128, True), (32, 4, 128, 128, 32, False)]
+    for dtype in (torch.bfloat16, torch.float32):
+        shapes = configs if dtype == torch.bfloat16 else configs[::2]
+        qkv = [tuple(torch.randn(b, h, s, d, device=DEVICE, dtype=dtype, requires_grad=True) for s in (sq, sk, sk))
+               for b, h, sq, sk, d, _ in shapes]
+
+        def forward(qkv):
+            return sum(F.scaled_dot_product_attention(q, k, v, is_causal=c and q.shape[2] == k.shape[2]).float().mean()
+                       for (q, k, v), (*_, c) in zip(qkv, shapes))
+
+        torch.compile(forward)(qkv).backward()
+    # Decoding: (batch, heads, cache length, head_dim), bf16, no grad.
+    decode = [(8, 32, 2048, 128), (4, 16, 8192, 64), (16, 8, 1024, 128), (1, 32, 4096, 128)]
+    caches = [(torch.randn(b, h, 1, d, device=DEVICE, dtype=torch.bfloat16),
+               torch.randn(b, h, s, d, device=DEVICE, dtype=torch.bfloat16),
+               torch.randn(b, h, s, d, device=DEVICE, dtype=torch.bfloat16)) for b, h, s, d in decode]
+
+    def decode_step(caches):
+        return [F.scaled_dot_product_attention(q, k, v) for q, k, v in caches]
+
+    with torch.no_grad():
+        torch.compile(decode_step)(caches)
+
+
+def extern_sweep():
+    """ATen fallbacks Inductor does not generate code for (topk, sort,
+    nonzero) over a range of sizes: the extern class of the time
+    model, which launches several library kernels per call."""
+    torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    xs = [torch.randn(n, device=DEVICE) for n in (4096, 65536, 1 << 20)]
+    ms = [torch.randn(r, c, device=DEVICE) for r, c in ((256, 64), (1024, 1024), (4096, 512))]
+
+    def forward(xs, ms):
+        out = []
+        for m in ms:
+            out += list(torch.topk(m, 8, dim=-1))
+        for x in xs:
+            out += list(torch.sort(x))
+            out.append(torch.nonzero(x > 0.5))
+        return out
+
+    with torch.no_grad():
+        torch.compile(forward)(xs, ms)
+
+
 def cpu_mlp():
     """A CPU-compiled MLP, forward and backward (Inductor's C++ backend)."""
     model = nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 256), nn.LayerNorm(256))
@@ -629,6 +702,9 @@ SINGLE_GPU_CASES = {
     "gemm_sweep": gemm_sweep,
     "pointwise_sweep": pointwise_sweep,
     "conv_sweep": conv_sweep,
+    "conv_narrow_sweep": conv_narrow_sweep,
+    "attention_sweep": attention_sweep,
+    "extern_sweep": extern_sweep,
 }
 
 CPU_CASES = {
