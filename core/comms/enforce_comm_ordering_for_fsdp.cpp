@@ -36,11 +36,12 @@ constexpr std::int32_t kNoGroup = -1;
 
 // The exporter writes an extern node's `python_kernel_name`
 // ("torch.ops.fsdp.chunk_cat.default"); the namespace prefix is optional here.
-bool kernel_is(const Node& n, std::string_view op) {
-  std::string_view k = n.kernel;
-  if (k.starts_with("torch.ops.")) k.remove_prefix(10);
-  return k == op;
+bool names_op(std::string_view written, std::string_view op) {
+  if (written.starts_with("torch.ops.")) written.remove_prefix(10);
+  return written == op;
 }
+
+bool kernel_is(const Node& n, std::string_view op) { return names_op(n.kernel, op); }
 
 // utils.is_fallback_op: an extern kernel calling `op`.
 bool is_fallback_op(const Node& n, std::string_view op) { return n.kind == NodeKind::Extern && kernel_is(n, op); }
@@ -50,7 +51,7 @@ bool is_fallback_op(const Node& n, std::string_view op) { return n.kind == NodeK
 bool is_collective_op(const Node& n, std::string_view op) {
   if (n.kind != NodeKind::Collective) return false;
   if (!n.kernel.empty()) return kernel_is(n, op);
-  return n.collective && n.collective->op == op;
+  return n.collective && names_op(n.collective->op, op);
 }
 
 // An ExternKernelSchedulerNode in Inductor: the format's extern, collective and wait kinds.

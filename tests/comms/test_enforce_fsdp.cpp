@@ -89,6 +89,20 @@ TEST_CASE("enforce_comm_ordering_for_fsdp: all-gather blocks of an FSDP2 forward
   }
 }
 
+TEST_CASE("enforce_comm_ordering_for_fsdp knows the all-gather by its collective op when the kernel is not written", "[comms][fsdp]") {
+  Graph g = load_graph_file(test::data_path("comms/fsdp2_forward_two_layers.json"));
+  const auto with_kernels = run(g, g.baseline_order(), {kPass});
+  for (Node& n : g.nodes)
+    if (n.kind == NodeKind::Collective) {
+      n.kernel.clear();
+      n.collective->op = "torch.ops." + n.collective->op;  // either spelling
+    }
+  const auto without = run(g, g.baseline_order(), {kPass});
+  CHECK(without.order == with_kernels.order);
+  CHECK(fake_deps(g, without.steps[0].result) == fake_deps(g, with_kernels.steps[0].result));
+  CHECK(without.steps[0].result.added_fake_deps.size() == 10);
+}
+
 TEST_CASE("enforce_comm_ordering_for_fsdp: reduce-scatter blocks of an FSDP2 backward", "[comms][fsdp]") {
   Graph g = load_graph_file(test::data_path("comms/fsdp2_backward_reduce_scatters.json"));
   // Blocks from each chunk_cat over all its users: op2, op3 | op4, op5 and
