@@ -36,6 +36,8 @@ FusionEngine::FusionEngine(const Graph& g, const DependencyInfo& deps, const Ord
     : g_(g), deps_(deps), opts_(opts), reach_(g, deps, schedule), owner_(g.nodes.size(), kNone) {
   intern_deps(schedule);
   group_mark_.assign(groups_.size() * 2 + 1, 0);
+  buf_mark_.assign(g.buffers.size(), 0);
+  buf_slot_.assign(g.buffers.size(), 0);
   topo_.reset(order_);
 }
 

@@ -106,8 +106,11 @@ class FusionEngine {
   std::int64_t refusals_by_why_[static_cast<int>(Why::Count)] = {};
   int round_ = 0;
   // Scratch marks over dep ids / groups, reset by bumping the epoch.
-  std::vector<std::uint32_t> dep_mark_, group_mark_;
-  std::uint32_t dep_epoch_ = 0, group_epoch_ = 0;
+  std::vector<std::uint32_t> dep_mark_, group_mark_, buf_mark_;
+  std::uint32_t dep_epoch_ = 0, group_epoch_ = 0, buf_epoch_ = 0;
+  // can_fuse_vertical's deps by buffer: a slot per buffer, lists reused.
+  std::vector<std::int32_t> buf_slot_;
+  std::vector<std::vector<DepId>> buckets_;
   // A topological order of the current nodes, kept valid across fusions.
   GroupOrder topo_;
 
@@ -143,6 +146,7 @@ class FusionEngine {
   bool fusable_read_and_write(DepId read, DepId write) const;
   std::uint32_t next_dep_epoch();
   std::uint32_t next_group_epoch();
+  std::uint32_t next_buf_epoch();
   // Between two current nodes `lower` before `higher` in topo_: the
   // descendants of lower ranked before higher, or the ancestors of higher
   // ranked after lower, whichever is complete first.

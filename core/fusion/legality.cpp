@@ -74,6 +74,14 @@ std::uint32_t FusionEngine::next_dep_epoch() {
   return dep_epoch_;
 }
 
+std::uint32_t FusionEngine::next_buf_epoch() {
+  if (++buf_epoch_ == 0) {
+    std::fill(buf_mark_.begin(), buf_mark_.end(), 0);
+    buf_epoch_ = 1;
+  }
+  return buf_epoch_;
+}
+
 std::uint32_t FusionEngine::next_group_epoch() {
   if (++group_epoch_ == 0) {
     std::fill(group_mark_.begin(), group_mark_.end(), 0);
@@ -209,42 +217,52 @@ bool FusionEngine::fusable_weak_dep(DepId weak, GroupId n1, GroupId n2) const {
 Verdict FusionEngine::can_fuse_vertical(GroupId n1, GroupId n2) {
   const Group& a = groups_[n1];
   const Group& b = groups_[n2];
-  // node2's unmet deps by (renamed) buffer, in insertion order of the names.
-  std::vector<std::pair<BufId, std::vector<DepId>>> remaining;
-  auto bucket = [&](BufId name) -> std::vector<DepId>* {
-    for (auto& [n, list] : remaining)
-      if (n == name) return &list;
-    return nullptr;
+  // node2's unmet deps by (renamed) buffer, through a per-buffer slot: a
+  // node reading R buffers costs O(R) here, not O(R^2), and nothing is allocated.
+  const std::uint32_t slotted = next_buf_epoch();
+  std::size_t used = 0;
+  auto bucket = [&](BufId name, bool create) -> std::vector<DepId>* {
+    if (buf_mark_[name] != slotted) {
+      if (!create) return nullptr;
+      buf_mark_[name] = slotted;
+      buf_slot_[name] = static_cast<std::int32_t>(used);
+      if (used == buckets_.size()) buckets_.emplace_back();
+      buckets_[used++].clear();
+    }
+    return &buckets_[static_cast<std::size_t>(buf_slot_[name])];
   };
   for (DepId d : b.unmet) {
-    BufId name = deps_.latest_version[dep_table_[d].buf];
     if (dep_table_[d].kind == DepKind::Weak || dep_table_[d].kind == DepKind::FakeWeak)
       if (fusable_weak_dep(d, n1, n2)) continue;
-    if (auto* list = bucket(name)) list->push_back(d);
-    else remaining.push_back({name, {d}});
+    bucket(deps_.latest_version[dep_table_[d].buf], true)->push_back(d);
   }
   for (DepId cd : a.writes) {
     if (dep_table_[cd].kind != DepKind::Memory) continue;
-    auto* list = bucket(deps_.latest_version[dep_table_[cd].buf]);
+    auto* list = bucket(deps_.latest_version[dep_table_[cd].buf], false);
     if (!list) continue;
     // Inductor removes from the list it iterates, so the element after a
     // removed one is skipped; kept for identical results.
     for (std::size_t i = 0; i < list->size(); ++i)
       if (fusable_read_and_write((*list)[i], cd)) list->erase(list->begin() + static_cast<std::ptrdiff_t>(i));
   }
-  std::vector<BufId> names;
-  for (auto& [n, list] : remaining)
-    for (DepId d : list) {
+  // The buffers still unmatched: one of node1's own is a mismatch; one made
+  // by a descendant of node1 means a node in between. (Which check fails
+  // first does not depend on the order the buffers are visited in.)
+  const std::uint32_t own = next_buf_epoch();
+  for (BufId buf : a.buffers) buf_mark_[buf] = own;
+  const std::uint32_t producer_seen = next_group_epoch();
+  std::vector<GroupId> producers;
+  for (std::size_t i = 0; i < used; ++i)
+    for (DepId d : buckets_[i]) {
       BufId buf = dep_table_[d].buf;
-      if (std::find(names.begin(), names.end(), buf) == names.end()) names.push_back(buf);
+      if (buf_mark_[buf] == own) return {Why::MemoryDepsMismatch};
+      NodeId producer = g_.buffers[buf].producer;
+      if (producer == kNone || owner_[producer] == kNone || group_mark_[owner_[producer]] == producer_seen) continue;
+      group_mark_[owner_[producer]] = producer_seen;
+      producers.push_back(owner_[producer]);
     }
-  for (BufId buf : names)
-    if (std::find(a.buffers.begin(), a.buffers.end(), buf) != a.buffers.end()) return {Why::MemoryDepsMismatch};
-  for (BufId buf : names) {
-    NodeId producer = g_.buffers[buf].producer;
-    if (producer == kNone || owner_[producer] == kNone) continue;
-    if (any_op_ancestor(n1, owner_[producer])) return {Why::IntermediateNodes};
-  }
+  for (GroupId p : producers)
+    if (any_op_ancestor(n1, p)) return {Why::IntermediateNodes};
   return {};
 }
 
