@@ -9,6 +9,20 @@
 #include <unordered_set>
 
 namespace schedlab {
+
+namespace {
+
+// An extern kernel whose every output has NoneLayout gives nothing to read:
+// it runs for its effect (AssertScalar, the runtime checks of a
+// data-dependent size; DynamicScalar; side-effecting fallbacks), and
+// Inductor's has_side_effects() keeps it through dead-code elimination.
+bool runs_for_effect(const Graph& g, const Node& n) {
+  if (n.kind != NodeKind::Extern || n.outputs.empty()) return false;
+  return std::all_of(n.outputs.begin(), n.outputs.end(), [&](BufId b) { return g.buffers[b].layout == Layout::None; });
+}
+
+}  // namespace
+
 namespace {
 
 // Union-find over buffers: aliases share one user list (Inductor points the
@@ -96,7 +110,7 @@ class DependencyBuilder {
     // The node's own reads, renamed to the versions current before it runs.
     reads = n.reads;
     for (Dep& d : reads) d.buf = rename(d.buf);
-    info_.side_effects[v] = n.kind == NodeKind::Collective || n.kind == NodeKind::Wait;
+    info_.side_effects[v] = n.kind == NodeKind::Collective || n.kind == NodeKind::Wait || runs_for_effect(g_, n);
 
     for (BufId out : n.outputs) {
       BufId mutated = g_.buffers[out].mutation_of;

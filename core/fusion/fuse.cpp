@@ -2,6 +2,7 @@
 // get_possible_fusions, prune_redundant_deps, score_fusion (InductorChoices,
 // FusionScore), FusedSchedulerNode construction, topological_sort_schedule.
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,7 +36,9 @@ bool score_less(const FusionScore& a, const FusionScore& b) {
 FusionEngine::FusionEngine(const Graph& g, const DependencyInfo& deps, const Order& schedule, const FusionOptions& opts)
     : g_(g), deps_(deps), opts_(opts), reach_(g, deps, schedule), owner_(g.nodes.size(), kNone) {
   intern_deps(schedule);
+  subnode_of_.assign(g.nodes.size(), kNone);
   group_mark_.assign(groups_.size() * 2 + 1, 0);
+  create_foreach_nodes();
   buf_mark_.assign(g.buffers.size(), 0);
   buf_slot_.assign(g.buffers.size(), 0);
   topo_.reset(order_);
@@ -112,7 +115,6 @@ void FusionEngine::intern_deps(const Order& schedule) {
     grp.rnumel = n.rnumel;
     grp.numel_expr = n.numel_expr;
     grp.rnumel_expr = n.rnumel_expr;
-    grp.foreach = n.foreach;
     grp.lead = v;
     grp.min_order = grp.max_order = pos[v];
     owner_[v] = static_cast<GroupId>(groups_.size());
@@ -128,10 +130,8 @@ std::string FusionEngine::group_name(GroupId gid) const {
 }
 
 // FusedSchedulerNode(node1.get_nodes() + node2.get_nodes()).
-GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
+Group FusionEngine::merged(const Group& a, const Group& b) {
   Group fused;
-  const Group& a = groups_[n1];
-  const Group& b = groups_[n2];
   fused.members = a.members;
   fused.members.insert(fused.members.end(), b.members.begin(), b.members.end());
   // Insertion-ordered set operations through marks on dep ids (three epochs:
@@ -165,41 +165,63 @@ GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
   fused.reduction = a.reduction || b.reduction;
   fused.is_template = a.is_template || b.is_template;
   fused.aliasing_or_mutation = a.aliasing_or_mutation || b.aliasing_or_mutation;
-  // The Triton group is the first reduction member's, else the first member's.
-  fused.lead = fused.members[0];
-  for (NodeId m : fused.members)
-    if (g_.nodes[m].kind == NodeKind::Reduction) {
-      fused.lead = m;
-      break;
-    }
-  const Node* lead = &g_.nodes[fused.lead];
-  fused.numel = lead->numel;
-  fused.rnumel = lead->rnumel;
-  fused.numel_expr = lead->numel_expr;
-  fused.rnumel_expr = lead->rnumel_expr;
-  fused.foreach = a.foreach == b.foreach ? a.foreach : -1;
+  take_lead(fused);
   fused.min_order = std::min(a.min_order, b.min_order);
   fused.max_order = std::max(a.max_order, b.max_order);
 
-  // CppScheduling.fuse: a vertical pair the plain rules refuse becomes an
-  // OuterLoopFusedSchedulerNode (its outer nodes: n1's, then n2's).
-  if (g_.device == "cpu" && !a.is_template && !b.is_template && any_op_ancestor(n1, n2) &&
-      (a.outer_depth || b.outer_depth || !(cpp_can_fuse_horizontal_impl(n1, n2) && !a.reduction))) {
-    if (std::int32_t depth = cpp_outer_loop_fusion_depth(n1, n2); depth >= 1) {
-      fused.outer_depth = depth;
-      fused.outer_first = a.outer_depth ? a.outer_first : a.lead;
-      fused.outer_last = b.outer_depth ? b.outer_last : b.lead;
+  return fused;
+}
+
+// The Triton group is the first reduction member's, else the first member's.
+void FusionEngine::take_lead(Group& grp) const {
+  grp.lead = grp.members[0];
+  for (NodeId m : grp.members)
+    if (g_.nodes[m].kind == NodeKind::Reduction) {
+      grp.lead = m;
+      break;
     }
-  }
-  const GroupId id = static_cast<GroupId>(groups_.size());
+  const Node& lead = g_.nodes[grp.lead];
+  grp.numel = lead.numel;
+  grp.rnumel = lead.rnumel;
+  grp.numel_expr = lead.numel_expr;
+  grp.rnumel_expr = lead.rnumel_expr;
+}
+
+GroupId FusionEngine::add_group(Group grp) {
+  groups_.push_back(std::move(grp));
+  if (group_mark_.size() < groups_.size()) group_mark_.resize(groups_.size() * 2, 0);
+  return static_cast<GroupId>(groups_.size() - 1);
+}
+
+GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
   // Keep topo_ topological. Between the two, every node is an ancestor of
   // the later one, a descendant of the earlier one, or neither (never both:
   // no cycle). The fused node takes the earlier one's place with the
   // ancestors moved just before it, or the later one's place with the
-  // descendants moved just after it, whichever set the search finished first.
+  // descendants moved just after it, whichever set the search finished
+  // first. (Searched before the fused node takes over the members.)
   GroupId lower = topo_.label(n1) < topo_.label(n2) ? n1 : n2, higher = lower == n1 ? n2 : n1;
   Between between = search_between(lower, higher);
   std::sort(between.nodes.begin(), between.nodes.end(), [&](GroupId x, GroupId y) { return topo_.label(x) < topo_.label(y); });
+  GroupId id;
+  if (groups_[n1].is_foreach() || groups_[n2].is_foreach()) {
+    id = fuse_foreach(n1, n2);
+  } else {
+    Group fused = merged(groups_[n1], groups_[n2]);
+    const Group& a = groups_[n1];
+    const Group& b = groups_[n2];
+    // CppScheduling.fuse: a vertical pair the plain rules refuse becomes an
+    // OuterLoopFusedSchedulerNode (its outer nodes: n1's, then n2's).
+    if (g_.device == "cpu" && !a.is_template && !b.is_template && any_op_ancestor(n1, n2) &&
+        (a.outer_depth || b.outer_depth || !(cpp_can_fuse_horizontal_impl(n1, n2) && !a.reduction))) {
+      if (std::int32_t depth = cpp_outer_loop_fusion_depth(n1, n2); depth >= 1) {
+        fused.outer_depth = depth;
+        fused.outer_first = a.outer_depth ? a.outer_first : a.lead;
+        fused.outer_last = b.outer_depth ? b.outer_last : b.lead;
+      }
+    }
+    id = add_group(std::move(fused));
+  }
   if (between.ancestors) {
     topo_.move_before(lower, between.nodes);
     topo_.replace(lower, higher, id);
@@ -208,10 +230,80 @@ GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
     topo_.replace(higher, lower, id);
   }
   groups_[n1].alive = groups_[n2].alive = false;
-  for (NodeId m : fused.members) owner_[m] = id;
-  groups_.push_back(std::move(fused));
-  if (group_mark_.size() < groups_.size()) group_mark_.resize(groups_.size() * 2, 0);
+  for (NodeId m : groups_[id].members) owner_[m] = id;
   return id;
+}
+
+// Scheduler.create_foreach_nodes: each list (node field `foreach`, ids in
+// Inductor's list order) of kept, non-nop nodes becomes one foreach node,
+// appended after the other nodes; then the nodes are sorted topologically again.
+void FusionEngine::create_foreach_nodes() {
+  std::map<std::int64_t, std::vector<GroupId>> lists;
+  for (GroupId gid : order_) {
+    const Node& n = g_.nodes[groups_[gid].lead];
+    if (n.foreach >= 0 && n.kind != NodeKind::Nop) lists[n.foreach].push_back(gid);
+  }
+  if (lists.empty()) return;
+  std::vector<GroupId> foreach_nodes;
+  for (const auto& [list, subnodes] : lists) foreach_nodes.push_back(add_foreach(subnodes, kNone, kNone));
+  std::vector<GroupId> order;
+  for (GroupId gid : order_)
+    if (groups_[gid].container == kNone) order.push_back(gid);
+  order.insert(order.end(), foreach_nodes.begin(), foreach_nodes.end());
+  order_ = std::move(order);
+  topological_sort_groups();
+}
+
+// A foreach node over `subnodes`. Built from whole lists (from_foreach
+// kNone) it merges them all and indexes their reads (read_to_node); built
+// from a foreach node whose subnode `changed_subnode` took in another node,
+// it merges the two (Inductor's prev_node_1/prev_node_2) and indexes nothing.
+GroupId FusionEngine::add_foreach(const std::vector<GroupId>& subnodes, GroupId from_foreach, GroupId changed_subnode) {
+  Group fe;
+  if (from_foreach == kNone) {
+    fe = groups_[subnodes[0]];
+    for (std::size_t i = 1; i < subnodes.size(); ++i) fe = merged(fe, groups_[subnodes[i]]);
+    for (GroupId sub : subnodes)
+      for (DepId d : groups_[sub].reads) fe.read_to_node[dep_table_[d].buf] = sub;
+  } else {
+    fe = merged(groups_[from_foreach], groups_[changed_subnode]);
+    fe.read_to_node.clear();
+  }
+  fe.members.clear();
+  for (GroupId sub : subnodes) fe.members.insert(fe.members.end(), groups_[sub].members.begin(), groups_[sub].members.end());
+  take_lead(fe);
+  fe.subnodes = subnodes;
+  fe.container = kNone;
+  fe.alive = true;
+  const GroupId id = add_group(std::move(fe));
+  for (GroupId sub : subnodes) {
+    groups_[sub].container = id;
+    groups_[sub].alive = false;
+    for (NodeId m : groups_[sub].members) {
+      subnode_of_[m] = sub;
+      owner_[m] = id;
+    }
+  }
+  return id;
+}
+
+// ForeachKernelSchedulerNode.fuse: two foreach nodes fuse subnode by
+// subnode; a foreach node and a plain node fuse through the one subnode
+// that produces what the plain node reads (or reads what it produces).
+GroupId FusionEngine::fuse_foreach(GroupId n1, GroupId n2) {
+  if (groups_[n1].is_foreach() && groups_[n2].is_foreach()) {
+    std::vector<GroupId> subnodes;
+    for (std::size_t i = 0; i < groups_[n1].subnodes.size(); ++i)
+      subnodes.push_back(add_group(merged(groups_[groups_[n1].subnodes[i]], groups_[groups_[n2].subnodes[i]])));
+    return add_foreach(subnodes, kNone, kNone);
+  }
+  const bool producer_is_foreach = groups_[n1].is_foreach();
+  const GroupId fe = producer_is_foreach ? n1 : n2;
+  const GroupId target = producer_is_foreach ? producer_subnode_for(n1, n2) : consumer_subnode_for(n2, n1);
+  const GroupId fused_sub = add_group(producer_is_foreach ? merged(groups_[target], groups_[n2]) : merged(groups_[n1], groups_[target]));
+  std::vector<GroupId> subnodes = groups_[fe].subnodes;
+  std::replace(subnodes.begin(), subnodes.end(), target, fused_sub);
+  return add_foreach(subnodes, fe, fused_sub);
 }
 
 // Weak deps on a node the group already depends on strongly (and could fuse
@@ -301,8 +393,8 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
           continue;
         }
         refuse(n1, n2, why);
-        // Epilogue fusions are order dependent: try the template first.
-        if (groups_[n2].is_template) {
+        // Epilogue and foreach fusions are order dependent: try the other way round.
+        if (groups_[n2].is_template || groups_[n2].is_foreach()) {
           Verdict why_rev = can_fuse(n2, n1);
           if (why_rev.ok()) out.emplace_back(n2, n1);
           else refuse(n2, n1, why_rev);
@@ -339,7 +431,10 @@ void FusionEngine::sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs
 
 void FusionEngine::fuse_once() {
   ++round_;
-  for (GroupId gid : order_) prune_redundant_deps(gid);
+  for (GroupId gid : order_) {
+    prune_redundant_deps(gid);
+    for (GroupId sub : groups_[gid].subnodes) prune_redundant_deps(sub);
+  }
   std::vector<GroupId> nodes = order_;  // the round's OrderedSet: fused nodes join at the end
   for (auto [p1, p2] : possible_fusions()) {
     // Either side may have been fused earlier in this round.

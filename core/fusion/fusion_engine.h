@@ -43,7 +43,7 @@ enum class Why : std::uint8_t {
   None, SameNode, Node1Extern, Node2Extern, MustGoBefore, PrologueNotPointwise, TemplateEpiloguesOnly,
   TemplateEpilogue, NoSharedData, ExceedsMaxFusion, IncreasesPeakMemory, MemoryDepsMismatch, IntermediateNodes,
   ScoreThreshold, TooFarApart, ReduceMismatch, NonReduceMismatch, NumelIncompatible, Cycle, CppLoopsMismatch,
-  CppHorizontalSize, Count
+  CppHorizontalSize, ForeachLength, ForeachReduction, ForeachNotConsumer, ForeachNoProducer, Count
 };
 
 std::string_view why_name(Why why);  // the reason without its numbers
@@ -63,7 +63,14 @@ struct Group {
   bool reduction = false, is_template = false, unfusable = false, aliasing_or_mutation = false;
   std::int64_t numel = 0, rnumel = 1;  // Triton group: of its first reduction member, else its first member
   std::string_view numel_expr, rnumel_expr;  // the same as symbolic expressions ("" when a plain number)
-  std::int64_t foreach = -1;                 // foreach list id of its members (-1: none)
+  // A foreach node (ForeachKernelSchedulerNode): its subnodes, each a
+  // scheduler node of its own, in list order; `members` is theirs, joined.
+  std::vector<GroupId> subnodes;
+  // Buffer read -> the (last) subnode reading it: Inductor's read_to_node,
+  // filled only when the node is built from whole lists of subnodes.
+  std::unordered_map<BufId, GroupId> read_to_node;
+  GroupId container = kNone;  // for a subnode: the foreach node holding it
+  bool is_foreach() const { return !subnodes.empty(); }
   NodeId lead = kNone;                       // the member whose group the node takes
   // C++ backend: an OuterLoopFusedSchedulerNode sharing `outer_depth` outer
   // loops (0: not one), with the leads of its first and last outer nodes.
@@ -102,6 +109,7 @@ class FusionEngine {
   std::vector<Group> groups_;
   std::vector<GroupId> owner_;  // per original node: the group it is in now (kNone: not scheduled)
   std::vector<GroupId> order_;  // the current node list
+  std::vector<GroupId> subnode_of_;  // per original node inside a foreach node: its current subnode
   FusionResult result_;
   std::int64_t refusals_by_why_[static_cast<int>(Why::Count)] = {};
   int round_ = 0;
@@ -121,6 +129,19 @@ class FusionEngine {
   std::int64_t shared_data_after_reordering_loop(GroupId n1, GroupId n2);
   bool reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep);
   GroupId fuse_two(GroupId n1, GroupId n2);
+  Group merged(const Group& a, const Group& b);  // FusedSchedulerNode of the two (no outer-loop rules)
+  void take_lead(Group& grp) const;              // the Triton group from the members
+  GroupId add_group(Group grp);
+  // Foreach nodes (ForeachKernelSchedulerNode): built from Inductor's lists
+  // before fusion, fused with each other subnode by subnode, and with a
+  // plain node through the one subnode it feeds or reads.
+  void create_foreach_nodes();
+  GroupId add_foreach(const std::vector<GroupId>& subnodes, GroupId from_foreach, GroupId changed_subnode);
+  GroupId fuse_foreach(GroupId n1, GroupId n2);
+  Verdict foreach_can_fuse(GroupId producer, GroupId consumer);
+  GroupId consumer_subnode_for(GroupId foreach, GroupId producer) const;
+  GroupId producer_subnode_for(GroupId foreach, GroupId consumer) const;
+  std::int64_t rank_of(GroupId gid) const;  // topo_ label; a subnode ranks as its foreach node
   void prune_redundant_deps(GroupId gid);
   std::vector<std::pair<GroupId, GroupId>> possible_fusions();
   void sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs);

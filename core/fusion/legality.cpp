@@ -50,6 +50,10 @@ std::string_view why_name(Why why) {
       "will create cycle",
       "the C++ backend cannot fuse their loops",
       "the C++ backend fuses at most 16 nodes horizontally",
+      "foreach do not have same length",
+      "foreach ops cannot be fused with reductions currently",
+      "candidate producer is not dep of any foreach consumer",
+      "candidate consumer has no dep in any foreach producer",
   };
   static_assert(sizeof kText / sizeof kText[0] == static_cast<std::size_t>(Why::Count));
   return kText[static_cast<std::size_t>(why)];
@@ -112,7 +116,7 @@ std::int64_t FusionEngine::score_fusion_memory(GroupId n1, GroupId n2) {
 // of `in_ancestors_of`? (Inductor: group.ancestors & other.get_operation_names().)
 bool FusionEngine::any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const {
   // A path between members is a path between the current nodes, which topo_ orders.
-  if (topo_.label(of_members) > topo_.label(in_ancestors_of)) return false;
+  if (rank_of(of_members) > rank_of(in_ancestors_of)) return false;
   return reach_.any_ancestor(groups_[of_members].members, groups_[in_ancestors_of].members);
 }
 
@@ -138,17 +142,71 @@ Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
   }
   // InductorChoices.can_fuse (aggressive_fusion off).
   if (shared == 0) return {Why::NoSharedData};
-  if (a.members.size() + b.members.size() > static_cast<std::size_t>(opts_.max_fusion_size)) return {Why::ExceedsMaxFusion};
+  if (!a.is_foreach() && !b.is_foreach() && a.members.size() + b.members.size() > static_cast<std::size_t>(opts_.max_fusion_size))
+    return {Why::ExceedsMaxFusion};
   if (can_fusion_increase_peak_memory(n1, n2, shared)) return {Why::IncreasesPeakMemory};
 
   if (any_op_ancestor(n1, n2)) {  // node2 depends on node1's outputs
     if (Verdict why = can_fuse_vertical(n1, n2); !why.ok()) return why;
+    if (a.is_foreach() || b.is_foreach()) return foreach_can_fuse(n1, n2);  // the backend's first check
     return backend_can_fuse(n1, n2, true);
   }
   if (shared < opts_.score_fusion_memory_threshold) return {Why::ScoreThreshold};
   const std::int32_t proximity = std::max(std::abs(a.min_order - b.max_order), std::abs(b.min_order - a.max_order));
   if (proximity > opts_.max_horizontal_distance) return {Why::TooFarApart};
+  if (a.is_foreach() || b.is_foreach()) return foreach_can_fuse(n1, n2);
   return backend_can_fuse(n1, n2, false);
+}
+
+std::int64_t FusionEngine::rank_of(GroupId gid) const {
+  // An op-level path into or out of a subnode is one into or out of its
+  // foreach node, so the foreach node's place bounds it.
+  const GroupId container = groups_[gid].container;
+  return topo_.label(container != kNone ? container : gid);
+}
+
+// ForeachKernelSchedulerNode.can_fuse, which the Triton backend asks first
+// when either node is a foreach node.
+Verdict FusionEngine::foreach_can_fuse(GroupId producer, GroupId consumer) {
+  const Group& p = groups_[producer];
+  const Group& c = groups_[consumer];
+  if (p.is_foreach() && c.is_foreach()) {
+    if (p.subnodes.size() != c.subnodes.size()) return {Why::ForeachLength};
+    for (std::size_t i = 0; i < p.subnodes.size(); ++i)
+      if (Verdict why = can_fuse(groups_[producer].subnodes[i], groups_[consumer].subnodes[i]); !why.ok()) return why;
+    return {};
+  }
+  if (c.is_foreach()) {
+    if (p.reduction) return {Why::ForeachReduction};
+    GroupId sub = consumer_subnode_for(consumer, producer);
+    if (sub == kNone) return {Why::ForeachNotConsumer};
+    return can_fuse(producer, sub);
+  }
+  if (c.reduction) return {Why::ForeachReduction};
+  GroupId sub = producer_subnode_for(producer, consumer);
+  if (sub == kNone) return {Why::ForeachNoProducer};
+  return can_fuse(sub, consumer);
+}
+
+// The subnode reading one of the producer's outputs (the first output found).
+GroupId FusionEngine::consumer_subnode_for(GroupId foreach, GroupId producer) const {
+  const auto& read_to_node = groups_[foreach].read_to_node;
+  for (BufId b : groups_[producer].buffers)
+    if (auto it = read_to_node.find(b); it != read_to_node.end()) return it->second;
+  return kNone;
+}
+
+// The one subnode producing what the consumer reads; none when it reads
+// from several (Inductor does not fuse those).
+GroupId FusionEngine::producer_subnode_for(GroupId foreach, GroupId consumer) const {
+  GroupId found = kNone;
+  for (DepId d : groups_[consumer].reads) {
+    NodeId p = g_.buffers[dep_table_[d].buf].producer;
+    if (p == kNone || owner_[p] != foreach) continue;
+    if (found != kNone && found != subnode_of_[p]) return kNone;
+    found = subnode_of_[p];
+  }
+  return found;
 }
 
 bool FusionEngine::fusable_read_and_write(DepId read, DepId write) const {
