@@ -28,10 +28,11 @@ std::int64_t largest_within_budget(const IterativeState& s) {
 
 }  // namespace
 
-IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget) {
+IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget,
+                                    const MemoryPlanningInfo& planning) {
   const Graph& g = *cg.graph;
   const std::int32_t n = cg.num_nodes();
-  MemoryPlanningInfo info = compute_planning_info(g, order);
+  MemoryPlanningInfo info = planning_info_for_order(g, planning, order);
   AllocFreeEstimate est = estimate_peak_memory_allocfree(g, info, order);
   std::vector<double> runtime = scaled_runtimes(cg, comm_mult, non_comm_mult);
   std::vector<double> compute(n, 0);

@@ -19,6 +19,7 @@
 
 #include "core/comms/comm_graph.h"
 #include "core/comms/order_tree.h"
+#include "core/comms/passes.h"
 #include "core/memory/planning_info.h"
 #include "core/util/adjacency.h"
 
@@ -44,8 +45,17 @@ struct IterativeState {
   std::int32_t position(NodeId v) const { return order.position(v); }
 };
 
-// _initialize_memory_tracking and the list; `budget` is the pass's peak-memory budget.
-IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget);
+// _initialize_memory_tracking and the list; `budget` is the pass's
+// peak-memory budget; `planning` is the planning info of any order of the
+// graph (re-planned here for `order`).
+IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget,
+                                    const MemoryPlanningInfo& planning);
+
+// The two passes, given the planning info of any order of the graph: for
+// callers that run them many times (overlap_schedule), so that it is computed once.
+CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k,
+                                                            const MemoryPlanningInfo& planning);
+CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning);
 
 struct Exposure {
   double comm_us = 0;

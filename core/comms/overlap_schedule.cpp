@@ -35,9 +35,12 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
+#include "core/comms/iterative.h"
 #include "core/comms/passes.h"
 #include "core/memory/estimate.h"
 #include "core/sim/simulate.h"
@@ -312,56 +315,102 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
   return out;
 }
 
-}  // namespace
+// Inductor's iterative passes as overlap_schedule runs them: the rankings
+// often reach the same schedule, so each distinct (pass, budget, order) runs
+// once; all runs share the planning info of the input.
+class IterativeRuns {
+ public:
+  IterativeRuns(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& info) : cg_(cg), k_(k), info_(info) {}
 
-CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const CommKnobs& k) {
-  const Graph& g = *cg.graph;
-  const std::int32_t n = cg.num_nodes();
-  const std::vector<double>& rt = cg.runtime_us;
-  CommPassResult result;
-  const MemoryPlanningInfo info = compute_planning_info(g, order);
-  const std::int64_t input_peak = estimate_peak_memory_allocfree(g, info, order).peak;
-  const double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
-  result.peak_before = input_peak;
-  ScheduleContext ctx = make_schedule_context(cg, order, info);
+  const Order& reorder(const Order& o, double budget) { return run(Pass::Reorder, o, budget); }
+  const Order& sink_waits(const Order& o, double budget) { return run(Pass::SinkWaits, o, budget); }
 
-  // Candidates are kept only within the budget and with less exposed
-  // communication than the best so far (the input to start with).
-  const Simulation before = simulate_two_streams(g, order, rt);
-  Order out;
-  Simulation after = before;
-  std::int64_t out_peak = input_peak;
-  std::vector<std::uint8_t> held_by_memory;
-  bool found = false;
-  auto consider = [&](Order&& candidate, std::vector<std::uint8_t>&& held) {
-    if (static_cast<std::int32_t>(candidate.size()) != n || !respects_comm_deps(cg, candidate)) return false;
-    const std::int64_t peak = estimate_peak_memory_allocfree(g, info, candidate).peak;
-    if (static_cast<double>(peak) > budget) return false;
-    Simulation sim = simulate_two_streams(g, candidate, rt);
-    if (sim.exposed_comm_us < after.exposed_comm_us) {
-      out = std::move(candidate);
-      after = std::move(sim);
-      out_peak = peak;
-      held_by_memory = std::move(held);
-      found = true;
+ private:
+  enum class Pass { Reorder, SinkWaits };
+  const Order& run(Pass pass, const Order& o, double budget) {
+    auto key = std::tuple(pass, budget, o);
+    if (auto it = done_.find(key); it != done_.end()) return it->second;
+    CommKnobs knobs = k_;
+    knobs.reorder_iterative_peak_memory_budget = knobs.sink_iterative_peak_memory_budget = budget;
+    Order out = pass == Pass::Reorder ? comms_detail::reorder_communication_preserving_peak_memory(cg_, o, knobs, info_).order
+                                      : comms_detail::sink_waits_iterative(cg_, o, knobs, info_).order;
+    return done_.emplace(std::move(key), std::move(out)).first->second;
+  }
+
+  const CommGraph& cg_;
+  const CommKnobs& k_;
+  const MemoryPlanningInfo& info_;
+  std::map<std::tuple<Pass, double, Order>, Order> done_;
+};
+
+// The candidate schedules weighed so far: one is kept only within the
+// memory budget and with less exposed communication than the best so far
+// (the input to start with).
+class Candidates {
+ public:
+  Candidates(const CommGraph& cg, const Order& input, const MemoryPlanningInfo& info, double budget)
+      : cg_(cg), info_(info), budget_(budget), before_(simulate_two_streams(*cg.graph, input, cg.runtime_us)), best_(before_) {}
+
+  // The candidate's peak when it is a valid schedule within the budget (then
+  // it was weighed), else nothing.
+  std::optional<std::int64_t> consider(Order candidate, std::vector<std::uint8_t> held_by_memory) {
+    if (candidate.size() != static_cast<std::size_t>(cg_.num_nodes()) || !respects_comm_deps(cg_, candidate)) return std::nullopt;
+    const std::int64_t peak = estimate_peak_memory_allocfree(*cg_.graph, info_, candidate).peak;
+    if (static_cast<double>(peak) > budget_) return std::nullopt;
+    Simulation sim = simulate_two_streams(*cg_.graph, candidate, cg_.runtime_us);
+    if (sim.exposed_comm_us < best_.exposed_comm_us) {
+      order_ = std::move(candidate);
+      best_ = std::move(sim);
+      peak_ = peak;
+      held_by_memory_ = std::move(held_by_memory);
+      found_ = true;
     }
-    return true;
-  };
-  // Polish: Inductor's iterative passes, given only the budget that is left
-  // on top of `o`, sink waits and raise collectives past what is in between.
-  auto polished = [&](const Order& o) {
-    CommKnobs polish = k;
-    const double left = budget / static_cast<double>(std::max<std::int64_t>(1, estimate_peak_memory_allocfree(g, info, o).peak)) - 1.0;
-    polish.sink_iterative_peak_memory_budget = polish.reorder_iterative_peak_memory_budget = std::max(0.0, left);
-    return reorder_communication_preserving_peak_memory(cg, sink_waits_iterative(cg, o, polish).order, polish).order;
-  };
+    return peak;
+  }
 
-  // 1. The list scheduler. Prefetching collectives and filling stalls hold
-  // memory while later compute allocates, so for each ranking the limits are
-  // lowered step by step until the whole schedule's real peak fits the
-  // budget (more headroom first: it hides more).
+  bool found() const { return found_; }
+  const Order& order() const { return order_; }
+  std::int64_t peak() const { return peak_; }
+  const Simulation& before() const { return before_; }
+  const Simulation& best() const { return best_; }
+  const std::vector<std::uint8_t>& held_by_memory() const { return held_by_memory_; }
+
+ private:
+  const CommGraph& cg_;
+  const MemoryPlanningInfo& info_;
+  double budget_;
+  Simulation before_, best_;
+  Order order_;
+  std::int64_t peak_ = 0;
+  std::vector<std::uint8_t> held_by_memory_;
+  bool found_ = false;
+};
+
+struct OverlapSearch {
+  const CommGraph& cg;
+  const CommKnobs& k;
+  double budget;             // the peak allowed: (1 + overlap budget) x the input's peak
+  std::int64_t input_peak;
+  IterativeRuns& runs;
+  Candidates& candidates;
+};
+
+// Polish: Inductor's iterative passes, given only the budget that is left on
+// top of `o` (whose peak is `peak`), sink waits and raise collectives past
+// what is in between.
+void consider_polished(OverlapSearch& search, const Order& o, std::int64_t peak, std::vector<std::uint8_t> held) {
+  const double left = std::max(0.0, search.budget / static_cast<double>(std::max<std::int64_t>(1, peak)) - 1.0);
+  search.candidates.consider(search.runs.reorder(search.runs.sink_waits(o, left), left), std::move(held));
+}
+
+// 1. The list scheduler. Prefetching collectives and filling stalls hold
+// memory while later compute allocates, so for each ranking the limits are
+// lowered step by step until the whole schedule's real peak fits the budget
+// (more headroom first: it hides more); that first fit is polished.
+void try_list_schedules(OverlapSearch& search, ScheduleContext& ctx) {
   constexpr int kLimitSteps = 8;
   using Ranking = ScheduleContext::Ranking;
+  const double input_peak = static_cast<double>(search.input_peak);
   for (int variant = 0; variant < 6; ++variant) {
     ctx.ranking = std::array{Ranking::FeedAll, Ranking::FeedNext, Ranking::InputOrder}[variant % 3];
     ctx.forecast_compute = variant >= 3;
@@ -369,51 +418,74 @@ CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const C
       // Both limits tighten together: the issue limit towards half the input
       // peak, the limit on filling stalls with compute towards the input peak.
       const double frac = static_cast<double>(step) / kLimitSteps;
-      const double issue_limit = budget - (budget - static_cast<double>(input_peak) * 0.5) * frac;
-      const double compute_limit = budget - (budget - static_cast<double>(input_peak)) * frac;
-      std::vector<std::uint8_t> held(n, 0);
+      const double issue_limit = search.budget - (search.budget - input_peak * 0.5) * frac;
+      const double compute_limit = search.budget - (search.budget - input_peak) * frac;
+      std::vector<std::uint8_t> held(static_cast<std::size_t>(search.cg.num_nodes()), 0);
       Order candidate = list_schedule(ctx, issue_limit, compute_limit, held);
-      Order copy = candidate;
-      if (consider(std::move(copy), std::vector<std::uint8_t>(held))) {
-        consider(polished(candidate), std::move(held));
+      if (auto peak = search.candidates.consider(candidate, held)) {
+        consider_polished(search, candidate, *peak, std::move(held));
         break;  // a variant's first fit is its best
       }
     }
   }
-  // 2. Inductor's recommended pipeline, its per-pass budget lowered until the
-  // compounded peak fits ours (at the same knob its three passes may each
-  // add the budget), then polished.
+}
+
+// 2. Inductor's recommended pipeline, its per-pass budget lowered until the
+// compounded peak fits ours (at the same knob its three passes may each add
+// the budget), then polished.
+void try_inductor_pipeline(OverlapSearch& search, const Order& input) {
+  const std::vector<std::uint8_t> none_held(static_cast<std::size_t>(search.cg.num_nodes()), 0);
   for (double fraction : {1.0, 0.5, 0.25, 0.125, 0.0}) {
-    CommKnobs inductor = k;
-    inductor.reorder_iterative_peak_memory_budget = inductor.sink_iterative_peak_memory_budget = k.overlap_schedule_peak_memory_budget * fraction;
-    Order o = reorder_communication_preserving_peak_memory(cg, order, inductor).order;
-    o = sink_waits_iterative(cg, o, inductor).order;
-    o = reorder_communication_preserving_peak_memory(cg, o, inductor).order;
-    Order copy = o;
-    if (consider(std::move(copy), std::vector<std::uint8_t>(n, 0))) {
-      consider(polished(o), std::vector<std::uint8_t>(n, 0));
+    const double budget = search.k.overlap_schedule_peak_memory_budget * fraction;
+    const Order& o = search.runs.reorder(search.runs.sink_waits(search.runs.reorder(input, budget), budget), budget);
+    if (auto peak = search.candidates.consider(o, none_held)) {
+      consider_polished(search, o, *peak, none_held);
       break;
     }
   }
-  const bool keep = found;
-  result.order = keep ? out : order;
-  result.peak_after = out_peak;
-  const Simulation& chosen = keep ? after : before;
-  std::vector<double> exposed_before(n, 0);
+}
+
+// Per collective: its exposure before and after, and what limited it.
+std::vector<OverlapStat> overlap_stats(const CommGraph& cg, const Candidates& candidates) {
+  const Simulation& before = candidates.before();
+  const Simulation& chosen = candidates.found() ? candidates.best() : before;
+  std::vector<double> exposed_before(static_cast<std::size_t>(cg.num_nodes()), 0);
   for (const auto& ct : before.collectives) exposed_before[ct.collective] = ct.exposed_us;
+  std::vector<OverlapStat> stats;
   for (const auto& ct : chosen.collectives) {
     OverlapStat s;
     s.node = ct.collective;
-    s.comm_time_us = rt[ct.collective];
-    s.comp_time_us = rt[ct.collective] - ct.exposed_us;
+    s.comm_time_us = cg.runtime_us[ct.collective];
+    s.comp_time_us = cg.runtime_us[ct.collective] - ct.exposed_us;
     s.initial_exposed_us = exposed_before[ct.collective];
     s.final_exposed_us = ct.exposed_us;
-    if (!keep) s.limiting_factor = "no schedule within the memory budget exposed less: input kept";
+    if (!candidates.found()) s.limiting_factor = "no schedule within the memory budget exposed less: input kept";
     else if (ct.exposed_us <= 0) s.limiting_factor = "None";
-    else if (held_by_memory[ct.collective]) s.limiting_factor = "peak memory budget";
+    else if (candidates.held_by_memory()[ct.collective]) s.limiting_factor = "peak memory budget";
     else s.limiting_factor = "dependencies";
-    result.stats.push_back(std::move(s));
+    stats.push_back(std::move(s));
   }
+  return stats;
+}
+
+}  // namespace
+
+CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const CommKnobs& k) {
+  const Graph& g = *cg.graph;
+  const MemoryPlanningInfo info = compute_planning_info(g, order);
+  const std::int64_t input_peak = estimate_peak_memory_allocfree(g, info, order).peak;
+  const double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
+  ScheduleContext ctx = make_schedule_context(cg, order, info);
+  IterativeRuns runs(cg, k, info);
+  Candidates candidates(cg, order, info, budget);
+  OverlapSearch search{cg, k, budget, input_peak, runs, candidates};
+  try_list_schedules(search, ctx);
+  try_inductor_pipeline(search, order);
+  CommPassResult result;
+  result.order = candidates.found() ? candidates.order() : order;
+  result.peak_before = input_peak;
+  result.peak_after = candidates.found() ? candidates.peak() : input_peak;
+  result.stats = overlap_stats(cg, candidates);
   return result;
 }
 

@@ -44,11 +44,11 @@ struct ReorderGroup {
 
 class ReorderPass {
  public:
-  ReorderPass(const CommGraph& cg, const Order& order, const CommKnobs& k)
+  ReorderPass(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning)
       : cg_(cg),
         k_(k),
         s_(comms_detail::init_iterative_state(cg, order, k.reorder_sink_runtime_estimations_comm_mult,
-                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.reorder_iterative_peak_memory_budget)),
+                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.reorder_iterative_peak_memory_budget, planning)),
         in_group_(cg.num_nodes(), -1),
         group_reads_from_(cg.num_nodes(), -1),
         moved_free_(cg.num_nodes(), 0),
@@ -317,13 +317,25 @@ void ReorderPass::update_memory_tracking_after_swap_reorder(NodeId candidate) {
 
 }  // namespace
 
-CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k) {
+namespace comms_detail {
+
+CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k,
+                                                            const MemoryPlanningInfo& planning) {
   if (std::none_of(order.begin(), order.end(), [&](NodeId v) { return cg.is_collective(v); })) {
     CommPassResult result;
     result.order = order;
     return result;
   }
-  return ReorderPass(cg, order, k).run(order);
+  return ReorderPass(cg, order, k, planning).run(order);
+}
+
+}  // namespace comms_detail
+
+CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k) {
+  // Without collectives nothing moves and nothing is planned.
+  const bool no_collectives = std::none_of(order.begin(), order.end(), [&](NodeId v) { return cg.is_collective(v); });
+  return comms_detail::reorder_communication_preserving_peak_memory(cg, order, k,
+                                                                    no_collectives ? MemoryPlanningInfo{} : compute_planning_info(*cg.graph, order));
 }
 
 }  // namespace schedlab

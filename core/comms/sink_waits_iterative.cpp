@@ -56,11 +56,11 @@ std::string not_groupable_for_sink_waits(const CommGraph& cg, NodeId candidate, 
 
 class SinkWaitsPass {
  public:
-  SinkWaitsPass(const CommGraph& cg, const Order& order, const CommKnobs& k)
+  SinkWaitsPass(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning)
       : cg_(cg),
         k_(k),
         s_(comms_detail::init_iterative_state(cg, order, k.reorder_sink_runtime_estimations_comm_mult,
-                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.sink_iterative_peak_memory_budget)),
+                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.sink_iterative_peak_memory_budget, planning)),
         in_group_(cg.num_nodes(), -1),
         group_pos_(cg.num_nodes(), 0),
         freed_instead_(cg.num_nodes(), 0),
@@ -340,7 +340,16 @@ void SinkWaitsPass::update_memory_tracking_after_swap_sink_waits(NodeId candidat
 
 CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k) {
   if (order.empty()) return {};
-  return SinkWaitsPass(cg, order, k).run(order);
+  return SinkWaitsPass(cg, order, k, compute_planning_info(*cg.graph, order)).run(order);
 }
+
+namespace comms_detail {
+
+CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning) {
+  if (order.empty()) return {};
+  return SinkWaitsPass(cg, order, k, planning).run(order);
+}
+
+}  // namespace comms_detail
 
 }  // namespace schedlab

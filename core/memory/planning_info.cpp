@@ -16,7 +16,8 @@ bool is_unmet(const Graph& g, NodeId reader, const Dep& d) {
 // Freeable inputs (2.11 get_freeable_input_buf): every read makes an input
 // planned and sets its size (the last read in `order` wins), but fake weak
 // reads neither keep it alive nor count among its readers.
-void plan_freeable_inputs(const Graph& g, const Order& order, MemoryPlanningInfo& m, Pairs& buf_succ) {
+// `buf_succ` may be null when the uses are known already.
+void plan_freeable_inputs(const Graph& g, const Order& order, MemoryPlanningInfo& m, Pairs* buf_succ) {
   std::vector<std::int64_t> input_size(g.buffers.size(), 0);
   for (NodeId v : order) {
     for (const Dep& d : g.nodes[v].reads) {
@@ -27,7 +28,7 @@ void plan_freeable_inputs(const Graph& g, const Order& order, MemoryPlanningInfo
         m.freeable_inputs.push_back(d.buf);
       }
       input_size[d.buf] = d.bytes;
-      if (d.kind != DepKind::FakeWeak) buf_succ.emplace_back(d.buf, v);
+      if (buf_succ && d.kind != DepKind::FakeWeak) buf_succ->emplace_back(d.buf, v);
     }
   }
   for (BufId b : m.freeable_inputs) m.size_alloc[b] = m.size_free[b] = input_size[b];
@@ -64,6 +65,11 @@ void size_node_buffers(const Graph& g, MemoryPlanningInfo& m) {
   }
 }
 
+void index_by_order(const Order& order, MemoryPlanningInfo& m) {
+  m.index.assign(m.index.size(), 0);
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) m.index[order[i]] = i;
+}
+
 }  // namespace
 
 std::vector<BufId> storage_roots(const Graph& g) {
@@ -92,13 +98,13 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
   m.size_alloc.assign(nb, 0);
   m.size_free.assign(nb, 0);
   m.container_of.assign(nb, kNone);
+  m.index.resize(nn);
   for (BufId b : g.outputs) m.is_graph_output[b] = 1;
 
-  m.index.assign(nn, 0);
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) m.index[order[i]] = i;
+  index_by_order(order, m);
 
   Pairs buf_succ;
-  plan_freeable_inputs(g, order, m, buf_succ);
+  plan_freeable_inputs(g, order, m, &buf_succ);
   size_node_buffers(g, m);
 
   // Uses (2.11 assign_memory_planning_info_for_scheduler_buffers/_nodes):
@@ -136,6 +142,17 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
   m.succ_nodes = Adjacency::sorted_unique_rows(nn, succ);
   m.dep_nodes = Adjacency::sorted_unique_rows(nn, deps);
   return m;
+}
+
+MemoryPlanningInfo planning_info_for_order(const Graph& g, MemoryPlanningInfo info, const Order& order) {
+  index_by_order(order, info);
+  for (BufId b : info.freeable_inputs) {
+    info.planned[b] = 0;
+    info.size_alloc[b] = info.size_free[b] = 0;
+  }
+  info.freeable_inputs.clear();
+  plan_freeable_inputs(g, order, info, nullptr);
+  return info;
 }
 
 }  // namespace schedlab

@@ -51,4 +51,10 @@ std::vector<BufId> storage_roots(const Graph& g);
 // decides freeable-input sizes (last read in that order) and tie-break indices.
 MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order);
 
+// compute_planning_info(g, order) from the info of another order of the same
+// graph: only what the order decides (indices, freeable inputs' order and
+// sizes) is computed again, in O(N + E) without sorting. For callers that
+// plan one graph in many orders (overlap_schedule's inner passes).
+MemoryPlanningInfo planning_info_for_order(const Graph& g, MemoryPlanningInfo info, const Order& order);
+
 }  // namespace schedlab
