@@ -236,6 +236,15 @@ NodeId OrderTree::edge_node(Index t, bool rightmost) const {
   return t;
 }
 
+NodeId OrderTree::neighbour(NodeId v, bool after) const {
+  // The first node of the subtree on that side, else the nearest ancestor
+  // reached from the other side.
+  if (const Index child = after ? right_[v] : left_[v]; child != kNone) return edge_node(child, !after);
+  for (Index t = v; parent_[t] != kNone; t = parent_[t])
+    if ((after ? left_[parent_[t]] : right_[parent_[t]]) == t) return parent_[t];
+  return kNone;
+}
+
 void OrderTree::collect(Index t, std::vector<NodeId>& out) const {
   std::vector<Index> stack;
   while (t != kNone || !stack.empty()) {

@@ -44,6 +44,9 @@ class OrderTree {
   std::int32_t size() const { return static_cast<std::int32_t>(left_.size()); }
   std::int32_t position(NodeId v) const;
   NodeId at(std::int32_t pos) const;
+  // The node right after (before) `v`; kNone at the end. O(1) on average.
+  NodeId next(NodeId v) const { return neighbour(v, true); }
+  NodeId prev(NodeId v) const { return neighbour(v, false); }
   // Memory before `v` runs; after its allocations; after its frees.
   std::int64_t memory_before(NodeId v) const;
   std::int64_t post_alloc(NodeId v) const { return memory_before(v) + alloc_[v]; }
@@ -90,6 +93,7 @@ class OrderTree {
   void update_keys_of_dependents(NodeId source);
   std::int64_t key_from_sources(NodeId v) const;
   NodeId edge_node(Index t, bool rightmost) const;
+  NodeId neighbour(NodeId v, bool after) const;
   void collect(Index t, std::vector<NodeId>& out) const;
   std::int32_t count(Index t) const { return t == kNone ? 0 : count_[t]; }
   std::int64_t net_sum(Index t) const { return t == kNone ? 0 : net_sum_[t]; }

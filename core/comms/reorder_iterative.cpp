@@ -90,12 +90,8 @@ std::string not_groupable_for_reorder(const CommGraph& cg, NodeId candidate, con
 CommPassResult ReorderPass::run(const Order& order) {
   CommPassResult result;
   std::int32_t processed = 0;
-  auto next_of = [&](NodeId v) {
-    const std::int32_t p = s_.position(v) + 1;
-    return p < s_.order.size() ? s_.order.at(p) : kNone;
-  };
-  for (NodeId curr = order.front(); curr != kNone && next_of(curr) != kNone;) {
-    const NodeId next_curr = next_of(curr);
+  for (NodeId curr = order.front(); curr != kNone && s_.order.next(curr) != kNone;) {
+    const NodeId next_curr = s_.order.next(curr);
     if (cg_.is_async_collective(curr)) {
       if (k_.reorder_iterative_debug_limit_to_reorder >= 0 && processed >= k_.reorder_iterative_debug_limit_to_reorder) break;
       ++processed;
@@ -128,7 +124,7 @@ OverlapStat ReorderPass::reorder_collective(NodeId curr) {
       if (stop + 1 < s_.position(group.head())) pass_run_of_candidates(group, stop + 1, info);
       if (stop < 0) break;
     }
-    if (!try_candidate(group, s_.order.at(s_.position(group.head()) - 1), info)) break;
+    if (!try_candidate(group, s_.order.prev(group.head()), info)) break;
   }
   return info;
 }

@@ -98,12 +98,8 @@ CommPassResult SinkWaitsPass::run(const Order& order) {
   CommPassResult result;
   std::vector<std::uint8_t> processed(cg_.num_nodes(), 0);
   std::int32_t processed_count = 0;
-  auto prev_of = [&](NodeId v) {
-    const std::int32_t p = s_.position(v) - 1;
-    return p >= 0 ? s_.order.at(p) : kNone;
-  };
-  for (NodeId curr = order.back(); curr != kNone && prev_of(curr) != kNone;) {
-    const NodeId prev_curr = prev_of(curr);
+  for (NodeId curr = order.back(); curr != kNone && s_.order.prev(curr) != kNone;) {
+    const NodeId prev_curr = s_.order.prev(curr);
     if (k_.sink_waits_iterative_debug_limit_to_sink >= 0 && processed_count >= k_.sink_waits_iterative_debug_limit_to_sink) break;
     if (cg_.is_wait(curr) && !processed[curr]) {
       processed[curr] = 1;
@@ -144,7 +140,7 @@ OverlapStat SinkWaitsPass::sink_wait(NodeId curr) {
       if (stop > s_.position(group.tail()) + 1) pass_run_of_candidates(group, stop - 1, info, ex);
       if (stop >= n) break;
     }
-    if (!try_candidate(group, s_.order.at(s_.position(group.tail()) + 1), info, ex)) break;
+    if (!try_candidate(group, s_.order.next(group.tail()), info, ex)) break;
   }
   return info;
 }
