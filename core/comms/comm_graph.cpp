@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 
 #include "core/util/error.h"
+#include "core/util/ready_list.h"
 
 namespace schedlab {
 
@@ -119,13 +121,15 @@ std::vector<std::int32_t> lowest_blocked_from_operations(const CommGraph& cg, co
     }
   }
   Adjacency succ = Adjacency::from_pairs(num_ops, edges);
-  std::vector<std::int32_t> topo;
-  topo.reserve(num_ops);
-  for (std::int32_t o = 0; o < num_ops; ++o)
-    if (indegree[o] == 0) topo.push_back(o);
-  for (std::size_t i = 0; i < topo.size(); ++i)
-    for (auto s : succ.row(topo[i]))
-      if (--indegree[s] == 0) topo.push_back(s);
+  std::vector<std::int32_t> ops(static_cast<std::size_t>(num_ops));
+  std::iota(ops.begin(), ops.end(), 0);
+  FifoStrategy fifo;
+  const std::vector<std::int32_t> topo = run_ready_list(
+      ops, std::move(indegree),
+      [&](std::int32_t o, auto&& release) {
+        for (auto s : succ.row(o)) release(s);
+      },
+      fifo);
   if (static_cast<std::int32_t>(topo.size()) != num_ops) throw Error("operations: the operation graph has a cycle");
   // reach[o]: lowest comm index of a collective that o is a strict op-level ancestor of.
   std::vector<std::int32_t> reach(num_ops, kNoCollective);

@@ -40,6 +40,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/comms/comm_ready_list.h"
 #include "core/comms/iterative.h"
 #include "core/comms/passes.h"
 #include "core/memory/estimate.h"
@@ -49,20 +50,17 @@ namespace schedlab {
 
 namespace {
 
+// Memory after each scheduled node, by the allocfree accounting of
+// core/memory: a node allocates its outputs; a buffer is freed once its last
+// user (per buffer: the users not yet run) has run, or right after its
+// producer when nothing uses it; graph outputs are never freed.
 struct MemoryTracker {
   const MemoryPlanningInfo& info;
-  std::vector<std::int32_t> readers_left;  // per buffer
-  Adjacency kept_alive;                    // per node: buffers it keeps alive
+  std::vector<std::int32_t> users_left;  // per buffer
   std::int64_t current = 0;
 
-  MemoryTracker(const Graph& g, const MemoryPlanningInfo& i) : info(i), readers_left(g.buffers.size(), 0) {
-    std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
-    for (BufId b = 0; b < g.num_buffers(); ++b) {
-      if (!info.planned[b]) continue;
-      readers_left[b] = static_cast<std::int32_t>(info.buffer_succ_nodes.row(b).size());
-      for (NodeId s : info.buffer_succ_nodes.row(b)) pairs.emplace_back(s, b);
-    }
-    kept_alive = Adjacency::from_pairs(g.num_nodes(), pairs);
+  MemoryTracker(const Graph& g, const MemoryPlanningInfo& i) : info(i), users_left(g.buffers.size(), 0) {
+    for (BufId b = 0; b < g.num_buffers(); ++b) users_left[b] = info.buffer_succ_nodes.degree(b);
     for (BufId b : info.freeable_inputs) current += info.size_alloc[b];
   }
   std::int64_t post_alloc_if_run(NodeId v) const { return current + info.node_size[v]; }
@@ -71,20 +69,18 @@ struct MemoryTracker {
     auto release = [&](BufId b) {
       if (!info.is_graph_output[b]) current -= info.size_free[b];
     };
-    for (BufId b : kept_alive.row(v))
-      if (--readers_left[b] == 0) release(b);
+    // pred_buffers: the buffers v keeps alive, i.e. those it is a user of.
+    for (BufId b : info.pred_buffers.row(v))
+      if (--users_left[b] == 0) release(b);
     for (BufId b : g.nodes[v].outputs)
-      if (info.planned[b] && info.buffer_succ_nodes.row(b).empty()) release(b);
+      if (info.planned[b] && info.buffer_succ_nodes.degree(b) == 0) release(b);
   }
 };
-
-}  // namespace
-
-namespace {
 
 // Range maximum over a fixed array (sparse table): O(N log N) to build, O(1) per query.
 class RangeMax {
  public:
+  RangeMax() = default;
   explicit RangeMax(const std::vector<std::int64_t>& a) {
     levels_.push_back(a);
     for (std::size_t w = 1; 2 * w <= a.size(); w *= 2) {
@@ -121,6 +117,7 @@ struct ScheduleContext {
   std::vector<std::int64_t> input_post_alloc = {};
   std::vector<std::int64_t> suffix_max_post_alloc = {};  // max of input_post_alloc[i..]
   std::vector<std::int32_t> first_reader_pos = {};
+  RangeMax input_curve = {};  // over input_post_alloc
 };
 
 // What every greedy pass reads of the input order: positions, the
@@ -136,6 +133,7 @@ ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, c
   ctx.suffix_max_post_alloc = ctx.input_post_alloc;
   for (std::int32_t i = n - 2; i >= 0; --i)
     ctx.suffix_max_post_alloc[i] = std::max(ctx.suffix_max_post_alloc[i], ctx.suffix_max_post_alloc[i + 1]);
+  ctx.input_curve = RangeMax(ctx.input_post_alloc);
   ctx.first_reader_pos.assign(n, n - 1);
   for (std::int32_t i = n - 1; i >= 0; --i)
     for (BufId b : cg.data_bufs.row(order[i]))
@@ -143,176 +141,182 @@ ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, c
   return ctx;
 }
 
-// One greedy pass. Collectives are issued only while memory stays within
-// `issue_limit`; other nodes are held to `budget` when any candidate allows.
-// `held_by_memory` marks collectives whose issue the limit delayed.
-Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budget, std::vector<std::uint8_t>& held_by_memory) {
-  const CommGraph& cg = ctx.cg;
-  const Graph& g = *cg.graph;
-  const std::int32_t n = cg.num_nodes();
-  const std::vector<double>& rt = cg.runtime_us;
-  std::vector<double> collective_end(n, 0);
-  auto ready_at = [&](NodeId v) {
-    double t = 0;
-    for (BufId b : cg.data_bufs.row(v)) {
-      NodeId p = cg.producer(b);
-      if (cg.is_collective(p)) t = std::max(t, collective_end[p]);
-    }
-    return t;
-  };
-  MemoryTracker memory(g, ctx.info);
-  std::vector<std::int32_t> remaining(n);
-  using Key = std::pair<std::int32_t, std::int32_t>;  // (lowest blocked collective, input index)
-  std::vector<std::uint8_t> collective_ready(n, 0);
-  auto key_of = [&](NodeId v) { return Key{ctx.ranking == ScheduleContext::Ranking::FeedAll ? ctx.blocked_collective[v] : 0, ctx.index[v]}; };
-  // When a node can start: its collectives' ends, all known once it is
-  // ready (they are among its dependencies), so taken once.
-  std::vector<double> start_at(n, 0);
-  // The ready nodes other than collectives, indexed by what each pick asks
-  // for: those that can start now and cost nothing (waits, zero runtime),
-  // the compute that can start now (also by the collective it feeds), and
-  // those waiting on a collective, by start time. The compute ones become
-  // current as the clock passes their start.
-  double clock = 0, comm_free = 0;  // the compute and comm streams' times
-  std::set<Key> free_now_set, compute_set;
-  std::map<std::int32_t, std::set<Key>> compute_by_blocked;
-  std::set<std::pair<double, Key>> stalled_set;
-  auto make_current = [&](NodeId v) {
-    if (cg.is_wait(v) || rt[v] == 0) {
-      free_now_set.insert(key_of(v));
-    } else {
-      compute_set.insert(key_of(v));
-      compute_by_blocked[ctx.blocked_collective[v]].insert(key_of(v));
-    }
-  };
-  auto make_ready = [&](NodeId v) {
-    if (cg.is_collective(v)) {
-      collective_ready[v] = 1;
+// One greedy pass as a ready-list strategy. Collectives are issued only
+// while memory stays within `issue_limit`; other nodes are held to `budget`
+// when any candidate allows. `held_by_memory` marks collectives whose issue
+// the limit delayed.
+class OverlapListStrategy {
+ public:
+  OverlapListStrategy(const ScheduleContext& ctx, double issue_limit, double budget, std::vector<std::uint8_t>& held_by_memory)
+      : ctx_(ctx),
+        cg_(ctx.cg),
+        rt_(ctx.cg.runtime_us),
+        issue_limit_(issue_limit),
+        budget_(budget),
+        held_by_memory_(held_by_memory),
+        memory_(*ctx.cg.graph, ctx.info),
+        collective_end_(ctx.cg.num_nodes(), 0),
+        collective_ready_(ctx.cg.num_nodes(), 0),
+        start_at_(ctx.cg.num_nodes(), 0) {}
+
+  void release(NodeId v) {
+    if (cg_.is_collective(v)) {
+      collective_ready_[v] = 1;
       return;
     }
-    start_at[v] = ready_at(v);
-    if (start_at[v] > clock) stalled_set.emplace(start_at[v], key_of(v));
+    // When it can start: its collectives' ends, all known once it is ready
+    // (they are among its dependencies), so taken once.
+    start_at_[v] = 0;
+    for (BufId b : cg_.data_bufs.row(v))
+      if (cg_.is_collective(cg_.producer(b))) start_at_[v] = std::max(start_at_[v], collective_end_[cg_.producer(b)]);
+    if (start_at_[v] > clock_) stalled_.emplace(start_at_[v], key_of(v));
     else make_current(v);
-  };
-  auto unready = [&](NodeId v) {
-    const Key key = key_of(v);
-    if (stalled_set.erase({start_at[v], key})) return;
-    if (free_now_set.erase(key)) return;
-    compute_set.erase(key);
-    compute_by_blocked[ctx.blocked_collective[v]].erase(key);
-  };
-  for (NodeId v : ctx.order) {
-    remaining[v] = cg.unmet_bufs.degree(v);
-    if (remaining[v] == 0) make_ready(v);
   }
-  Order out;
-  out.reserve(n);
-  std::size_t next_collective = 0;
-  std::int32_t frontier = 0;  // furthest input position scheduled so far
-  const RangeMax input_curve(ctx.input_post_alloc);
-  // Issuing a collective now holds its output until its reader; the compute
-  // scheduled meanwhile will allocate about what it did in the input order.
-  auto forecast_if_issued = [&](NodeId c) {
-    const auto to = static_cast<std::size_t>(std::max(frontier, ctx.first_reader_pos[c]));
-    const std::int64_t rise = input_curve.query(static_cast<std::size_t>(frontier), to) - ctx.input_post_alloc[frontier];
-    return static_cast<double>(memory.post_alloc_if_run(c) + std::max<std::int64_t>(0, rise));
-  };
-  auto schedule = [&](NodeId v) {
-    out.push_back(v);
-    frontier = std::max(frontier, ctx.index[v]);
-    memory.run(g, v);
-    if (cg.is_collective(v)) {
-      double start = std::max(clock, comm_free);
-      collective_end[v] = comm_free = start + rt[v];
-      ++next_collective;
+
+  NodeId pick() {
+    promote_started();
+    // 1. Free waits and readers: their collective is done.
+    if (!free_now_.empty()) return ctx_.order[free_now_.begin()->second];
+    NodeId best_compute = first_fitting(compute_);
+    const auto [best_stall, best_stall_at] = first_fitting_stall();
+    if (ctx_.ranking == ScheduleContext::Ranking::FeedNext)
+      if (NodeId feeding_next = first_fitting_feeding_next(); feeding_next != kNone) best_compute = feeding_next;
+    // 2. The next collective, just in time.
+    if (NodeId c = collective_to_issue(best_compute, best_stall, best_stall_at); c != kNone) return c;
+    // 3. Compute that runs now; 4. the shortest stall; else the lightest node.
+    if (best_compute != kNone) return best_compute;
+    if (best_stall != kNone) return best_stall;
+    return lightest_ready();  // kNone when only unready collectives remain: a dependency cycle
+  }
+
+  void scheduled(NodeId v) {
+    frontier_ = std::max(frontier_, ctx_.index[v]);
+    memory_.run(*cg_.graph, v);
+    if (cg_.is_collective(v)) {
+      const double start = std::max(clock_, comm_free_);
+      collective_end_[v] = comm_free_ = start + rt_[v];
+      ++next_collective_;
     } else {
       unready(v);
-      clock = std::max(clock, start_at[v]) + rt[v];
+      clock_ = std::max(clock_, start_at_[v]) + rt_[v];
     }
-    for (BufId b : g.nodes[v].outputs)
-      for (NodeId u : cg.buffer_users.row(b))
-        if (--remaining[u] == 0) make_ready(u);
-  };
+  }
+
+ private:
+  using Key = std::pair<std::int32_t, std::int32_t>;  // (lowest blocked collective, input index)
+
+  Key key_of(NodeId v) const {
+    return {ctx_.ranking == ScheduleContext::Ranking::FeedAll ? ctx_.blocked_collective[v] : 0, ctx_.index[v]};
+  }
+  // The ready nodes other than collectives are indexed by what each pick
+  // asks for: those that can start now and cost nothing (waits, zero
+  // runtime), the compute that can start now (also by the collective it
+  // feeds), and those waiting on a collective, by start time.
+  void make_current(NodeId v) {
+    if (cg_.is_wait(v) || rt_[v] == 0) {
+      free_now_.insert(key_of(v));
+    } else {
+      compute_.insert(key_of(v));
+      compute_by_blocked_[ctx_.blocked_collective[v]].insert(key_of(v));
+    }
+  }
+  void unready(NodeId v) {
+    const Key key = key_of(v);
+    if (stalled_.erase({start_at_[v], key})) return;
+    if (free_now_.erase(key)) return;
+    compute_.erase(key);
+    compute_by_blocked_[ctx_.blocked_collective[v]].erase(key);
+  }
+  // Compute becomes current as the clock passes its start.
+  void promote_started() {
+    while (!stalled_.empty() && stalled_.begin()->first <= clock_) {
+      make_current(ctx_.order[stalled_.begin()->second.second]);
+      stalled_.erase(stalled_.begin());
+    }
+  }
+
   // A compute node fits when its allocation stays under the limit; with
   // `forecast_compute`, when the input order's remaining rise from there
   // would too (conservative: it assumes the rest of the input's peak is ahead).
-  auto info_node_size = [&](NodeId v) { return ctx.info.node_size[v]; };
-  auto fits = [&](NodeId v, double limit) {
-    const auto from = static_cast<std::size_t>(std::max(frontier, ctx.index[v]));
-    const std::int64_t rise = ctx.forecast_compute ? ctx.suffix_max_post_alloc[from] - ctx.input_post_alloc[from] : 0;
-    return static_cast<double>(memory.post_alloc_if_run(v) + std::max<std::int64_t>(0, rise)) <= limit;
-  };
-
+  bool fits(NodeId v) const {
+    const auto from = static_cast<std::size_t>(std::max(frontier_, ctx_.index[v]));
+    const std::int64_t rise = ctx_.forecast_compute ? ctx_.suffix_max_post_alloc[from] - ctx_.input_post_alloc[from] : 0;
+    return static_cast<double>(memory_.post_alloc_if_run(v) + std::max<std::int64_t>(0, rise)) <= budget_;
+  }
   // The first node of `keys` (in order) that fits the budget.
-  auto first_fitting = [&](const std::set<Key>& keys) {
+  NodeId first_fitting(const std::set<Key>& keys) const {
     for (const Key& key : keys)
-      if (fits(ctx.order[key.second], budget)) return ctx.order[key.second];
+      if (fits(ctx_.order[key.second])) return ctx_.order[key.second];
     return kNone;
-  };
+  }
+  std::pair<NodeId, double> first_fitting_stall() const {
+    for (const auto& [at, key] : stalled_)
+      if (fits(ctx_.order[key.second])) return {ctx_.order[key.second], at};
+    return {kNone, std::numeric_limits<double>::infinity()};
+  }
+  NodeId first_fitting_feeding_next() const {
+    const auto it = compute_by_blocked_.find(static_cast<std::int32_t>(next_collective_));
+    return it == compute_by_blocked_.end() ? kNone : first_fitting(it->second);
+  }
+
+  // Issuing a collective now holds its output until its reader; the compute
+  // scheduled meanwhile will allocate about what it did in the input order.
+  double forecast_if_issued(NodeId c) const {
+    const auto to = static_cast<std::size_t>(std::max(frontier_, ctx_.first_reader_pos[c]));
+    const std::int64_t rise = ctx_.input_curve.query(static_cast<std::size_t>(frontier_), to) - ctx_.input_post_alloc[frontier_];
+    return static_cast<double>(memory_.post_alloc_if_run(c) + std::max<std::int64_t>(0, rise));
+  }
+  // The next collective (input order) when it is ready and due: now only if
+  // the comm stream frees up before the next chance to issue (after the next
+  // compute node or stall) and memory allows, or when nothing else can run
+  // (issued over the limit rather than stall forever).
+  NodeId collective_to_issue(NodeId best_compute, NodeId best_stall, double best_stall_at) {
+    if (next_collective_ >= ctx_.collectives.size() || !collective_ready_[ctx_.collectives[next_collective_]]) return kNone;
+    const NodeId c = ctx_.collectives[next_collective_];
+    const double next_chance = best_compute != kNone ? clock_ + rt_[best_compute]
+                               : best_stall != kNone  ? best_stall_at
+                                                      : std::numeric_limits<double>::infinity();
+    if (comm_free_ <= next_chance) {
+      if (forecast_if_issued(c) <= issue_limit_) return c;
+      held_by_memory_[c] = 1;
+    }
+    return best_compute == kNone && best_stall == kNone ? c : kNone;
+  }
   // The lightest ready node (first in key order among equals): the last resort.
-  auto lightest_ready = [&]() {
+  NodeId lightest_ready() const {
     NodeId lightest = kNone;
     auto consider = [&](const Key& key) {
-      const NodeId v = ctx.order[key.second];
-      if (lightest == kNone || info_node_size(v) < info_node_size(lightest) ||
-          (info_node_size(v) == info_node_size(lightest) && key < key_of(lightest)))
+      const NodeId v = ctx_.order[key.second];
+      const std::int64_t size = ctx_.info.node_size[v];
+      if (lightest == kNone || size < ctx_.info.node_size[lightest] || (size == ctx_.info.node_size[lightest] && key < key_of(lightest)))
         lightest = v;
     };
-    for (const Key& key : free_now_set) consider(key);
-    for (const Key& key : compute_set) consider(key);
-    for (const auto& [at, key] : stalled_set) consider(key);
+    for (const Key& key : free_now_) consider(key);
+    for (const Key& key : compute_) consider(key);
+    for (const auto& [at, key] : stalled_) consider(key);
     return lightest;
-  };
-
-  while (static_cast<std::int32_t>(out.size()) < n) {
-    while (!stalled_set.empty() && stalled_set.begin()->first <= clock) {
-      make_current(ctx.order[stalled_set.begin()->second.second]);
-      stalled_set.erase(stalled_set.begin());
-    }
-    // 1. Free waits and readers: their collective is done.
-    if (!free_now_set.empty()) {
-      schedule(ctx.order[free_now_set.begin()->second]);
-      continue;
-    }
-    NodeId best_compute = first_fitting(compute_set), best_stall = kNone;
-    double best_stall_at = std::numeric_limits<double>::infinity();
-    for (const auto& [at, key] : stalled_set)
-      if (fits(ctx.order[key.second], budget)) {
-        best_stall = ctx.order[key.second];
-        best_stall_at = at;
-        break;
-      }
-    NodeId feeding_next = kNone;
-    if (auto it = compute_by_blocked.find(static_cast<std::int32_t>(next_collective)); it != compute_by_blocked.end())
-      feeding_next = first_fitting(it->second);
-    if (ctx.ranking == ScheduleContext::Ranking::FeedNext && feeding_next != kNone) best_compute = feeding_next;
-    // 2. The next collective, just in time: now only if the comm stream
-    // frees up before the next chance to issue (after the next compute node
-    // or stall).
-    if (next_collective < ctx.collectives.size() && collective_ready[ctx.collectives[next_collective]]) {
-      NodeId c = ctx.collectives[next_collective];
-      const double next_chance = best_compute != kNone ? clock + rt[best_compute]
-                                 : best_stall != kNone  ? best_stall_at
-                                                        : std::numeric_limits<double>::infinity();
-      if (comm_free <= next_chance) {
-        if (forecast_if_issued(c) <= issue_limit) {
-          schedule(c);
-          continue;
-        }
-        held_by_memory[c] = 1;
-      }
-      if (best_compute == kNone && best_stall == kNone) {
-        schedule(c);  // nothing else can run: issue it over the limit rather than stall forever
-        continue;
-      }
-    }
-    // 3. Compute that runs now; 4. the shortest stall; else the lightest node.
-    if (best_compute != kNone) schedule(best_compute);
-    else if (best_stall != kNone) schedule(best_stall);
-    else if (NodeId lightest = lightest_ready(); lightest != kNone) schedule(lightest);
-    else break;  // only unready collectives remain: a dependency cycle
   }
-  return out;
+
+  const ScheduleContext& ctx_;
+  const CommGraph& cg_;
+  const std::vector<double>& rt_;
+  double issue_limit_, budget_;
+  std::vector<std::uint8_t>& held_by_memory_;
+  MemoryTracker memory_;
+  std::vector<double> collective_end_;
+  std::vector<std::uint8_t> collective_ready_;
+  std::vector<double> start_at_;
+  double clock_ = 0, comm_free_ = 0;  // the compute and comm streams' times
+  std::set<Key> free_now_, compute_;
+  std::map<std::int32_t, std::set<Key>> compute_by_blocked_;
+  std::set<std::pair<double, Key>> stalled_;
+  std::size_t next_collective_ = 0;
+  std::int32_t frontier_ = 0;  // furthest input position scheduled so far
+};
+
+Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budget, std::vector<std::uint8_t>& held_by_memory) {
+  OverlapListStrategy strategy(ctx, issue_limit, budget, held_by_memory);
+  return schedule_by_comm_deps(ctx.cg, ctx.order, strategy);
 }
 
 // Inductor's iterative passes as overlap_schedule runs them: the rankings

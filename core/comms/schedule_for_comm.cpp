@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/comms/comm_ready_list.h"
 #include "core/comms/passes.h"
 #include "core/util/error.h"
 
@@ -20,54 +21,54 @@ struct ScheduleObjective {
   bool reorder_for_overlap = false;
 };
 
-Order schedule_for_comm(const CommGraph& cg, const Order& order, ScheduleObjective obj) {
-  const std::int32_t n = cg.num_nodes();
-  using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, NodeId>;  // score_0, score_1, score_2, node
-  std::vector<Key> key(n);
-  std::vector<std::int32_t> score0 = obj.raise_comms ? lowest_blocked_collective(cg, order)
-                                                     : std::vector<std::int32_t>(n, std::numeric_limits<std::int32_t>::max());
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) {
-    NodeId v = order[i];
-    std::int32_t score1 = obj.sink_waits && cg.is_wait(v) ? 1 : 0;
-    key[v] = {score0[v], score1, i, v};
-  }
-  // The ready set, and the part of it an overlapping candidate may come from
-  // (neither a collective nor a wait). Keys are unique (the index), so the
-  // min-heap of the reference and these ordered sets pop the same nodes.
-  std::set<Key> ready, ready_compute;
-  std::vector<std::int32_t> remaining(n);
-  auto make_ready = [&](NodeId v) {
-    ready.insert(key[v]);
-    if (!cg.is_collective(v) && !cg.is_wait(v)) ready_compute.insert(key[v]);
-  };
-  for (NodeId v : order) {
-    remaining[v] = cg.unmet_bufs.degree(v);
-    if (remaining[v] == 0) make_ready(v);
-  }
-  Order scheduled;
-  scheduled.reserve(n);
-  auto schedule = [&](NodeId v) {
-    scheduled.push_back(v);
-    for (BufId b : cg.graph->nodes[v].outputs)
-      for (NodeId u : cg.buffer_users.row(b))
-        if (--remaining[u] == 0) make_ready(u);
-  };
-  while (!ready.empty()) {
-    NodeId v = std::get<3>(*ready.begin());
-    ready.erase(ready.begin());
-    ready_compute.erase(key[v]);
-    schedule(v);
-    if (obj.reorder_for_overlap && cg.is_collective(v)) {
-      double collective_cost = cg.runtime_us[v];
-      while (collective_cost > 0 && !ready_compute.empty()) {
-        NodeId c = std::get<3>(*ready_compute.begin());
-        ready_compute.erase(ready_compute.begin());
-        ready.erase(key[c]);
-        schedule(c);
-        collective_cost -= cg.runtime_us[c];
-      }
+// The ready set keyed by (score_0, score_1, score_2 = input index), and the
+// part of it an overlapping candidate may come from (neither a collective
+// nor a wait). Keys are unique (the index), so the min-heap of the reference
+// and these ordered sets pop the same nodes. After a collective, with
+// `reorder_for_overlap`, the best ready compute is picked until its runtimes
+// cover the collective's.
+class ScheduleForCommStrategy {
+ public:
+  ScheduleForCommStrategy(const CommGraph& cg, const Order& order, ScheduleObjective obj) : cg_(cg), obj_(obj), key_(cg.num_nodes()) {
+    const std::int32_t n = cg.num_nodes();
+    std::vector<std::int32_t> score0 = obj.raise_comms ? lowest_blocked_collective(cg, order)
+                                                       : std::vector<std::int32_t>(n, std::numeric_limits<std::int32_t>::max());
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) {
+      const NodeId v = order[i];
+      const std::int32_t score1 = obj.sink_waits && cg.is_wait(v) ? 1 : 0;
+      key_[v] = {score0[v], score1, i, v};
     }
   }
+
+  void release(NodeId v) {
+    ready_.insert(key_[v]);
+    if (!cg_.is_collective(v) && !cg_.is_wait(v)) ready_compute_.insert(key_[v]);
+  }
+  NodeId pick() {
+    if (collective_cost_ > 0 && !ready_compute_.empty()) return std::get<3>(*ready_compute_.begin());
+    collective_cost_ = 0;
+    return ready_.empty() ? kNone : std::get<3>(*ready_.begin());
+  }
+  void scheduled(NodeId v) {
+    ready_.erase(key_[v]);
+    ready_compute_.erase(key_[v]);
+    if (collective_cost_ > 0) collective_cost_ -= cg_.runtime_us[v];  // v covered part of the collective
+    else if (obj_.reorder_for_overlap && cg_.is_collective(v)) collective_cost_ = cg_.runtime_us[v];
+  }
+
+ private:
+  using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, NodeId>;  // score_0, score_1, score_2, node
+  const CommGraph& cg_;
+  ScheduleObjective obj_;
+  std::vector<Key> key_;
+  std::set<Key> ready_, ready_compute_;
+  double collective_cost_ = 0;  // what is left of the last collective's runtime to cover
+};
+
+Order schedule_for_comm(const CommGraph& cg, const Order& order, ScheduleObjective obj) {
+  const std::int32_t n = cg.num_nodes();
+  ScheduleForCommStrategy strategy(cg, order, obj);
+  Order scheduled = schedule_by_comm_deps(cg, order, strategy);
   if (static_cast<std::int32_t>(scheduled.size()) != n)
     throw Error("comm passes: " + std::to_string(n - static_cast<std::int32_t>(scheduled.size())) +
                 " nodes can never run: their dependencies form a cycle");

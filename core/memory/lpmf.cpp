@@ -9,96 +9,102 @@
 // index). Sizes never change, so ready nodes sit in slots sorted by
 // (size, index) and both questions are range minima: O((N + E) log N).
 #include <algorithm>
-#include <numeric>
 
 #include "core/memory/methods.h"
+#include "core/memory/node_ready_list.h"
 #include "core/util/min_tree.h"
 
 namespace schedlab {
 
+namespace {
+
+// The ready set: nodes in slots sorted by (size, index), the tree keyed by
+// (size - to_free, index); the bookkeeping of live memory and of what each
+// node would free.
+class LpmfStrategy {
+ public:
+  LpmfStrategy(const Graph& g, const MemoryPlanningInfo& info, const Order& input)
+      : info_(info), slot_(g.nodes.size(), 0), to_free_(g.nodes.size(), 0), outdegree_(g.buffers.size(), 0),
+        ready_(g.nodes.size(), 0), tree_(static_cast<std::int32_t>(input.size())), node_at_index_(input.size()) {
+    std::vector<NodeId> by_size(input);
+    std::sort(by_size.begin(), by_size.end(), [&](NodeId a, NodeId b) {
+      return std::pair(info.node_size[a], info.index[a]) < std::pair(info.node_size[b], info.index[b]);
+    });
+    slot_size_.resize(input.size());
+    for (std::size_t s = 0; s < by_size.size(); ++s) {
+      slot_[by_size[s]] = static_cast<std::int32_t>(s);
+      slot_size_[s] = info.node_size[by_size[s]];
+    }
+    for (BufId b = 0; b < g.num_buffers(); ++b)
+      if (info.planned[b]) outdegree_[b] = info.buffer_succ_nodes.degree(b) + (info.is_graph_output[b] ? 1 : 0);
+    for (BufId b : info.freeable_inputs) live_ += info.size_free[b];
+    std::int64_t output_memory = 0;
+    for (BufId b = 0; b < g.num_buffers(); ++b)
+      if (info.is_graph_output[b] && info.planned[b]) output_memory += info.size_free[b];
+    max_memory_ = std::max(live_, output_memory);
+    for (NodeId v : input) {
+      for (auto b : info.pred_buffers.row(v))
+        if (outdegree_[b] == 1) to_free_[v] += info.size_free[b];
+      for (BufId b : g.nodes[v].outputs)
+        if (outdegree_[b] == 0) to_free_[v] += info.size_free[b];
+      node_at_index_[info.index[v]] = v;
+    }
+  }
+
+  void release(NodeId v) {
+    ready_[v] = 1;
+    publish(v);
+  }
+
+  NodeId pick() const {
+    const std::int64_t slack = max_memory_ - live_;
+    MinTree::Entry best = tree_.min(0, slots_up_to(slack));
+    if (best == MinTree::kEmpty) {
+      const std::int32_t first = tree_.first_active();
+      if (first < 0) return kNone;
+      best = tree_.min(first, slots_up_to(slot_size_[first]));
+    }
+    return node_at_index_[best.second];
+  }
+
+  void scheduled(NodeId v) {
+    tree_.clear(slot_[v]);
+    ready_[v] = 0;
+    live_ += info_.node_size[v];
+    max_memory_ = std::max(max_memory_, live_);
+    live_ -= to_free_[v];
+    for (auto b : info_.pred_buffers.row(v)) {
+      if (--outdegree_[b] != 1) continue;
+      for (auto s : info_.buffer_succ_nodes.row(b)) {
+        to_free_[s] += info_.size_free[b];
+        if (ready_[s]) publish(s);
+      }
+    }
+  }
+
+ private:
+  void publish(NodeId v) { tree_.set(slot_[v], {info_.node_size[v] - to_free_[v], info_.index[v]}); }
+  // The slots of nodes no larger than `size`.
+  std::int32_t slots_up_to(std::int64_t size) const {
+    return static_cast<std::int32_t>(std::upper_bound(slot_size_.begin(), slot_size_.end(), size) - slot_size_.begin());
+  }
+
+  const MemoryPlanningInfo& info_;
+  std::vector<std::int32_t> slot_;
+  std::vector<std::int64_t> slot_size_;
+  std::vector<std::int64_t> to_free_;
+  std::vector<std::int32_t> outdegree_;  // per buffer: users not yet run (+1 for a graph output)
+  std::vector<std::uint8_t> ready_;
+  MinTree tree_;
+  std::vector<NodeId> node_at_index_;
+  std::int64_t live_ = 0, max_memory_ = 0;
+};
+
+}  // namespace
+
 Order topological_sort_lpmf(const Graph& g, const MemoryPlanningInfo& info, const Order& input) {
-  const std::int32_t n = static_cast<std::int32_t>(input.size());
-  // Slots by (size, index).
-  std::vector<NodeId> by_size(input);
-  std::sort(by_size.begin(), by_size.end(), [&](NodeId a, NodeId b) {
-    return std::pair(info.node_size[a], info.index[a]) < std::pair(info.node_size[b], info.index[b]);
-  });
-  std::vector<std::int32_t> slot(g.nodes.size(), 0);
-  std::vector<std::int64_t> slot_size(n);
-  for (std::int32_t s = 0; s < n; ++s) {
-    slot[by_size[s]] = s;
-    slot_size[s] = info.node_size[by_size[s]];
-  }
-
-  std::vector<std::int32_t> indegree(g.nodes.size(), 0);
-  std::vector<std::int64_t> to_free(g.nodes.size(), 0);
-  std::vector<std::int32_t> outdegree(g.buffers.size(), 0);
-  std::vector<std::uint8_t> ready(g.nodes.size(), 0);
-  for (BufId b = 0; b < g.num_buffers(); ++b)
-    if (info.planned[b]) outdegree[b] = info.buffer_succ_nodes.degree(b) + (info.is_graph_output[b] ? 1 : 0);
-
-  std::int64_t live = 0;
-  for (BufId b : info.freeable_inputs) live += info.size_free[b];
-  std::int64_t output_memory = 0;
-  for (BufId b = 0; b < g.num_buffers(); ++b)
-    if (info.is_graph_output[b] && info.planned[b]) output_memory += info.size_free[b];
-  std::int64_t max_memory = std::max(live, output_memory);
-
-  for (NodeId v : input) {
-    for (auto b : info.pred_buffers.row(v))
-      if (outdegree[b] == 1) to_free[v] += info.size_free[b];
-    for (BufId b : g.nodes[v].outputs)
-      if (outdegree[b] == 0) to_free[v] += info.size_free[b];
-  }
-
-  MinTree tree(n);
-  auto publish = [&](NodeId v) { tree.set(slot[v], {info.node_size[v] - to_free[v], info.index[v]}); };
-  for (NodeId v : input) {
-    indegree[v] = info.pred_nodes.degree(v);
-    if (indegree[v] == 0) {
-      ready[v] = 1;
-      publish(v);
-    }
-  }
-  std::vector<NodeId> node_at_index(n);
-  for (NodeId v : input) node_at_index[info.index[v]] = v;
-
-  Order schedule;
-  schedule.reserve(static_cast<std::size_t>(n));
-  while (static_cast<std::int32_t>(schedule.size()) < n) {
-    const std::int64_t slack = max_memory - live;
-    const auto fits = static_cast<std::int32_t>(std::upper_bound(slot_size.begin(), slot_size.end(), slack) - slot_size.begin());
-    MinTree::Entry pick = tree.min(0, fits);
-    if (pick == MinTree::kEmpty) {
-      std::int32_t first = tree.first_active();
-      if (first < 0) break;  // nothing ready: the dependencies are inconsistent
-      const std::int64_t smallest = slot_size[first];
-      const auto end = static_cast<std::int32_t>(std::upper_bound(slot_size.begin(), slot_size.end(), smallest) - slot_size.begin());
-      pick = tree.min(first, end);
-    }
-    const NodeId v = node_at_index[pick.second];
-    tree.clear(slot[v]);
-    ready[v] = 0;
-    schedule.push_back(v);
-
-    live += info.node_size[v];
-    max_memory = std::max(max_memory, live);
-    live -= to_free[v];
-
-    for (auto s : info.succ_nodes.row(v))
-      if (--indegree[s] == 0) {
-        ready[s] = 1;
-        publish(s);
-      }
-    for (auto b : info.pred_buffers.row(v)) {
-      if (--outdegree[b] != 1) continue;
-      for (auto s : info.buffer_succ_nodes.row(b)) {
-        to_free[s] += info.size_free[b];
-        if (ready[s]) publish(s);
-      }
-    }
-  }
-  return schedule;
+  LpmfStrategy lpmf(g, info, input);
+  return schedule_by_planning_deps(g, info, input, lpmf);
 }
 
 }  // namespace schedlab
