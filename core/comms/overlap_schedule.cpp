@@ -30,7 +30,9 @@
 // the budget at its own step or by a forecast of the input order's remaining
 // rise. Cost: up to 54 greedy runs of
 // O((N + E) log N + N x R), R the width of the ready set, plus up to 17 runs
-// of the iterative passes (their bounds are in docs/comms.md).
+// of the iterative passes (their bounds are in docs/comms.md); a run or a
+// candidate seen before is answered from memory, and every run re-plans
+// the input's planning info instead of computing its own.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -356,20 +358,11 @@ class Candidates {
       : cg_(cg), info_(info), budget_(budget), before_(simulate_two_streams(*cg.graph, input, cg.runtime_us)), best_(before_) {}
 
   // The candidate's peak when it is a valid schedule within the budget (then
-  // it was weighed), else nothing.
-  std::optional<std::int64_t> consider(Order candidate, std::vector<std::uint8_t> held_by_memory) {
-    if (candidate.size() != static_cast<std::size_t>(cg_.num_nodes()) || !respects_comm_deps(cg_, candidate)) return std::nullopt;
-    const std::int64_t peak = estimate_peak_memory_allocfree(*cg_.graph, info_, candidate).peak;
-    if (static_cast<double>(peak) > budget_) return std::nullopt;
-    Simulation sim = simulate_two_streams(*cg_.graph, candidate, cg_.runtime_us);
-    if (sim.exposed_comm_us < best_.exposed_comm_us) {
-      order_ = std::move(candidate);
-      best_ = std::move(sim);
-      peak_ = peak;
-      held_by_memory_ = std::move(held_by_memory);
-      found_ = true;
-    }
-    return peak;
+  // it was weighed), else nothing. A schedule seen before is answered from
+  // memory: it cannot expose less than itself, so it changes nothing.
+  std::optional<std::int64_t> consider(const Order& candidate, std::vector<std::uint8_t> held_by_memory) {
+    if (auto it = seen_.find(candidate); it != seen_.end()) return it->second;
+    return seen_.emplace(candidate, weigh(candidate, std::move(held_by_memory))).first->second;
   }
 
   bool found() const { return found_; }
@@ -380,6 +373,21 @@ class Candidates {
   const std::vector<std::uint8_t>& held_by_memory() const { return held_by_memory_; }
 
  private:
+  std::optional<std::int64_t> weigh(const Order& candidate, std::vector<std::uint8_t> held_by_memory) {
+    if (candidate.size() != static_cast<std::size_t>(cg_.num_nodes()) || !respects_comm_deps(cg_, candidate)) return std::nullopt;
+    const std::int64_t peak = estimate_peak_memory_allocfree(*cg_.graph, info_, candidate).peak;
+    if (static_cast<double>(peak) > budget_) return std::nullopt;
+    Simulation sim = simulate_two_streams(*cg_.graph, candidate, cg_.runtime_us);
+    if (sim.exposed_comm_us < best_.exposed_comm_us) {
+      order_ = candidate;
+      best_ = std::move(sim);
+      peak_ = peak;
+      held_by_memory_ = std::move(held_by_memory);
+      found_ = true;
+    }
+    return peak;
+  }
+
   const CommGraph& cg_;
   const MemoryPlanningInfo& info_;
   double budget_;
@@ -388,6 +396,7 @@ class Candidates {
   std::int64_t peak_ = 0;
   std::vector<std::uint8_t> held_by_memory_;
   bool found_ = false;
+  std::map<Order, std::optional<std::int64_t>> seen_;
 };
 
 struct OverlapSearch {
