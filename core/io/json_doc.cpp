@@ -12,8 +12,6 @@ namespace schedlab {
 
 // ---- values -----------------------------------------------------------------
 
-JsonValue::Type JsonValue::type() const { return doc_->tape_[index_].type; }
-
 std::string_view JsonValue::type_name() const {
   switch (type()) {
     case Type::Null: return "null";
@@ -28,38 +26,12 @@ std::string_view JsonValue::type_name() const {
   return "value";
 }
 
-std::size_t JsonValue::size() const {
-  const auto& e = doc_->tape_[index_];
-  return (e.type == Type::Array || e.type == Type::Object) ? e.count : 0;
-}
-
-JsonValue JsonValue::operator[](std::size_t i) const {
-  const auto& e = doc_->tape_[index_];
-  return JsonValue(doc_, doc_->children_[e.span.first + i]);
-}
-
-std::string_view JsonValue::key_at(std::size_t i) const {
-  const auto& e = doc_->tape_[index_];
-  return doc_->key(static_cast<std::uint32_t>(e.span.first_key + i));
-}
-
 JsonValue JsonValue::find(std::string_view key) const {
   const auto& e = doc_->tape_[index_];
   if (e.type != Type::Object) return {};
   for (std::size_t i = e.count; i-- > 0;)
     if (doc_->key(static_cast<std::uint32_t>(e.span.first_key + i)) == key) return JsonValue(doc_, doc_->children_[e.span.first + i]);
   return {};
-}
-
-std::string_view JsonValue::as_string() const {
-  const auto& e = doc_->tape_[index_];
-  return {e.str, e.count};
-}
-bool JsonValue::as_bool() const { return doc_->tape_[index_].boolean; }
-std::int64_t JsonValue::as_int() const { return doc_->tape_[index_].i; }
-double JsonValue::as_double() const {
-  const auto& e = doc_->tape_[index_];
-  return e.type == Type::Int ? static_cast<double>(e.i) : e.d;
 }
 
 // ---- parser -----------------------------------------------------------------

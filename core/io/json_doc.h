@@ -107,4 +107,27 @@ class JsonDoc {
   std::deque<std::string> decoded_;      // strings that had escapes
 };
 
+// The accessors are inline: a graph's load calls them tens of millions of times.
+inline JsonValue::Type JsonValue::type() const { return doc_->tape_[index_].type; }
+inline std::size_t JsonValue::size() const {
+  const auto& e = doc_->tape_[index_];
+  return (e.type == Type::Array || e.type == Type::Object) ? e.count : 0;
+}
+inline JsonValue JsonValue::operator[](std::size_t i) const {
+  return JsonValue(doc_, doc_->children_[doc_->tape_[index_].span.first + i]);
+}
+inline std::string_view JsonValue::key_at(std::size_t i) const {
+  return doc_->key(static_cast<std::uint32_t>(doc_->tape_[index_].span.first_key + i));
+}
+inline std::string_view JsonValue::as_string() const {
+  const auto& e = doc_->tape_[index_];
+  return {e.str, e.count};
+}
+inline bool JsonValue::as_bool() const { return doc_->tape_[index_].boolean; }
+inline std::int64_t JsonValue::as_int() const { return doc_->tape_[index_].i; }
+inline double JsonValue::as_double() const {
+  const auto& e = doc_->tape_[index_];
+  return e.type == Type::Int ? static_cast<double>(e.i) : e.d;
+}
+
 }  // namespace schedlab

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace schedlab {
@@ -24,8 +26,18 @@ inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 }
 
 // Index of the first byte that does not start a valid sequence, or npos.
+// ASCII runs are skipped eight bytes at a time (every name of a graph is
+// checked on load).
 inline std::size_t first_invalid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
+    if (i + 8 <= s.size()) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if ((w & 0x8080808080808080ull) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     if (static_cast<unsigned char>(s[i]) < 0x80) {
       ++i;
       continue;
