@@ -1,6 +1,7 @@
 // schedlab accuracy: estimated against measured per graph and per kernel
 // class, with a scatter plot (core/measure/accuracy.h).
 #include <cstdio>
+#include <memory>
 
 #include "cli/commands.h"
 #include "core/measure/accuracy.h"
@@ -8,24 +9,17 @@
 
 namespace schedlab::cli {
 
-int cmd_accuracy(const Args& args) {
-  ArgReader r(args);
+namespace {
+
+struct AccuracyArgs {
   std::vector<std::string> dirs, graph_dirs, excludes;
   std::string hardware, svg_path, html_path;
-  bool collectives_measured = true;
-  while (!r.done()) {
-    std::string a = r.next();
-    if (is_flag(a, "--hardware")) hardware = r.value(a);
-    else if (is_flag(a, "--svg")) svg_path = r.value(a);
-    else if (is_flag(a, "--html")) html_path = r.value(a);
-    else if (is_flag(a, "--graphs")) graph_dirs.push_back(r.value(a));
-    else if (a == "--fake-collectives") collectives_measured = false;
-    else if (is_flag(a, "--exclude")) excludes.push_back(r.value(a));
-    else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
-    else dirs.push_back(a);
-  }
-  if (dirs.empty()) throw UsageError("missing DIR (a folder of *.measured.json beside their *.post.json)");
-  if (hardware.empty()) throw UsageError("missing --hardware NAME|FILE");
+  bool fake_collectives = false;
+};
+
+int run(const AccuracyArgs& a) {
+  const auto& [dirs, graph_dirs, excludes, hardware, svg_path, html_path, fake_collectives] = a;
+  const bool collectives_measured = !fake_collectives;
   const HardwareProfile hw = load_hardware_profile(hardware);
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
@@ -38,6 +32,22 @@ int cmd_accuracy(const Args& args) {
                                 "<pre>" + accuracy_to_text(report) + "</pre></body></html>\n");
   std::fputs(accuracy_to_text(report).c_str(), stdout);
   return 0;
+}
+
+}  // namespace
+
+std::function<int()> define_accuracy(CLI::App& app) {
+  auto a = std::make_shared<AccuracyArgs>();
+  app.add_option("DIR", a->dirs, "folders of *.measured.json beside their *.post.json")->required();
+  app.add_option("--hardware", a->hardware, "the profile to estimate with: " + joined(builtin_profile_names()) + ", or a profile JSON file")
+      ->option_text("NAME|FILE")
+      ->required();
+  add_repeatable_option(app, "--graphs", a->graph_dirs, "where else to look for the *.post.json files; repeatable")->option_text("DIR");
+  add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
+  app.add_flag("--fake-collectives", a->fake_collectives, "the graphs ran on one GPU with the fake process group (its collectives move nothing): leave collectives out of the comparison");
+  app.add_option("--svg", a->svg_path, "write the scatter plot here")->option_text("OUT.svg");
+  app.add_option("--html", a->html_path, "write the plot and the tables as one page here")->option_text("OUT.html");
+  return [a] { return run(*a); };
 }
 
 }  // namespace schedlab::cli

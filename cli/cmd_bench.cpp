@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "cli/commands.h"
@@ -27,61 +28,55 @@ double best_ms(int repeat, const std::function<void()>& fn) {
   return best;
 }
 
-}  // namespace
-
-int cmd_bench(const Args& args) {
-  ArgReader r(args);
-  std::uint64_t max_input = kDefaultMaxInputBytes;
+struct BenchArgs {
   std::string path;
-  int repeat = 3;
+  std::uint64_t max_input = kDefaultMaxInputBytes;
+  std::int32_t repeat = 3;
   std::vector<std::string> methods = default_memory_methods();
-  while (!r.done()) {
-    std::string a = r.next();
-    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
-    else if (is_flag(a, "--repeat")) {
-      std::string v = r.value(a);
-      repeat = static_cast<int>(int_arg("--repeat", v, 1, 1000));
-    } else if (is_flag(a, "--memory-methods")) {
-      methods = split_list(r.value(a), "--memory-methods");
-    } else if (a.size() > 1 && a[0] == '-') {
-      throw UsageError("unknown option \"" + a + "\"");
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      throw UsageError("unexpected argument \"" + a + "\"");
-    }
-  }
-  if (path.empty()) throw UsageError("missing GRAPH.json");
-  for (const auto& m : methods)
+};
+
+int run(const BenchArgs& a) {
+  for (const auto& m : a.methods)
     if (!find_memory_method(m)) throw UsageError("--memory-methods: unknown method \"" + m + "\"");
 
   std::string text;
-  double read_ms = best_ms(1, [&] { text = read_input(path, max_input); });
+  double read_ms = best_ms(1, [&] { text = read_input(a.path, a.max_input); });
   Graph g;
-  double load_ms = best_ms(repeat, [&] { g = load_graph(text); });
+  double load_ms = best_ms(a.repeat, [&] { g = load_graph(text); });
   std::size_t edges = 0;
   for (const auto& n : g.nodes) edges += n.reads.size();
-  std::printf("graph %s: %d nodes, %zu reads, %.1f MB of JSON\n", path.c_str(), g.num_nodes(), edges, text.size() / 1e6);
+  std::printf("graph %s: %d nodes, %zu reads, %.1f MB of JSON\n", a.path.c_str(), g.num_nodes(), edges, text.size() / 1e6);
   std::printf("  %-22s %10.1f ms\n", "read file", read_ms);
   std::printf("  %-22s %10.1f ms\n", "parse + validate", load_ms);
   const Order input = g.baseline_order();
   MemoryPlanningInfo info;
-  double info_ms = best_ms(repeat, [&] { info = compute_planning_info(g, input); });
+  double info_ms = best_ms(a.repeat, [&] { info = compute_planning_info(g, input); });
   std::printf("  %-22s %10.1f ms\n", "planning info", info_ms);
   double total = info_ms;
-  for (const auto& name : methods) {
+  for (const auto& name : a.methods) {
     const MemoryMethod* m = find_memory_method(name);
     Order order;
-    double ms = best_ms(repeat, [&] { order = m->run(g, info, input); });
+    double ms = best_ms(a.repeat, [&] { order = m->run(g, info, input); });
     std::int64_t peak = 0;
-    double est_ms = best_ms(repeat, [&] { peak = estimate_peak_memory(g, info, order).peak; });
+    double est_ms = best_ms(a.repeat, [&] { peak = estimate_peak_memory(g, info, order).peak; });
     total += ms + est_ms;
     std::printf("  %-22s %10.1f ms  (+%.1f ms estimate)  peak %s\n", ("method " + name).c_str(), ms, est_ms, human_bytes(peak).c_str());
   }
   std::printf("  %-22s %10.1f ms\n", "planning total", total);
-  double plan_ms = best_ms(repeat, [&] { (void)reorder_for_peak_memory(g, input, methods); });
+  double plan_ms = best_ms(a.repeat, [&] { (void)reorder_for_peak_memory(g, input, a.methods); });
   std::printf("  %-22s %10.1f ms\n", "reorder_for_peak_memory", plan_ms);
   return 0;
+}
+
+}  // namespace
+
+std::function<int()> define_bench(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  app.add_option("GRAPH.json", a->path, "schedgraph/1 file (- for stdin)")->required();
+  add_int_option(app, "--repeat", a->repeat, 1, 1000, "best of this many runs (default " + std::to_string(a->repeat) + ")");
+  add_memory_methods_option(app, a->methods);
+  add_max_input_bytes_option(app, a->max_input);
+  return [a] { return run(*a); };
 }
 
 }  // namespace schedlab::cli

@@ -1,6 +1,7 @@
 // schedlab fit-profile: measured exports -> a hardware profile with a fitted
 // time model (core/measure/fit.h; docs/cost-model.md, "Fitting").
 #include <cstdio>
+#include <memory>
 
 #include "cli/commands.h"
 #include "core/measure/fit.h"
@@ -8,22 +9,16 @@
 
 namespace schedlab::cli {
 
-int cmd_fit_profile(const Args& args) {
-  ArgReader r(args);
+namespace {
+
+struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs;
   std::string out_path, base_name, name;
-  while (!r.done()) {
-    std::string a = r.next();
-    if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
-    else if (is_flag(a, "--base")) base_name = r.value(a);
-    else if (is_flag(a, "--name")) name = r.value(a);
-    else if (is_flag(a, "--exclude")) excludes.push_back(r.value(a));
-    else if (is_flag(a, "--graphs")) graph_dirs.push_back(r.value(a));
-    else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
-    else dirs.push_back(a);
-  }
-  if (dirs.empty()) throw UsageError("missing DIR (a folder of *.measured.json beside their *.post.json)");
-  if (out_path.empty()) throw UsageError("missing -o PROFILE.json");
+};
+
+int run(const FitProfileArgs& a) {
+  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name] = a;
+  std::string base_name = given_base;
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given (after --exclude)");
@@ -47,6 +42,21 @@ int cmd_fit_profile(const Args& args) {
                   .c_str(),
               out_path.c_str());
   return 0;
+}
+
+}  // namespace
+
+std::function<int()> define_fit_profile(CLI::App& app) {
+  auto a = std::make_shared<FitProfileArgs>();
+  app.add_option("DIR", a->dirs, "folders of *.measured.json beside their *.post.json")->required();
+  app.add_option("-o,--output", a->out_path, "the fitted profile to write")->option_text("PROFILE.json")->required();
+  add_repeatable_option(app, "--graphs", a->graph_dirs, "where else to look for the *.post.json files; repeatable")->option_text("DIR");
+  app.add_option("--base", a->base_name, "the profile whose laws a class without measurements borrows (default DEVICE-datasheet): " +
+                                              joined(builtin_profile_names()) + ", or a profile JSON file")
+      ->option_text("NAME|FILE");
+  app.add_option("--name", a->name, "the fitted profile's name (default the device kind)");
+  add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
+  return [a] { return run(*a); };
 }
 
 }  // namespace schedlab::cli

@@ -1,5 +1,6 @@
 // `schedlab fuse`: Inductor's fusion on a pre-fusion graph (docs/fusion.md).
 #include <cstdio>
+#include <memory>
 
 #include "cli/commands.h"
 #include "core/fusion/fusion.h"
@@ -35,35 +36,23 @@ int explain(const Graph& g, const std::string& a, const std::string& b) {
   return 0;
 }
 
-}  // namespace
-
-int cmd_fuse(const Args& args) {
-  ArgReader r(args);
+struct FuseArgs {
+  std::string graph_path, out_path;
+  std::vector<std::string> explain;  // two node names, or none
   std::uint64_t max_input = kDefaultMaxInputBytes;
-  std::string graph_path, out_path, explain_a, explain_b;
   bool list_groups = false;
-  while (!r.done()) {
-    std::string a = r.next();
-    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
-    else if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
-    else if (a == "--explain") {
-      if (r.done()) throw UsageError("--explain: expected two node names");
-      explain_a = r.next();
-      if (r.done()) throw UsageError("--explain: expected two node names");
-      explain_b = r.next();
-    } else if (a == "--groups") list_groups = true;
-    else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
-    else if (graph_path.empty()) graph_path = a;
-    else throw UsageError("unexpected argument \"" + a + "\"");
-  }
-  if (graph_path.empty()) throw UsageError("missing PRE.json");
-  Graph g = load_graph_file(graph_path, max_input);
+};
+
+int run(const FuseArgs& a) {
+  const std::string& graph_path = a.graph_path;
+  if (!a.explain.empty() && a.explain.size() != 2) throw UsageError("--explain: expected two node names");
+  Graph g = load_graph_file(graph_path, a.max_input);
   if (!g.is_pre_fusion() || !g.operations.empty())
     throw UsageError(graph_path + ": already fused (it has `members` or `operations`); fuse takes a pre-fusion graph");
-  if (!explain_a.empty()) return explain(g, explain_a, explain_b);
+  if (!a.explain.empty()) return explain(g, a.explain[0], a.explain[1]);
 
   FrontEndResult fe = run_front_end(g, true, FusionOptions{});
-  if (!out_path.empty()) write_output(out_path, write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
+  if (!a.out_path.empty()) write_output(a.out_path, write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
 
   std::size_t fused = 0;
   for (const auto& grp : fe.fusion.groups) fused += grp.size() > 1;
@@ -71,13 +60,25 @@ int cmd_fuse(const Args& args) {
               g.num_nodes(), fe.fusion.groups.size(), fused, fe.fusion.rounds, fe.eliminated.size(),
               static_cast<long long>(fe.fusion.pairs_considered));
   for (const auto& [reason, count] : fe.fusion.refusal_counts) std::printf("  refused %8lld  %s\n", static_cast<long long>(count), reason.c_str());
-  if (list_groups)
+  if (a.list_groups)
     for (const auto& grp : fe.fusion.groups) {
       std::string line;
       for (NodeId v : grp) line += (line.empty() ? "" : " ") + g.nodes[v].name;
       std::printf("%s\n", line.c_str());
     }
   return 0;
+}
+
+}  // namespace
+
+std::function<int()> define_fuse(CLI::App& app) {
+  auto a = std::make_shared<FuseArgs>();
+  app.add_option("PRE.json", a->graph_path, "pre-fusion schedgraph/1 file (- for stdin)")->required();
+  app.add_option("-o,--output", a->out_path, "write the post-fusion schedgraph/1 file here")->option_text("POST.json");
+  app.add_flag("--groups", a->list_groups, "print each fused group's members, one group a line");
+  app.add_option("--explain", a->explain, "say whether and why nodes A and B fuse, round by round")->option_text("A B")->expected(2)->allow_extra_args(false);
+  add_max_input_bytes_option(app, a->max_input);
+  return [a] { return run(*a); };
 }
 
 }  // namespace schedlab::cli

@@ -1,45 +1,47 @@
 // schedlab gen-dist: generated FSDP-style and tensor-parallel graphs
 // (core/gen/distributed.h) for the overlap benchmarks.
 #include <cstdio>
+#include <limits>
+#include <memory>
 #include <string>
 
-#include <limits>
-
 #include "cli/commands.h"
-#include "core/io/options.h"
 #include "core/gen/distributed.h"
 #include "core/io/graph_writer.h"
-#include "core/util/error.h"
 
 namespace schedlab::cli {
+namespace {
 
-
-int cmd_gen_dist(const Args& args) {
-  ArgReader r(args);
-  DistributedGraphSpec spec;
+struct GenDistArgs {
   std::string pattern, out_path;
-  while (!r.done()) {
-    std::string a = r.next();
-    if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
-    else if (is_flag(a, "--layers")) spec.layers = static_cast<std::int32_t>(int_arg(a, r.value(a), 1, std::numeric_limits<std::int32_t>::max()));
-    else if (is_flag(a, "--hidden")) spec.hidden = int_arg(a, r.value(a), 1, std::numeric_limits<std::int64_t>::max());
-    else if (is_flag(a, "--tokens")) spec.tokens = int_arg(a, r.value(a), 1, std::numeric_limits<std::int64_t>::max());
-    else if (is_flag(a, "--world-size")) spec.world_size = static_cast<std::int32_t>(int_arg(a, r.value(a), 1, std::numeric_limits<std::int32_t>::max()));
-    else if (is_flag(a, "--microbatches")) spec.microbatches = static_cast<std::int32_t>(int_arg(a, r.value(a), 1, std::numeric_limits<std::int32_t>::max()));
-    else if (a == "--no-backward") spec.backward = false;
-    else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
-    else if (pattern.empty()) pattern = a;
-    else throw UsageError("unexpected argument \"" + a + "\"");
-  }
-  if (pattern.empty()) throw UsageError("missing pattern: fsdp or tp");
-  if (out_path.empty()) throw UsageError("missing -o OUT.json");
-  spec.pattern = parse_distributed_pattern(pattern);
-  Graph g = generate_distributed_graph(spec);
-  write_output(out_path, write_graph_json(g));
+  DistributedGraphSpec spec;
+};
+
+int run(GenDistArgs a) {
+  a.spec.pattern = parse_distributed_pattern(a.pattern);
+  Graph g = generate_distributed_graph(a.spec);
+  write_output(a.out_path, write_graph_json(g));
   std::size_t collectives = 0;
   for (const auto& n : g.nodes) collectives += n.kind == NodeKind::Collective;
-  std::printf("%s: %s, %d nodes, %zu collectives\n", out_path.c_str(), g.name.c_str(), g.num_nodes(), collectives);
+  std::printf("%s: %s, %d nodes, %zu collectives\n", a.out_path.c_str(), g.name.c_str(), g.num_nodes(), collectives);
   return 0;
+}
+
+}  // namespace
+
+std::function<int()> define_gen_dist(CLI::App& app) {
+  auto a = std::make_shared<GenDistArgs>();
+  DistributedGraphSpec& s = a->spec;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  app.add_option("PATTERN", a->pattern, "fsdp (FSDP-style all-gathers and reduce-scatters) or tp (tensor-parallel all-reduces)")->required();
+  app.add_option("-o,--output", a->out_path, "the graph file to write")->option_text("OUT.json")->required();
+  add_int_option(app, "--layers", s.layers, 1, kMax, "transformer layers (default " + std::to_string(s.layers) + ")");
+  add_int_option(app, "--hidden", s.hidden, 1, kMax, "model width h, MLP blocks h -> 4h -> h (default " + std::to_string(s.hidden) + ")");
+  add_int_option(app, "--tokens", s.tokens, 1, kMax, "tokens per rank, per microbatch for tp (default " + std::to_string(s.tokens) + ")");
+  add_int_option(app, "--world-size", s.world_size, 1, kMax, "ranks: fsdp shards over them, tp splits 4h over them (default " + std::to_string(s.world_size) + ")");
+  add_int_option(app, "--microbatches", s.microbatches, 1, kMax, "tp only: microbatches (default " + std::to_string(s.microbatches) + ")");
+  app.add_flag_callback("--no-backward", [a] { a->spec.backward = false; }, "fsdp only: the forward pass alone");
+  return [a] { return run(*a); };
 }
 
 }  // namespace schedlab::cli

@@ -1,5 +1,7 @@
-#include <chrono>
+// schedlab plan: the pipeline (core/plan) on one graph; the schedplan/1 file,
+// a text report and optionally a Chrome trace.
 #include <cstdio>
+#include <memory>
 
 #include "cli/commands.h"
 #include "core/io/graph_reader.h"
@@ -9,71 +11,58 @@
 #include "core/util/error.h"
 
 namespace schedlab::cli {
+namespace {
 
-int cmd_plan(const Args& args) {
-  ArgReader r(args);
-  std::uint64_t max_input = kDefaultMaxInputBytes;
+struct PlanArgs {
   std::string graph_path, out_path, format, trace_path;
-  bool overlap = false;
+  std::uint64_t max_input = kDefaultMaxInputBytes;
+  bool overlap_view = false;
   PlanOptions opts;
-  while (!r.done()) {
-    std::string a = r.next();
-    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
-    else if (a == "-o" || is_flag(a, "--output")) out_path = r.value(a);
-    else if (is_flag(a, "--memory-methods")) opts.memory_methods = split_list(r.value(a), "--memory-methods");
-    else if (is_flag(a, "--comm-passes")) {
-      std::string v = r.value(a);
-      opts.comm_passes = v.empty() ? std::vector<std::string>{} : split_list(v, "--comm-passes");
-    } else if (is_flag(a, "--comm-knob")) {
-      // --comm-knob name=value, value as JSON (0.1, true, null); repeatable.
-      std::string kv = r.value(a);
-      auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) throw UsageError("--comm-knob: expected NAME=VALUE, got \"" + kv + "\"");
-      set_comm_knob(opts.comm, std::string_view(kv).substr(0, eq), std::string_view(kv).substr(eq + 1), "--comm-knob");
-    } else if (a == "--skip-invalid-memory-methods") {
-      opts.on_invalid_memory_order = InvalidOrderPolicy::Skip;
-    } else if (a == "--no-fuse") {
-      opts.fuse = false;
-    } else if (a == "--overlap-view") {
-      overlap = true;
-    } else if (a == "--fuse") {
-      opts.fuse = true;
-    } else if (is_flag(a, "--hardware")) {
-      opts.hardware = hardware_profile_arg(r.value(a));
-    } else if (is_flag(a, "--runtime-source")) {
-      opts.runtime_source = r.value(a);
-      if (opts.runtime_source != "calibrated" && opts.runtime_source != "runtime_us")
-        throw UsageError("--runtime-source: expected calibrated or runtime_us, got \"" + opts.runtime_source + "\"");
-    } else if (is_flag(a, "--trace")) {
-      trace_path = r.value(a);
-    } else if (is_flag(a, "--format")) {
-      format = r.value(a);
-      if (format != "json" && format != "text") throw UsageError("--format: expected json or text, got \"" + format + "\"");
-    } else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
-    else if (graph_path.empty()) graph_path = a;
-    else throw UsageError("unexpected argument \"" + a + "\"");
-  }
-  if (graph_path.empty()) throw UsageError("missing GRAPH.json");
-  if (format.empty()) format = out_path.empty() ? "text" : "json";
-  if (overlap && format == "json" && out_path.empty())
-    throw UsageError("--overlap-view: the view is part of the text report, which --format json without -o does not print");
+};
 
-  PlanResult result = run_plan(load_graph_file(graph_path, max_input), opts);
+int run(const PlanArgs& a) {
+  const std::string format = !a.format.empty() ? a.format : a.out_path.empty() ? "text" : "json";
+  if (a.overlap_view && format == "json" && a.out_path.empty())
+    throw UsageError("--overlap-view: the view is part of the text report, which --format json without -o does not print");
+  PlanResult result = run_plan(load_graph_file(a.graph_path, a.max_input), a.opts);
   // The text report, with the per-node overlap view when asked for.
-  const auto report = [&] { return plan_to_text(result) + (overlap ? plan_overlap_view_text(result) : std::string()); };
+  const auto report = [&] { return plan_to_text(result) + (a.overlap_view ? plan_overlap_view_text(result) : std::string()); };
   // The plan and its trace: both or neither, each written as it is produced.
+  const std::string out = a.out_path.empty() ? "-" : a.out_path;
   std::vector<OutputStream> outputs;
   if (format == "json") {
-    outputs.push_back({out_path.empty() ? "-" : out_path, [&](std::FILE* out, const std::string& name) { stream_plan_json(out, name, opts, result); }});
+    outputs.push_back({out, [&](std::FILE* file, const std::string& name) { stream_plan_json(file, name, a.opts, result); }});
   } else {
-    outputs.push_back(text_output(out_path.empty() ? "-" : out_path, report()));
+    outputs.push_back(text_output(out, report()));
   }
-  if (!trace_path.empty())
-    outputs.push_back({trace_path, [&](std::FILE* out, const std::string& name) { stream_plan_trace_json(out, name, result); }});
+  if (!a.trace_path.empty())
+    outputs.push_back({a.trace_path, [&](std::FILE* file, const std::string& name) { stream_plan_trace_json(file, name, result); }});
   write_outputs(outputs);
-  if (!out_path.empty() && format == "json") std::fputs(report().c_str(), stdout);
+  if (!a.out_path.empty() && format == "json") std::fputs(report().c_str(), stdout);
   exit_without_freeing();
   return 0;
+}
+
+}  // namespace
+
+std::function<int()> define_plan(CLI::App& app) {
+  auto a = std::make_shared<PlanArgs>();
+  app.add_option("GRAPH.json", a->graph_path, "schedgraph/1 file, pre- or post-fusion (- for stdin)")->required();
+  app.add_option("-o,--output", a->out_path, "write the schedplan/1 file here (- for stdout)")->option_text("PLAN.json");
+  add_memory_methods_option(app, a->opts.memory_methods);
+  add_comm_passes_option(app, a->opts.comm_passes);
+  add_comm_knob_option(app, a->opts.comm);
+  app.add_option("--trace", a->trace_path, "also write Chrome trace events of the final order")->option_text("TRACE.json");
+  app.add_flag_callback("--no-fuse", [a] { a->opts.fuse = false; }, "plan a pre-fusion graph as it is, without Inductor's fusion");
+  app.add_flag_callback("--fuse", [a] { a->opts.fuse = true; }, "fuse a pre-fusion graph first (the default)");
+  app.add_flag_callback("--skip-invalid-memory-methods", [a] { a->opts.on_invalid_memory_order = InvalidOrderPolicy::Skip; },
+                        "leave out a method whose order is not a valid schedule instead of failing");
+  add_hardware_option(app, a->opts.hardware);
+  add_runtime_source_option(app, a->opts.runtime_source);
+  add_choice_option(app, "--format", a->format, {"json", "text"}, "what goes to PLAN.json or stdout (default: json with -o, else text)");
+  app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node to the report, with the simulation's stalls");
+  add_max_input_bytes_option(app, a->max_input);
+  return [a] { return run(*a); };
 }
 
 }  // namespace schedlab::cli

@@ -4,6 +4,7 @@
 // the baseline, Inductor's recommended pipeline and overlap_schedule at the
 // same knobs; `--trace` writes Chrome trace events of the chosen order.
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "cli/commands.h"
@@ -29,46 +30,24 @@ struct Measured {
   std::int64_t peak = 0;
 };
 
-}  // namespace
-
-int cmd_simulate(const Args& args) {
-  ArgReader r(args);
-  std::uint64_t max_input = kDefaultMaxInputBytes;
+struct SimulateArgs {
   std::string graph_path, trace_path;
-  bool compare = false, overlap = false;
+  std::uint64_t max_input = kDefaultMaxInputBytes;
+  bool compare = false, overlap_view = false;
+  double budget = 0;  // --budget, when given
   PlanOptions opts;  // the pipeline `plan` runs, with simulate's flags
-  while (!r.done()) {
-    std::string a = r.next();
-    if (is_flag(a, "--max-input-bytes")) max_input = max_input_bytes_arg(r.value(a));
-    else if (is_flag(a, "--comm-passes")) opts.comm_passes = split_list(r.value(a), "--comm-passes");
-    else if (is_flag(a, "--trace")) trace_path = r.value(a);
-    else if (is_flag(a, "--hardware")) opts.hardware = hardware_profile_arg(r.value(a));
-    else if (a == "--model-runtimes") opts.use_graph_runtimes = false;
-    else if (is_flag(a, "--runtime-source")) {
-      opts.runtime_source = r.value(a);
-      if (opts.runtime_source != "calibrated" && opts.runtime_source != "runtime_us")
-        throw UsageError("--runtime-source: expected calibrated or runtime_us, got \"" + opts.runtime_source + "\"");
-    }
-    else if (a == "--no-fuse") opts.fuse = false;
-    else if (a == "--compare") compare = true;
-    else if (a == "--overlap-view") overlap = true;
-    else if (is_flag(a, "--budget")) {
-      const double b = number_arg("--budget", r.value(a), 0, 1e9);
-      CommKnobs& k = opts.comm;
-      k.reorder_iterative_peak_memory_budget = k.sink_iterative_peak_memory_budget = k.overlap_schedule_peak_memory_budget = b;
-    } else if (a.size() > 1 && a[0] == '-') throw UsageError("unknown option \"" + a + "\"");
-    else if (graph_path.empty()) graph_path = a;
-    else throw UsageError("unexpected argument \"" + a + "\"");
-  }
-  if (graph_path.empty()) throw UsageError("missing GRAPH.json");
-  const PlanResult plan = run_plan(load_graph_file(graph_path, max_input), opts);
+};
+
+int run(const SimulateArgs& a) {
+  const PlanOptions& opts = a.opts;
+  const PlanResult plan = run_plan(load_graph_file(a.graph_path, a.max_input), opts);
   const Graph& g = plan.planned();
   const Order& input = plan.memory.order();
 
   std::vector<Measured> rows;
   rows.push_back({"memory-planned order", plan.simulation_before_comm, plan.memory.estimate.peak});
   if (plan.comm) rows.push_back({"after " + std::to_string(opts.comm_passes.size()) + " comm passes", plan.simulation, plan.final_memory.peak});
-  if (compare) {
+  if (a.compare) {
     // Other comm stages on the same memory-planned order, measured as the plan measures its own.
     const MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
     auto measure = [&](const std::string& label, const std::vector<std::string>& passes) {
@@ -87,12 +66,38 @@ int cmd_simulate(const Args& args) {
   for (const auto& m : rows)
     std::printf("%-24s %14.1f %14.1f %12.1f %12.1f %10s\n", m.label.c_str(), m.sim.step_time_us, m.sim.exposed_comm_us, m.sim.compute_idle_us,
                 static_cast<double>(m.peak) / (1 << 20), static_cast<double>(m.peak) <= budget ? "yes" : "NO");
-  if (overlap) std::fputs(plan_overlap_view_text(plan).c_str(), stdout);
-  if (!trace_path.empty()) {
-    write_output(trace_path, chrome_trace_json(g, plan.simulation));
-    std::printf("trace of the %s order written to %s\n", plan.comm ? "comm-pass" : "memory-planned", trace_path.c_str());
+  if (a.overlap_view) std::fputs(plan_overlap_view_text(plan).c_str(), stdout);
+  if (!a.trace_path.empty()) {
+    write_output(a.trace_path, chrome_trace_json(g, plan.simulation));
+    std::printf("trace of the %s order written to %s\n", plan.comm ? "comm-pass" : "memory-planned", a.trace_path.c_str());
   }
   return 0;
+}
+
+}  // namespace
+
+std::function<int()> define_simulate(CLI::App& app) {
+  auto a = std::make_shared<SimulateArgs>();
+  app.add_option("GRAPH.json", a->graph_path, "schedgraph/1 file, pre- or post-fusion (- for stdin)")->required();
+  add_comm_passes_option(app, a->opts.comm_passes);
+  app.add_flag("--compare", a->compare, "also measure Inductor's recommended comm passes and overlap_schedule on the same order");
+  CLI::Option* budget = add_number_option(app, "--budget", a->budget, 0, 1e9,
+                                          "peak-memory budget of every comm pass that has one, a fraction of the input's peak "
+                                          "(default " + std::to_string(CommKnobs{}.overlap_schedule_peak_memory_budget) + ")");
+  app.add_option("--trace", a->trace_path, "write Chrome trace events of the chosen order")->option_text("TRACE.json");
+  app.add_flag_callback("--model-runtimes", [a] { a->opts.use_graph_runtimes = false; }, "time every node with the cost model, ignoring runtime_us");
+  add_runtime_source_option(app, a->opts.runtime_source);
+  add_hardware_option(app, a->opts.hardware);
+  app.add_flag_callback("--no-fuse", [a] { a->opts.fuse = false; }, "simulate a pre-fusion graph as it is, without Inductor's fusion");
+  app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node, with the simulation's stalls");
+  add_max_input_bytes_option(app, a->max_input);
+  return [a, budget] {
+    if (budget->count() > 0) {
+      CommKnobs& k = a->opts.comm;
+      k.reorder_iterative_peak_memory_budget = k.sink_iterative_peak_memory_budget = k.overlap_schedule_peak_memory_budget = a->budget;
+    }
+    return run(*a);
+  };
 }
 
 }  // namespace schedlab::cli

@@ -1,13 +1,12 @@
-// schedlab — command-line front end over core/ (see README.md).
+// schedlab — command-line front end over core/ (see README.md). Each command
+// is a CLI11 subcommand defined in its own file (cli/cmd_*.cpp); `schedlab
+// --help` and `schedlab CMD --help` are generated from those definitions.
 #include <array>
 #include <cstdio>
-#include <exception>
-#include <iostream>
+#include <cstdlib>
+#include <string>
 
 #include "cli/commands.h"
-#include "core/comms/passes.h"
-#include "core/memory/methods.h"
-#include "core/util/error.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -17,38 +16,26 @@ namespace schedlab::cli {
 namespace {
 
 constexpr std::array kCommands{
-    Command{"plan", "GRAPH.json [-o PLAN.json] [--memory-methods baseline,lpmf,bfs,dfs] [--comm-passes a,b] [--comm-knob NAME=VALUE] [--trace TRACE.json] [--no-fuse] [--skip-invalid-memory-methods] [--hardware NAME|FILE] [--runtime-source calibrated|runtime_us] [--format json|text] [--overlap-view]",
-            "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", cmd_plan},
-    Command{"validate", "GRAPH.json|- [--max-input-bytes N]", "load and check a schedgraph/1 file; print a one-line summary", cmd_validate},
-    Command{"gen", "layered|replicate ... -o OUT.json (see `schedlab gen --help`)", "generate large test graphs", cmd_gen},
-    Command{"bench", "GRAPH.json [--repeat N] [--memory-methods ...]", "time loading and each memory method", cmd_bench},
-    Command{"simulate", "GRAPH.json [--comm-passes a,b] [--compare] [--budget 0.2] [--trace TRACE.json] [--model-runtimes] [--runtime-source calibrated|runtime_us] [--hardware NAME|FILE] [--overlap-view]",
-            "two-stream timing of one rank: step time, exposed communication, compute idle", cmd_simulate},
-    Command{"gen-dist", "fsdp|tp -o OUT.json [--layers N] [--hidden H] [--tokens T] [--world-size W] [--microbatches M] [--no-backward]",
-            "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", cmd_gen_dist},
-    Command{"fuse", "PRE.json [-o POST.json] [--groups] | PRE.json --explain A B",
-            "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", cmd_fuse},
-    Command{"fit-profile", "DIR... -o PROFILE.json [--graphs DIR]... [--base NAME|FILE] [--name NAME] [--exclude SUBSTRING]...",
-            "fit a hardware profile's time model to measured exports (*.measured.json beside *.post.json)", cmd_fit_profile},
-    Command{"accuracy", "DIR... --hardware NAME|FILE [--graphs DIR]... [--exclude SUBSTRING]... [--fake-collectives] [--svg OUT.svg] [--html OUT.html]",
-            "estimated against measured per graph and per kernel class, with a scatter plot", cmd_accuracy},
+    Command{"plan", "order the graph's nodes for lower peak memory (and overlap); write schedplan/1", define_plan},
+    Command{"validate", "load and check a schedgraph/1 file; print a one-line summary", define_validate},
+    Command{"gen", "generate large test graphs: layered DAGs, replicas of a graph", define_gen},
+    Command{"bench", "time loading and each memory method", define_bench},
+    Command{"simulate", "two-stream timing of one rank: step time, exposed communication, compute idle", define_simulate},
+    Command{"gen-dist", "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", define_gen_dist},
+    Command{"fuse", "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", define_fuse},
+    Command{"fit-profile", "fit a hardware profile's time model to measured exports (*.measured.json beside *.post.json)", define_fit_profile},
+    Command{"accuracy", "estimated against measured per graph and per kernel class, with a scatter plot", define_accuracy},
 };
 
-// The names a command's lists take, from the registries' tables.
-void print_registries(std::FILE* to) {
-  std::string methods, passes;
-  for (const auto& m : schedlab::memory_methods()) methods += (methods.empty() ? "" : ", ") + std::string(m.name);
-  for (const auto& p : schedlab::comm_passes()) passes += (passes.empty() ? "" : ", ") + std::string(p.name);
-  std::fprintf(to, "  memory methods: %s\n  comm passes: %s\n", methods.c_str(), passes.c_str());
-}
-
-void print_usage(std::FILE* to) {
-  std::fprintf(to, "usage: schedlab COMMAND [ARGS]\n\ncommands:\n");
-  for (const auto& c : kCommands) std::fprintf(to, "  %-9s %s\n  %-9s   %.*s\n", std::string(c.name).c_str(), std::string(c.usage).c_str(), "",
-                                               static_cast<int>(c.summary.size()), c.summary.data());
-}
-
 }  // namespace
+
+void exit_without_freeing() {
+#ifndef __EMSCRIPTEN__  // under WASM it returns normally
+  std::fflush(nullptr);
+  std::_Exit(0);
+#endif
+}
+
 }  // namespace schedlab::cli
 
 int main(int argc, char** argv) {
@@ -61,37 +48,37 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
 #endif
-  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
-    print_usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  CLI::App app{"schedlab: Inductor's scheduling decisions (fusion, memory ordering, comm reordering) on schedgraph/1 files", "schedlab"};
+  configure_app(app);
+  app.require_subcommand(1);
+  app.footer("`schedlab COMMAND --help` lists a command's options. Exit codes: 0 ok, 1 bad input, 2 bad usage.");
+  std::vector<std::function<int()>> runs;
+  for (const Command& c : kCommands) {
+    CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.summary));
+    configure_app(*sub);
+    runs.push_back(c.define(*sub));
   }
-  std::string_view name = argv[1];
-  Args args(argv + 2, argv + argc);
-  for (const auto& c : kCommands) {
-    if (c.name != name) continue;
-    // `schedlab CMD --help`: the command's line from the table (gen has more to say).
-    if (!args.empty() && (args[0] == "--help" || args[0] == "-h") && c.name != "gen") {
-      std::printf("usage: schedlab %s %s\n  %s\n", std::string(c.name).c_str(), std::string(c.usage).c_str(), std::string(c.summary).c_str());
-      if (c.name == "plan" || c.name == "simulate" || c.name == "bench") print_registries(stdout);
-      return 0;
-    }
-    try {
-      return c.run(args);
-    } catch (const schedlab::UsageError& e) {
-      std::fprintf(stderr, "schedlab %s: %s\n", argv[1], e.what());
-      return 2;
-    } catch (const schedlab::Error& e) {
-      std::fprintf(stderr, "schedlab %s: %s\n", argv[1], e.what());
-      return 1;
-    } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "schedlab %s: out of memory\n", argv[1]);
-      return 1;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "schedlab %s: internal error: %s\n", argv[1], e.what());
-      return 3;
-    }
+  const Args args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
   }
-  std::fprintf(stderr, "schedlab: unknown command \"%s\"\n", argv[1]);
-  print_usage(stderr);
-  return 2;
+  const std::string command = args.front();
+  bool known = command.rfind("-", 0) == 0;
+  for (const Command& c : kCommands) known |= c.name == command;
+  if (!known) {
+    std::fprintf(stderr, "schedlab: unknown command \"%s\" (commands: %s; see schedlab --help)\n", command.c_str(), [&] {
+      std::string names;
+      for (const Command& c : kCommands) names += (names.empty() ? "" : ", ") + std::string(c.name);
+      return names;
+    }().c_str());
+    return 2;
+  }
+  const std::string prefix = command.rfind("-", 0) == 0 ? "schedlab" : "schedlab " + command;
+  return run_with_exit_codes(prefix, [&] {
+    if (!parse_command_line(app, args)) return 0;  // --help
+    for (std::size_t i = 0; i < kCommands.size(); ++i)
+      if (app.got_subcommand(std::string(kCommands[i].name))) return runs[i]();
+    return 0;
+  });
 }

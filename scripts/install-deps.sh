@@ -18,7 +18,7 @@ for arg in "$@"; do
   esac
 done
 
-pkgs=(cmake g++ make catch2 nlohmann-json3-dev)
+pkgs=(cmake g++ make catch2 nlohmann-json3-dev libcli11-dev)
 pkgs+=(libsimdjson-dev)  # only for the loader benchmark beside simdjson (tests/bench); never linked into core/
 ((web)) && pkgs+=(emscripten nodejs npm chromium)
 ((hardening)) && pkgs+=(clang libclang-rt-14-dev python3)
