@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/util/error.h"
 

@@ -9,6 +9,7 @@
 
 #include "core/io/files.h"
 #include "core/io/options.h"
+#include "core/io/profiles.h"
 #include "core/memory/methods.h"
 #include "core/plan/plan.h"
 #include "core/util/error.h"
@@ -124,7 +125,14 @@ CLI::Option* add_repeatable_option(CLI::App& app, const std::string& name, std::
 }
 
 CLI::Option* add_hardware_option(CLI::App& app, HardwareProfile& into, const std::string& name) {
-  return add_read_option(app, name, [&into, name](const std::string& v) { into = hardware_profile_arg(v, name); },
+  return add_read_option(app, name,
+                         [&into, name](const std::string& v) {
+                           try {
+                             into = load_hardware_profile(v);
+                           } catch (const UsageError& e) {  // an unknown name: say which option gave it
+                             throw UsageError(name + ": " + e.what());
+                           }
+                         },
                          "a built-in hardware profile (" + joined(builtin_profile_names()) + "; default " +
                              std::string(kDefaultHardwareProfile) + ") or a profile JSON file")
       ->option_text("NAME|FILE");

@@ -9,13 +9,10 @@
 
 #include "core/cost/fitted_profiles.h"
 #include "core/cost/implicit_gemm.h"
-#include "core/io/graph_reader.h"
 #include "core/util/error.h"
 
 namespace schedlab {
 namespace {
-
-using nlohmann::json;
 
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
@@ -43,8 +40,8 @@ std::vector<HardwareProfile> make_builtins() {
   std::vector<HardwareProfile> out;
   // h100-sxm and h200: the datasheet figures plus a time model fitted to the
   // measurements in tests/data/measured/ (profiles/*.json, embedded).
-  out.push_back(hardware_profile_from_json(json::parse(kFittedH100Sxm)));
-  out.push_back(hardware_profile_from_json(json::parse(kFittedH200)));
+  out.push_back(fitted_h100_sxm());
+  out.push_back(fitted_h200());
   // The datasheet figures under their own names (the base the fits start from).
   out.push_back(make_hopper("h100-sxm-datasheet", 3.35 * kTera));
   out.push_back(make_hopper("h200-datasheet", 4.8 * kTera));
@@ -84,27 +81,6 @@ std::string known_names() {
   return out;
 }
 
-double positive_number(const json& v, const std::string& where, bool allow_zero) {
-  if (!v.is_number()) throw Error("hardware profile: " + where + ": expected a number");
-  double d = v.get<double>();
-  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
-    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number >= 0" : ": expected a finite number > 0"));
-  return d;
-}
-
-void check_complete(const HardwareProfile& p) {
-  auto need = [&](double v, const char* field) {
-    if (!(v > 0)) throw Error(std::string("hardware profile: missing or zero field \"") + field + "\"");
-  };
-  need(p.dram_bytes_per_s, "dram_bytes_per_s");
-  need(p.nvlink_bytes_per_s, "nvlink_bytes_per_s");
-  need(p.network_bytes_per_s, "network_bytes_per_s");
-  auto f32 = p.flops_per_s.find("f32");
-  if (f32 == p.flops_per_s.end() || !(f32->second > 0))
-    throw Error("hardware profile: flops_per_s needs an \"f32\" entry (the fallback for other dtypes)");
-  if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
-}
-
 // Base-2 ceiling logarithm for the tree depth; n >= 2. Bit arithmetic, not
 // a doubling loop: a doubling span overflows for groups above 2^62.
 double ceil_log2(std::int64_t n) {
@@ -122,84 +98,6 @@ const HardwareProfile& builtin_profile(std::string_view name) {
 std::vector<std::string> builtin_profile_names() {
   std::vector<std::string> out;
   for (const auto& p : builtins()) out.push_back(p.name);
-  return out;
-}
-
-HardwareProfile hardware_profile_from_json(const json& j) {
-  if (!j.is_object()) throw Error("hardware profile: expected a JSON object");
-  HardwareProfile p;
-  if (auto it = j.find("base"); it != j.end()) {
-    if (!it->is_string()) throw Error("hardware profile: base: expected the name of a built-in profile");
-    try {
-      p = builtin_profile(it->get<std::string>());
-    } catch (const UsageError& e) {
-      throw Error(std::string("hardware profile: base: ") + e.what());
-    }
-  }
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& key = it.key();
-    const json& v = it.value();
-    if (key == "base") continue;
-    if (key == "name") {
-      if (!v.is_string() || v.get<std::string>().empty()) throw Error("hardware profile: name: expected a non-empty string");
-      p.name = v.get<std::string>();
-    } else if (key == "dram_bytes_per_s") p.dram_bytes_per_s = positive_number(v, key, false);
-    else if (key == "nvlink_bytes_per_s") p.nvlink_bytes_per_s = positive_number(v, key, false);
-    else if (key == "network_bytes_per_s") p.network_bytes_per_s = positive_number(v, key, false);
-    else if (key == "nvlink_latency_us") p.nvlink_latency_us = positive_number(v, key, true);
-    else if (key == "network_latency_us") p.network_latency_us = positive_number(v, key, true);
-    else if (key == "kernel_launch_us") p.kernel_launch_us = positive_number(v, key, true);
-    else if (key == "ranks_per_node") {
-      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > 1'000'000)
-        throw Error("hardware profile: ranks_per_node: expected an integer >= 1");
-      p.ranks_per_node = static_cast<int>(v.get<std::int64_t>());
-    } else if (key == "time_model") {
-      p.time_model = time_model_from_json(v, "time_model");
-    } else if (key == "flops_per_s") {
-      if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
-      for (auto f = v.begin(); f != v.end(); ++f) p.flops_per_s[f.key()] = positive_number(f.value(), "flops_per_s." + f.key(), false);
-    } else {
-      throw Error("hardware profile: unknown field \"" + key + "\"");
-    }
-  }
-  check_complete(p);
-  return p;
-}
-
-HardwareProfile parse_hardware_profile(std::string_view text) {
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw Error(std::string("hardware profile: not valid JSON: ") + e.what());
-  }
-  return hardware_profile_from_json(j);
-}
-
-HardwareProfile load_hardware_profile(const std::string& v) {
-  for (const auto& p : builtins())
-    if (p.name == v) return p;
-  if (v.find('/') == std::string::npos && v.find(".json") == std::string::npos) return builtin_profile(v);  // lists the names
-  try {
-    return parse_hardware_profile(read_text_file(v));
-  } catch (const UsageError&) {
-    throw;
-  } catch (const Error& e) {
-    throw Error(v + ": " + e.what());
-  }
-}
-
-json hardware_profile_to_json(const HardwareProfile& hw) {
-  json out = {{"name", hw.name},
-          {"dram_bytes_per_s", hw.dram_bytes_per_s},
-          {"flops_per_s", hw.flops_per_s},
-          {"nvlink_bytes_per_s", hw.nvlink_bytes_per_s},
-          {"network_bytes_per_s", hw.network_bytes_per_s},
-          {"nvlink_latency_us", hw.nvlink_latency_us},
-          {"network_latency_us", hw.network_latency_us},
-          {"ranks_per_node", hw.ranks_per_node},
-          {"kernel_launch_us", hw.kernel_launch_us}};
-  if (hw.time_model) out["time_model"] = time_model_to_json(*hw.time_model);
   return out;
 }
 
@@ -401,38 +299,6 @@ std::vector<double> estimate_runtimes_us(const Graph& g, const HardwareProfile& 
   std::vector<double> out(g.nodes.size());
   for (NodeId v = 0; v < g.num_nodes(); ++v) out[v] = estimate_node_runtime(g, v, hw, trust_graph_runtime).us;
   return out;
-}
-
-}  // namespace schedlab
-
-namespace schedlab {
-
-nlohmann::json runtime_report_json(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime) {
-  // Parallel arrays, not an object per node: a plan of 100k nodes would
-  // otherwise spend more time building this section than planning.
-  // `us`/`source`: what the comm passes read (runtime_us first: Inductor's
-  // estimate); `calibrated_us`: the calibrated model the reports use.
-  nlohmann::json nodes = nlohmann::json::array(), us = nlohmann::json::array(), source = nlohmann::json::array();
-  nlohmann::json calibrated = nlohmann::json::array();
-  double total = 0, calibrated_total = 0;
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    RuntimeEstimate e = estimate_node_runtime(g, v, hw, trust_graph_runtime);
-    RuntimeEstimate c = calibrated_node_runtime(g, v, hw);
-    total = add_us(total, e.us, "runtime total");
-    calibrated_total = add_us(calibrated_total, c.us, "calibrated runtime total");
-    nodes.push_back(g.nodes[v].name);
-    us.push_back(e.us);
-    source.push_back(e.source);
-    calibrated.push_back(c.us);
-  }
-  return {{"hardware", hw.name},
-          {"total_us", total},
-          {"nodes", std::move(nodes)},
-          {"us", std::move(us)},
-          {"source", std::move(source)},
-          {"calibrated_us", std::move(calibrated)},
-          {"calibrated_total_us", calibrated_total},
-          {"calibrated_source", hw.time_model ? "calibrated" : "roofline"}};
 }
 
 }  // namespace schedlab

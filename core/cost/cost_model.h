@@ -15,8 +15,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/cost/kernel_class.h"
 #include "core/cost/time_model.h"
 #include "core/graph/graph.h"
@@ -41,16 +39,7 @@ inline constexpr std::string_view kDefaultHardwareProfile = "h200";  // the fixt
 // Throws UsageError listing the known names.
 const HardwareProfile& builtin_profile(std::string_view name);
 std::vector<std::string> builtin_profile_names();
-
-// A user profile (docs/cost-model.md): either complete, or `"base": "<builtin>"`
-// plus the fields that differ. Throws Error naming the field.
-HardwareProfile parse_hardware_profile(std::string_view json_text);
-// What `--hardware` takes everywhere (plan, simulate, accuracy, fit): a
-// built-in name, else a profile JSON file. An unknown name is a UsageError
-// listing the names; a bad file an Error prefixed with its path.
-HardwareProfile load_hardware_profile(const std::string& name_or_file);
-HardwareProfile hardware_profile_from_json(const nlohmann::json& j);
-nlohmann::json hardware_profile_to_json(const HardwareProfile& hw);
+// Profile files are read and written by core/io/profiles.h.
 
 // The peak FLOP/s the roofline uses for `dtype` (a buffer's dtype string):
 // the profile's entry for it, else its "f32" entry (integer and unknown
@@ -133,13 +122,5 @@ struct RooflineTerms {
   double products = 1;  // kernel sets the node runs: 2 for a convolution backward computing both gradients
 };
 RooflineTerms roofline_terms(const Graph& g, const Node& n, const HardwareProfile& hw, int sm_count = 0, std::int64_t l2_bytes = -1);
-
-}  // namespace schedlab
-
-namespace schedlab {
-
-// Per-node estimates and their total, for reports:
-// {"hardware": name, "total_us": t, "nodes": [{"node", "us", "source"}...]}.
-nlohmann::json runtime_report_json(const Graph& g, const HardwareProfile& hw, bool trust_graph_runtime = true);
 
 }  // namespace schedlab

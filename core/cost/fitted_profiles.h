@@ -1,10 +1,12 @@
-// core/cost — the fitted built-in profiles as JSON text (generated from
-// profiles/*.json by scripts/embed-profiles.py; tests check they agree).
+// core/cost — the fitted built-in profiles (generated from profiles/*.json
+// by scripts/embed-profiles.py; tests check they agree).
 #pragma once
+
+#include "core/cost/cost_model.h"
 
 namespace schedlab {
 
-extern const char* const kFittedH100Sxm;  // profiles/h100-sxm.json
-extern const char* const kFittedH200;     // profiles/h200.json
+HardwareProfile fitted_h100_sxm();  // profiles/h100-sxm.json
+HardwareProfile fitted_h200();      // profiles/h200.json
 
 }  // namespace schedlab

@@ -34,8 +34,6 @@
 #include <map>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "core/cost/kernel_class.h"
 
 namespace schedlab {
@@ -66,8 +64,6 @@ struct TimeModel {
 // The classes a time model must have a law for.
 bool class_needs_law(KernelClass c);
 
-// Throws Error naming the missing or bad field ("time_model.laws.gemm.fixed_us").
-TimeModel time_model_from_json(const nlohmann::json& j, std::string_view where);
-nlohmann::json time_model_to_json(const TimeModel& m);
+// Read and written with the profile (core/io/profiles.h).
 
 }  // namespace schedlab

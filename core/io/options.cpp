@@ -12,6 +12,7 @@
 
 #include "core/cost/cost_model.h"
 #include "core/io/graph_reader.h"
+#include "core/io/profiles.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -148,8 +149,6 @@ PlanOptions parse_plan_options(std::string_view text) {
   }
   return opts;
 }
-
-HardwareProfile hardware_profile_arg(const std::string& v, [[maybe_unused]] std::string_view flag) { return load_hardware_profile(v); }
 
 std::int64_t int_arg(std::string_view flag, std::string_view v, std::int64_t lo, std::int64_t hi) {
   std::int64_t x = 0;

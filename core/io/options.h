@@ -1,6 +1,6 @@
 // core/io — reading options: a plan's options object (the WASM API's and
-// the fuzzers' input), comm knobs, hardware profiles, and the `--hardware
-// NAME|FILE` argument every front end takes.
+// the fuzzers' input), comm knobs, and command-line numbers. (`--hardware
+// NAME|FILE` is core/io/profiles.h's load_hardware_profile.)
 //
 // Contract: bad input throws UsageError (options, knobs, names) or Error (a
 // profile file's content) with one line that names the place
@@ -28,11 +28,6 @@ CommKnobs parse_comm_knobs(const JsonValue& j, std::string_view where);
 CommKnobs parse_comm_knobs_json(std::string_view text, std::string_view where = "options.comm");
 // `--comm-knob NAME=VALUE`: VALUE is JSON (0.1, true, null).
 void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view value_json, std::string_view where);
-
-// `--hardware V` (or another `flag`): a built-in profile's name, else a
-// profile JSON file (a path: it has a '/' or ends in .json). Throws
-// UsageError naming the flag and V.
-HardwareProfile hardware_profile_arg(const std::string& v, std::string_view flag = "--hardware");
 
 // Command-line numbers: the whole text must be the number ("5abc", "inf",
 // "nan" and overflow are refused) and it must lie in [lo, hi]. Throw

@@ -185,6 +185,54 @@ std::int64_t output_bytes(const Graph& g, const Node& node) {
 }
 
 // The memory counter track and the collective -> waiter flows of a trace.
+void write_prediction(JsonWriter& w, const Prediction& p) {
+  w.begin_object();
+  w.field("hardware", p.hardware);
+  w.key("inductor_kernel_time_us");
+  if (p.inductor_kernel_time_us) w.value(*p.inductor_kernel_time_us);
+  else w.null();
+  w.field("inplace_reuses", p.memory.inplace_reuses);
+  w.field("kernel_time_us", p.kernel_time_us);
+  // Keys sorted by name, as every object of a plan (the map is by enum).
+  std::vector<std::pair<std::string_view, double>> by_class;
+  for (const auto& [c, us] : p.class_time_us) by_class.emplace_back(to_string(c), us);
+  std::sort(by_class.begin(), by_class.end());
+  w.key("kernel_time_us_by_class").begin_object();
+  for (const auto& [name, us] : by_class) w.field(name, us);
+  w.end_object();
+  w.field("peak_bytes", p.peak_bytes);
+  w.field("pool_reuses", p.memory.pool_reuses);
+  w.field("reserved_bytes", p.reserved_bytes);
+  w.field("runtime_source", p.runtime_source);
+  w.field("wall_time_us", p.wall_time_us);
+  w.field("wall_time_us_cudagraphs", p.wall_time_us_cudagraphs);
+  w.end_object();
+}
+
+// Per-node runtimes as the runtimes stage left them, in parallel arrays (an
+// object per node would cost more than planning a 100k-node graph):
+// `us`/`source`, what the comm passes read (runtime_us first: Inductor's
+// estimate); `calibrated_us`, the calibrated model the reports use.
+void write_runtime_report(JsonWriter& w, const Graph& g, const PlanResult& r, const HardwareProfile& hw) {
+  double total = 0, calibrated_total = 0;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    total = add_us(total, r.runtimes_us[v], "runtime total");
+    calibrated_total = add_us(calibrated_total, r.calibrated_runtimes_us[v], "calibrated runtime total");
+  }
+  w.begin_object();
+  w.field("calibrated_source", hw.time_model ? "calibrated" : "roofline");
+  w.field("calibrated_total_us", calibrated_total);
+  w.key("calibrated_us").array(r.calibrated_runtimes_us);
+  w.field("hardware", hw.name);
+  w.key("nodes").begin_array();
+  for (const Node& n : g.nodes) w.value(n.name);
+  w.end_array();
+  w.key("source").array(r.runtime_sources);
+  w.field("total_us", total);
+  w.key("us").array(r.runtimes_us);
+  w.end_object();
+}
+
 void write_memory_track_and_flows(JsonWriter& w, const Graph& g, const Simulation& sim, const std::vector<std::int64_t>& curve) {
   constexpr int kPid = 1, kComputeLane = 1, kCommLane = 2;
   std::vector<std::int32_t> timing_of(g.nodes.size(), -1);
@@ -241,8 +289,10 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
   write_options(w, opts);
   w.key("order");
   write_names(w, g, r.order);
-  w.key("predicted").raw_value(prediction_to_json(r.predicted).dump());
-  w.key("runtime").raw_value(runtime_report_json(g, opts.hardware).dump());
+  w.key("predicted");
+  write_prediction(w, r.predicted);
+  w.key("runtime");
+  write_runtime_report(w, g, r, opts.hardware);
   w.key("simulation");
   write_simulation(w, g, r.simulation, opts.runtime_source == "calibrated" ? std::string_view(r.predicted.runtime_source) : "runtime_us");
   w.end_object();

@@ -45,7 +45,7 @@ void stream_plan_trace_json(std::FILE* out, const std::string& name, const PlanR
 // The comm knobs as the plan's options.comm writes them (null: no limit).
 std::string comm_knobs_json(const CommKnobs& knobs);
 
-// A profile in the form parse_hardware_profile (options.h) reads back.
+// A profile (no time model) in the form parse_hardware_profile (profiles.h) reads back.
 std::string hardware_profile_json(const HardwareProfile& hw);
 
 // Whole pipeline on text: read the options and the graph, plan, write.

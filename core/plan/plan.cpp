@@ -51,8 +51,9 @@ void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
     r.runtimes_us[v] = e.us;
     r.runtime_sources[v] = e.source;
   }
+  r.calibrated_runtimes_us = calibrated_runtimes_us(g, opts.hardware);
   const bool calibrated = opts.runtime_source == "calibrated";
-  r.simulated_runtimes_us = calibrated ? calibrated_runtimes_us(g, opts.hardware) : r.runtimes_us;
+  r.simulated_runtimes_us = calibrated ? r.calibrated_runtimes_us : r.runtimes_us;
   r.launch = calibrated ? launch_model(g, opts.hardware, false) : LaunchModel{};
 }
 
@@ -77,7 +78,7 @@ void simulation_stage(PlanResult& r, const PlanOptions& opts) {
 constexpr PlanStage kStages[] = {
     {"front_end", "front_end, fused_graph", front_end_stage},
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
-    {"runtimes", "runtimes_us, runtime_sources, simulated_runtimes_us, launch", runtimes_stage},
+    {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, launch", runtimes_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
     {"simulation", "simulation, predicted", simulation_stage},
 };

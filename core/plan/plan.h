@@ -58,6 +58,7 @@ struct PlanResult {
   // opts.hardware) the comm passes and the simulation use.
   std::vector<double> runtimes_us;
   std::vector<std::string_view> runtime_sources;  // per node: "runtime_us", "roofline", "collective" or "none"
+  std::vector<double> calibrated_runtimes_us;     // the calibrated model's (core/cost), what the reports time by
   std::vector<double> simulated_runtimes_us;      // what the simulation used (opts.runtime_source)
   LaunchModel launch;                             // host and launch gaps of the calibrated model
   std::optional<CommPipelineResult> comm;  // when comm passes ran

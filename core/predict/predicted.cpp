@@ -8,7 +8,6 @@
 
 namespace schedlab {
 
-using nlohmann::json;
 
 LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs) {
   LaunchModel m;
@@ -55,23 +54,6 @@ Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw
   p.peak_bytes = p.memory.peak_bytes;
   p.reserved_bytes = p.memory.reserved_bytes;
   return p;
-}
-
-json prediction_to_json(const Prediction& p) {
-  json classes = json::object();
-  for (const auto& [c, us] : p.class_time_us) classes[std::string(to_string(c))] = us;
-  json out = {{"hardware", p.hardware},
-              {"runtime_source", p.runtime_source},
-              {"peak_bytes", p.peak_bytes},
-              {"reserved_bytes", p.reserved_bytes},
-              {"kernel_time_us", p.kernel_time_us},
-              {"wall_time_us", p.wall_time_us},
-              {"wall_time_us_cudagraphs", p.wall_time_us_cudagraphs},
-              {"kernel_time_us_by_class", std::move(classes)},
-              {"inplace_reuses", p.memory.inplace_reuses},
-              {"pool_reuses", p.memory.pool_reuses}};
-  out["inductor_kernel_time_us"] = p.inductor_kernel_time_us ? json(*p.inductor_kernel_time_us) : json(nullptr);
-  return out;
 }
 
 std::string prediction_to_text(const Prediction& p) {

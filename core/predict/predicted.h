@@ -14,8 +14,6 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "core/cost/cost_model.h"
 #include "core/memory/executed.h"
 #include "core/sim/simulate.h"
@@ -45,7 +43,7 @@ struct Prediction {
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw,
                    const std::map<std::string, std::int64_t>& observed_bytes = {}, bool price_collectives = true);
 
-nlohmann::json prediction_to_json(const Prediction& p);
+// schedplan/1 `predicted` is written by core/io/plan_writer.h.
 std::string prediction_to_text(const Prediction& p);
 
 }  // namespace schedlab

@@ -7,6 +7,7 @@
 #include "core/io/graph_reader.h"
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
+#include "core/io/profiles.h"
 #include "core/util/error.h"
 
 using namespace schedlab;

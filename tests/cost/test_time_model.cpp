@@ -5,6 +5,7 @@
 #include "core/cost/cost_model.h"
 #include "core/cost/kernel_class.h"
 #include "core/io/graph_reader.h"
+#include "core/io/profiles.h"
 #include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 #include "core/util/error.h"

@@ -7,6 +7,7 @@
 
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
+#include "core/io/profiles.h"
 #include "core/memory/estimate.h"
 #include "native-cuda/host/calibration.h"
 #include "native-cuda/host/run_report.h"

@@ -19,6 +19,7 @@
 
 #include "core/cost/cost_model.h"
 #include "core/io/graph_reader.h"
+#include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/measure/fit.h"
 #include "tests/test_util.h"

@@ -1,0 +1,209 @@
+// Reading and writing hardware profiles (docs/cost-model.md): the profile
+// files `--hardware FILE` and the options' "hardware" object take, and what
+// `fit-profile` writes.
+#include "core/io/profiles.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/io/files.h"
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+using nlohmann::json;
+
+const json& field(const json& obj, std::string_view key, const std::string& where) {
+  auto it = obj.find(std::string(key));
+  if (it == obj.end()) throw Error("hardware profile: " + where + ": missing field \"" + std::string(key) + "\"");
+  return *it;
+}
+
+double non_negative(const json& obj, std::string_view key, const std::string& where) {
+  const json& v = field(obj, key, where);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw Error("hardware profile: " + where + "." + std::string(key) + ": expected a finite number >= 0");
+  return v.get<double>();
+}
+
+void refuse_unknown(const json& obj, std::initializer_list<std::string_view> known, const std::string& where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (std::string_view k : known) ok = ok || it.key() == k;
+    if (!ok) throw Error("hardware profile: " + where + ": unknown field \"" + it.key() + "\"");
+  }
+}
+
+ClassLaw law_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
+  refuse_unknown(j, {"fixed_us", "compute_factor", "memory_factor", "kernels_per_node", "wave_factor", "narrow_factor", "fp32_fixed_us", "spill_factor"}, where);
+  ClassLaw law;
+  law.fixed_us = non_negative(j, "fixed_us", where);
+  law.compute_factor = non_negative(j, "compute_factor", where);
+  law.memory_factor = non_negative(j, "memory_factor", where);
+  law.kernels_per_node = non_negative(j, "kernels_per_node", where);
+  // The tile terms came later: a profile without them has none.
+  if (j.contains("wave_factor")) law.wave_factor = non_negative(j, "wave_factor", where);
+  if (j.contains("narrow_factor")) law.narrow_factor = non_negative(j, "narrow_factor", where);
+  if (j.contains("fp32_fixed_us")) law.fp32_fixed_us = non_negative(j, "fp32_fixed_us", where);
+  if (j.contains("spill_factor")) law.spill_factor = non_negative(j, "spill_factor", where);
+  return law;
+}
+
+double positive_number(const json& v, const std::string& where, bool allow_zero) {
+  if (!v.is_number()) throw Error("hardware profile: " + where + ": expected a number");
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
+    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number >= 0" : ": expected a finite number > 0"));
+  return d;
+}
+
+void check_complete(const HardwareProfile& p) {
+  auto need = [&](double v, const char* field) {
+    if (!(v > 0)) throw Error(std::string("hardware profile: missing or zero field \"") + field + "\"");
+  };
+  need(p.dram_bytes_per_s, "dram_bytes_per_s");
+  need(p.nvlink_bytes_per_s, "nvlink_bytes_per_s");
+  need(p.network_bytes_per_s, "network_bytes_per_s");
+  auto f32 = p.flops_per_s.find("f32");
+  if (f32 == p.flops_per_s.end() || !(f32->second > 0))
+    throw Error("hardware profile: flops_per_s needs an \"f32\" entry (the fallback for other dtypes)");
+  if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
+}
+
+}  // namespace
+
+TimeModel time_model_from_json(const json& j, std::string_view where_view) {
+  const std::string where(where_view);
+  if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
+  refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_call_us", "samples", "sm_count", "l2_bytes"}, where);
+  TimeModel m;
+  const json& laws = field(j, "laws", where);
+  if (!laws.is_object()) throw Error("hardware profile: " + where + ".laws: expected an object {class: law}");
+  for (auto it = laws.begin(); it != laws.end(); ++it) {
+    auto c = parse_kernel_class(it.key());
+    if (!c || !class_needs_law(*c)) throw Error("hardware profile: " + where + ".laws: unknown kernel class \"" + it.key() + "\"");
+    m.laws[*c] = law_from_json(it.value(), where + ".laws." + it.key());
+  }
+  for (KernelClass c : kKernelClassesWithLaws)
+    if (class_needs_law(c) && !m.laws.count(c))
+      throw Error("hardware profile: " + where + ".laws: missing field \"" + std::string(to_string(c)) + "\"");
+  m.launch_gap_us = non_negative(j, "launch_gap_us", where);
+  m.cudagraph_gap_us = non_negative(j, "cudagraph_gap_us", where);
+  m.host_us_per_kernel = non_negative(j, "host_us_per_kernel", where);
+  m.host_us_per_extern = non_negative(j, "host_us_per_extern", where);
+  m.host_call_us = non_negative(j, "host_call_us", where);
+  if (auto it = j.find("samples"); it != j.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0) throw Error("hardware profile: " + where + ".samples: expected an integer >= 0");
+    m.samples = static_cast<int>(it->get<std::int64_t>());
+  }
+  if (auto it = j.find("sm_count"); it != j.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > 1'000'000)
+      throw Error("hardware profile: " + where + ".sm_count: expected an integer between 0 and 1000000");
+    m.sm_count = static_cast<int>(it->get<std::int64_t>());
+  }
+  if (auto it = j.find("l2_bytes"); it != j.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0) throw Error("hardware profile: " + where + ".l2_bytes: expected an integer >= 0");
+    m.l2_bytes = it->get<std::int64_t>();
+  }
+  return m;
+}
+
+json time_model_to_json(const TimeModel& m) {
+  json laws = json::object();
+  for (const auto& [c, law] : m.laws)
+    laws[std::string(to_string(c))] = {{"fixed_us", law.fixed_us},
+                                       {"compute_factor", law.compute_factor},
+                                       {"memory_factor", law.memory_factor},
+                                       {"kernels_per_node", law.kernels_per_node},
+                                       {"wave_factor", law.wave_factor},
+                                       {"narrow_factor", law.narrow_factor},
+                                       {"fp32_fixed_us", law.fp32_fixed_us},
+                                       {"spill_factor", law.spill_factor}};
+  return {{"laws", std::move(laws)},          {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
+          {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern}, {"host_call_us", m.host_call_us}, {"samples", m.samples},
+          {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
+}
+
+HardwareProfile hardware_profile_from_json(const json& j) {
+  if (!j.is_object()) throw Error("hardware profile: expected a JSON object");
+  HardwareProfile p;
+  if (auto it = j.find("base"); it != j.end()) {
+    if (!it->is_string()) throw Error("hardware profile: base: expected the name of a built-in profile");
+    try {
+      p = builtin_profile(it->get<std::string>());
+    } catch (const UsageError& e) {
+      throw Error(std::string("hardware profile: base: ") + e.what());
+    }
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    const json& v = it.value();
+    if (key == "base") continue;
+    if (key == "name") {
+      if (!v.is_string() || v.get<std::string>().empty()) throw Error("hardware profile: name: expected a non-empty string");
+      p.name = v.get<std::string>();
+    } else if (key == "dram_bytes_per_s") p.dram_bytes_per_s = positive_number(v, key, false);
+    else if (key == "nvlink_bytes_per_s") p.nvlink_bytes_per_s = positive_number(v, key, false);
+    else if (key == "network_bytes_per_s") p.network_bytes_per_s = positive_number(v, key, false);
+    else if (key == "nvlink_latency_us") p.nvlink_latency_us = positive_number(v, key, true);
+    else if (key == "network_latency_us") p.network_latency_us = positive_number(v, key, true);
+    else if (key == "kernel_launch_us") p.kernel_launch_us = positive_number(v, key, true);
+    else if (key == "ranks_per_node") {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > 1'000'000)
+        throw Error("hardware profile: ranks_per_node: expected an integer >= 1");
+      p.ranks_per_node = static_cast<int>(v.get<std::int64_t>());
+    } else if (key == "time_model") {
+      p.time_model = time_model_from_json(v, "time_model");
+    } else if (key == "flops_per_s") {
+      if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
+      for (auto f = v.begin(); f != v.end(); ++f) p.flops_per_s[f.key()] = positive_number(f.value(), "flops_per_s." + f.key(), false);
+    } else {
+      throw Error("hardware profile: unknown field \"" + key + "\"");
+    }
+  }
+  check_complete(p);
+  return p;
+}
+
+HardwareProfile parse_hardware_profile(std::string_view text) {
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    throw Error(std::string("hardware profile: not valid JSON: ") + e.what());
+  }
+  return hardware_profile_from_json(j);
+}
+
+HardwareProfile load_hardware_profile(const std::string& v) {
+  // A built-in's name (an unknown name without '/' or ".json" lists them).
+  const std::vector<std::string> names = builtin_profile_names();
+  if (std::find(names.begin(), names.end(), v) != names.end() || (v.find('/') == std::string::npos && v.find(".json") == std::string::npos))
+    return builtin_profile(v);
+  try {
+    return parse_hardware_profile(read_input(v));
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(v + ": " + e.what());
+  }
+}
+
+json hardware_profile_to_json(const HardwareProfile& hw) {
+  json out = {{"name", hw.name},
+          {"dram_bytes_per_s", hw.dram_bytes_per_s},
+          {"flops_per_s", hw.flops_per_s},
+          {"nvlink_bytes_per_s", hw.nvlink_bytes_per_s},
+          {"network_bytes_per_s", hw.network_bytes_per_s},
+          {"nvlink_latency_us", hw.nvlink_latency_us},
+          {"network_latency_us", hw.network_latency_us},
+          {"ranks_per_node", hw.ranks_per_node},
+          {"kernel_launch_us", hw.kernel_launch_us}};
+  if (hw.time_model) out["time_model"] = time_model_to_json(*hw.time_model);
+  return out;
+}
+
+}  // namespace schedlab
