@@ -13,15 +13,17 @@
 // Exit codes as the schedlab CLI: 0 ok, 1 bad input or a CUDA failure, 2 bad usage.
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
+#include <limits>
+#include <memory>
 
-#include "cli/commands.h"
+#include "cli/common/command_line.h"
 #include "core/util/error.h"
 #include "core/io/files.h"
 #include "core/io/graph_reader.h"
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
 #include "core/memory/estimate.h"
+#include "core/memory/methods.h"
 #include "native-cuda/host/calibration.h"
 #include "native-cuda/host/execution_schedule.h"
 #include "native-cuda/host/launch.h"
@@ -34,30 +36,6 @@
 namespace schedlab::gpu {
 namespace {
 
-constexpr const char* kUsage =
-    "usage:\n"
-    "  schedlab-gpu run GRAPH.json [--plan PLAN.json | --order baseline|lpmf|bfs|dfs] [--profile NAME|FILE]\n"
-    "                  [--ranks N | --nccl-id-file FILE] [--serial] [--warmup N] [--repeat N] -o REPORT.json\n"
-    "      one process per GPU under torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT;\n"
-    "      the rendezvous listens on MASTER_PORT+1 or SCHEDLAB_BOOTSTRAP_PORT), or with --nccl-id-file\n"
-    "      and RANK/WORLD_SIZE set by hand; rank 0 merges REPORT.rank<r>.json into REPORT.json\n"
-    "  schedlab-gpu calibrate [--ranks N] [--base NAME] [--quick] -o PROFILE.json [--details FILE]\n";
-
-bool is_flag(const std::string& a, const char* name) {
-  const std::string n = name;
-  return a == n || a.rfind(n + "=", 0) == 0;
-}
-
-int positive_int(const std::string& v, const std::string& flag) {
-  try {
-    std::size_t used = 0;
-    const int x = std::stoi(v, &used);
-    if (used == v.size() && x >= 1) return x;
-  } catch (const std::exception&) {
-  }
-  throw UsageError(flag + ": expected an integer >= 1, got \"" + v + "\"");
-}
-
 int default_ranks() { return std::min(visible_gpus(), nccl_available() ? 8 : 1); }
 
 struct RunRequest {
@@ -66,30 +44,6 @@ struct RunRequest {
   int ranks = 0;
   ExecuteOptions opts;
 };
-
-RunRequest parse_run(const cli::Args& args) {
-  cli::ArgReader r(args);
-  RunRequest q;
-  while (!r.done()) {
-    const std::string a = r.next();
-    if (is_flag(a, "-o") || is_flag(a, "--output")) q.out_path = r.value(a);
-    else if (is_flag(a, "--plan")) q.plan_path = r.value(a);
-    else if (is_flag(a, "--order")) q.order_method = r.value(a);
-    else if (is_flag(a, "--profile")) q.hw = hardware_profile_arg(r.value(a), "--profile");
-    else if (is_flag(a, "--ranks")) q.ranks = positive_int(r.value(a), "--ranks");
-    else if (is_flag(a, "--nccl-id-file")) q.id_file = r.value(a);
-    else if (is_flag(a, "--warmup")) q.opts.warmup = positive_int(r.value(a), "--warmup");
-    else if (is_flag(a, "--repeat")) q.opts.repetitions = positive_int(r.value(a), "--repeat");
-    else if (a == "--serial") q.opts.overlap = false;
-    else if (!a.empty() && a[0] == '-') throw UsageError("run: unknown option " + a);
-    else if (q.graph_path.empty()) q.graph_path = a;
-    else throw UsageError("run: one graph only (got \"" + a + "\" too)");
-  }
-  if (q.graph_path.empty()) throw UsageError("run: missing GRAPH.json");
-  if (q.out_path.empty()) throw UsageError("run: missing -o REPORT.json");
-  if (!q.plan_path.empty() && !q.order_method.empty()) throw UsageError("run: --plan and --order exclude each other");
-  return q;
-}
 
 // Plans the order, executes it on `rt` and returns the report (this rank's).
 nlohmann::json execute_and_report(const RunRequest& q, GpuRuntime& rt) {
@@ -145,8 +99,7 @@ int run_as_rank(const RunRequest& q, const LaunchEnv& env) {
   return merged["memory"]["peaks_agree_on_every_rank"].get<bool>() ? 0 : 1;
 }
 
-int cmd_run(const cli::Args& args) {
-  const RunRequest q = parse_run(args);
+int run(const RunRequest& q) {
   const auto env = launch_env_from([](const char* name) -> const char* { return std::getenv(name); }, q.id_file.empty());
   if (env && (env->world_size > 1 || !q.id_file.empty())) return run_as_rank(q, *env);
   GpuRuntime rt(q.ranks ? q.ranks : default_ranks());
@@ -156,21 +109,14 @@ int cmd_run(const cli::Args& args) {
   return report["memory"]["peaks_agree"].get<bool>() ? 0 : 1;
 }
 
-int cmd_calibrate(const cli::Args& args) {
-  cli::ArgReader r(args);
+struct CalibrateRequest {
   std::string out_path, details_path, base_name;
   int ranks = 0;
   CalibrateOptions opts;
-  while (!r.done()) {
-    const std::string a = r.next();
-    if (is_flag(a, "-o") || is_flag(a, "--output")) out_path = r.value(a);
-    else if (is_flag(a, "--details")) details_path = r.value(a);
-    else if (is_flag(a, "--base")) base_name = r.value(a);
-    else if (is_flag(a, "--ranks")) ranks = positive_int(r.value(a), "--ranks");
-    else if (a == "--quick") opts.quick = true;
-    else throw UsageError("calibrate: unknown argument " + a);
-  }
-  if (out_path.empty()) throw UsageError("calibrate: missing -o PROFILE.json");
+};
+
+int calibrate(const CalibrateRequest& q) {
+  const auto& [out_path, details_path, base_name, ranks, opts] = q;
   GpuRuntime rt(ranks ? ranks : default_ranks());
   const CalibrationMeasurements m = run_calibration(rt, opts);
   const HardwareProfile& base = base_name.empty() ? base_profile_for_device(m.device_name) : builtin_profile(base_name);
@@ -184,26 +130,59 @@ int cmd_calibrate(const cli::Args& args) {
   return 0;
 }
 
+std::function<int()> define_run(CLI::App& app) {
+  auto q = std::make_shared<RunRequest>();
+  std::vector<std::string> methods;
+  for (const MemoryMethod& m : memory_methods()) methods.emplace_back(m.name);
+  app.add_option("GRAPH.json", q->graph_path, "the schedgraph/1 graph to execute")->required();
+  app.add_option("-o,--output", q->out_path, "the run report (rank r of a multi-process run: REPORT.rank<r>.json, merged by rank 0)")
+      ->option_text("REPORT.json")
+      ->required();
+  CLI::Option* plan = app.add_option("--plan", q->plan_path, "execute the order of this schedplan/1 file")->option_text("PLAN.json");
+  cli::add_choice_option(app, "--order", q->order_method, methods, "execute the order of this memory method (default baseline)")->excludes(plan);
+  cli::add_hardware_option(app, q->hw, "--profile");
+  cli::add_int_option(app, "--ranks", q->ranks, 1, std::numeric_limits<int>::max(), "GPUs of a single-process run (default: all visible, at most 8)");
+  app.add_option("--nccl-id-file", q->id_file, "rendezvous through this file (RANK and WORLD_SIZE set by hand)")->option_text("FILE");
+  cli::add_int_option(app, "--warmup", q->opts.warmup, 1, std::numeric_limits<int>::max(), "untimed runs first (default " + std::to_string(q->opts.warmup) + ")");
+  cli::add_int_option(app, "--repeat", q->opts.repetitions, 1, std::numeric_limits<int>::max(), "timed runs (default " + std::to_string(q->opts.repetitions) + ")");
+  app.add_flag_callback("--serial", [q] { q->opts.overlap = false; }, "one stream: no compute-communication overlap");
+  app.footer("One process per GPU under torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; the rendezvous listens on\n"
+             "MASTER_PORT+1 or SCHEDLAB_BOOTSTRAP_PORT), or with --nccl-id-file and RANK/WORLD_SIZE set by hand.");
+  return [q] { return run(*q); };
+}
+
+std::function<int()> define_calibrate(CLI::App& app) {
+  auto q = std::make_shared<CalibrateRequest>();
+  app.add_option("-o,--output", q->out_path, "the calibrated hardware profile")->option_text("PROFILE.json")->required();
+  app.add_option("--details", q->details_path, "also write every measurement and fit")->option_text("FILE");
+  cli::add_choice_option(app, "--base", q->base_name, builtin_profile_names(), "the profile to start from (default: the one for this device)");
+  cli::add_int_option(app, "--ranks", q->ranks, 1, std::numeric_limits<int>::max(), "GPUs for the collective benchmarks (default: all visible, at most 8)");
+  app.add_flag_callback("--quick", [q] { q->opts.quick = true; }, "the smallest size of each benchmark only (a smoke test)");
+  return [q] { return calibrate(*q); };
+}
+
 }  // namespace
 }  // namespace schedlab::gpu
 
 int main(int argc, char** argv) {
   using namespace schedlab;
+  CLI::App app{"schedlab-gpu: executes a schedlab order on real GPUs and calibrates a hardware profile (docs/gpu-validation.md)",
+               "schedlab-gpu"};
+  cli::configure_app(app);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 ok, 1 bad input or a CUDA failure, 2 bad usage.");
+  CLI::App* run = app.add_subcommand("run", "execute a graph's order and report measured against estimated times and peaks");
+  CLI::App* calibrate = app.add_subcommand("calibrate", "measure this GPU and write a calibrated hardware profile");
+  cli::configure_app(*run);
+  cli::configure_app(*calibrate);
+  const std::function<int()> run_command = gpu::define_run(*run), calibrate_command = gpu::define_calibrate(*calibrate);
   const cli::Args args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(gpu::kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  const cli::Args rest(args.begin() + 1, args.end());
-  try {
-    if (args[0] == "run") return gpu::cmd_run(rest);
-    if (args[0] == "calibrate") return gpu::cmd_calibrate(rest);
-    throw UsageError("unknown command \"" + args[0] + "\"");
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "schedlab-gpu: %s\n%s", e.what(), gpu::kUsage);
+  if (args.empty()) {
+    std::fputs(app.help().c_str(), stderr);
     return 2;
-  } catch (const Error& e) {
-    std::fprintf(stderr, "schedlab-gpu: %s\n", e.what());
-    return 1;
   }
+  return cli::run_with_exit_codes("schedlab-gpu", [&] {
+    if (!cli::parse_command_line(app, args)) return 0;  // --help
+    return run->parsed() ? run_command() : calibrate_command();
+  });
 }
