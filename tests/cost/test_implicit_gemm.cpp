@@ -6,6 +6,7 @@
 #include "core/cost/cost_model.h"
 #include "core/cost/implicit_gemm.h"
 #include "core/io/graph_reader.h"
+#include "core/io/profiles.h"
 #include "core/util/error.h"
 #include "tests/test_util.h"
 
