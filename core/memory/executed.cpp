@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/alloc/caching_allocator.h"
+#include "core/cost/kernel_class.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -98,7 +99,19 @@ struct Line {
   NodeId at = kNone;
   bool pooled = false;  // Allocate: may take from the pool; Free: goes to the pool
   bool reused = false;  // Free: a later allocation took it, so nothing is released here
+  std::int64_t workspace = 0;  // Allocate with buf kNone: a kernel's transient workspace, released at once
 };
+
+// What a kernel allocates for itself while it runs and releases before it
+// returns: cuDNN's convolution backward copies its operands (the gradient of
+// the output, the input, the weight) into the layouts its kernels take.
+std::int64_t workspace_bytes(const Replay& r, const Node& node) {
+  if (classify_node(r.g, node) != KernelClass::ConvolutionBackward) return 0;
+  std::int64_t bytes = 0;
+  for (const Dep& d : node.reads)
+    if (!d.is_weak()) bytes = checked_add(bytes, r.bytes[d.buf], "workspace bytes");
+  return bytes;
+}
 
 // The wrapper's lines for `order`, before memory planning.
 std::vector<Line> emit_lines(Replay& r) {
@@ -128,6 +141,7 @@ std::vector<Line> emit_lines(Replay& r) {
         lines.push_back({ExecutedEvent::Kind::Allocate, b, kNone, v, pooled});
       }
     }
+    if (const std::int64_t ws = workspace_bytes(r, node); ws > 0) lines.push_back({ExecutedEvent::Kind::Allocate, kNone, kNone, v, false, false, ws});
     // free_buffers(): after the kernel, sorted by name; inputs are deleted, not pooled.
     auto& dying = dying_at[s];
     std::sort(dying.begin(), dying.end(), [&](BufId a, BufId b) { return g.buffers[a].name < g.buffers[b].name; });
@@ -144,6 +158,7 @@ void plan_pool_reuse(Replay& r, std::vector<Line>& lines) {
   std::map<std::pair<std::string_view, std::int64_t>, std::vector<std::size_t>> pool;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     Line& l = lines[i];
+    if (l.buf == kNone) continue;  // a workspace
     auto key = std::make_pair(std::string_view(r.g.buffers[l.buf].dtype), r.bytes[l.buf]);
     if (l.kind == ExecutedEvent::Kind::Free && l.pooled) {
       pool[key].push_back(i);
@@ -196,6 +211,11 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
     switch (l.kind) {
       case ExecutedEvent::Kind::Allocate: {
         const std::int64_t before = alloc.peak_allocated_bytes();
+        if (l.buf == kNone) {
+          alloc.release(alloc.allocate(l.workspace));
+          if (alloc.peak_allocated_bytes() > before) out.peak_node = l.at;
+          continue;
+        }
         handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
         if (alloc.peak_allocated_bytes() > before) out.peak_node = l.at;
         break;

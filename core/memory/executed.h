@@ -17,6 +17,8 @@
 //   key takes it (`# reuse`), last freed first; a freed buffer nobody takes
 //   is released where it was freed. Buffers allocated by extern kernels
 //   themselves (fallbacks, convolution) never take from the pool;
+// - a convolution backward's workspace (copies of its operands in cuDNN's
+//   layouts) is allocated and released at its step, after its outputs;
 // - frees follow the node's kernel, in buffer-name order; graph outputs and
 //   inputs the graph does not own stay.
 // The sequence then runs through the caching allocator (core/alloc) from a
