@@ -195,8 +195,10 @@ NameSet buffer_names(const Graph& g, std::span<const std::int32_t> ids) {
 
 bool same_rows(const Adjacency& a, const Adjacency& b) {
   if (a.rows() != b.rows()) return false;
-  for (std::int32_t r = 0; r < a.rows(); ++r)
-    if (!std::ranges::equal(a.row(r), b.row(r))) return false;
+  for (std::int32_t r = 0; r < a.rows(); ++r) {
+    const auto ra = a.row(r), rb = b.row(r);  // no std::ranges::equal in emscripten 3.1.6's libc++
+    if (!std::equal(ra.begin(), ra.end(), rb.begin(), rb.end())) return false;
+  }
   return true;
 }
 
