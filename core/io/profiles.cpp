@@ -28,27 +28,40 @@ double non_negative(const json& obj, std::string_view key, const std::string& wh
   return v.get<double>();
 }
 
-void refuse_unknown(const json& obj, std::initializer_list<std::string_view> known, const std::string& where) {
+template <class Known, class Name>
+void refuse_unknown(const json& obj, const Known& known, Name name_of, const std::string& where) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
-    for (std::string_view k : known) ok = ok || it.key() == k;
+    for (const auto& k : known) ok = ok || it.key() == name_of(k);
     if (!ok) throw Error("hardware profile: " + where + ": unknown field \"" + it.key() + "\"");
   }
 }
 
+void refuse_unknown(const json& obj, std::initializer_list<std::string_view> known, const std::string& where) {
+  refuse_unknown(obj, known, [](std::string_view k) { return k; }, where);
+}
+
+// One row per ClassLaw field: its name in the file, and whether a profile
+// may leave it out (the tile terms came later: a profile without them has
+// none). The reader, the unknown-field check and the writer all walk it.
+struct LawField {
+  std::string_view name;
+  double ClassLaw::*member;
+  bool optional;
+};
+constexpr LawField kLawFields[] = {
+    {"fixed_us", &ClassLaw::fixed_us, false},           {"compute_factor", &ClassLaw::compute_factor, false},
+    {"memory_factor", &ClassLaw::memory_factor, false}, {"kernels_per_node", &ClassLaw::kernels_per_node, false},
+    {"wave_factor", &ClassLaw::wave_factor, true},      {"narrow_factor", &ClassLaw::narrow_factor, true},
+    {"fp32_fixed_us", &ClassLaw::fp32_fixed_us, true},  {"spill_factor", &ClassLaw::spill_factor, true},
+};
+
 ClassLaw law_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
-  refuse_unknown(j, {"fixed_us", "compute_factor", "memory_factor", "kernels_per_node", "wave_factor", "narrow_factor", "fp32_fixed_us", "spill_factor"}, where);
+  refuse_unknown(j, kLawFields, [](const LawField& f) { return f.name; }, where);
   ClassLaw law;
-  law.fixed_us = non_negative(j, "fixed_us", where);
-  law.compute_factor = non_negative(j, "compute_factor", where);
-  law.memory_factor = non_negative(j, "memory_factor", where);
-  law.kernels_per_node = non_negative(j, "kernels_per_node", where);
-  // The tile terms came later: a profile without them has none.
-  if (j.contains("wave_factor")) law.wave_factor = non_negative(j, "wave_factor", where);
-  if (j.contains("narrow_factor")) law.narrow_factor = non_negative(j, "narrow_factor", where);
-  if (j.contains("fp32_fixed_us")) law.fp32_fixed_us = non_negative(j, "fp32_fixed_us", where);
-  if (j.contains("spill_factor")) law.spill_factor = non_negative(j, "spill_factor", where);
+  for (const LawField& f : kLawFields)
+    if (!f.optional || j.contains(std::string(f.name))) law.*f.member = non_negative(j, f.name, where);
   return law;
 }
 
@@ -113,15 +126,10 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
 
 json time_model_to_json(const TimeModel& m) {
   json laws = json::object();
-  for (const auto& [c, law] : m.laws)
-    laws[std::string(to_string(c))] = {{"fixed_us", law.fixed_us},
-                                       {"compute_factor", law.compute_factor},
-                                       {"memory_factor", law.memory_factor},
-                                       {"kernels_per_node", law.kernels_per_node},
-                                       {"wave_factor", law.wave_factor},
-                                       {"narrow_factor", law.narrow_factor},
-                                       {"fp32_fixed_us", law.fp32_fixed_us},
-                                       {"spill_factor", law.spill_factor}};
+  for (const auto& [c, law] : m.laws) {
+    json& out = laws[std::string(to_string(c))] = json::object();
+    for (const LawField& f : kLawFields) out[std::string(f.name)] = law.*f.member;
+  }
   return {{"laws", std::move(laws)},          {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
           {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern}, {"host_call_us", m.host_call_us}, {"samples", m.samples},
           {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
