@@ -47,7 +47,7 @@ template <class Body>
 CallResult guarded(Body&& body) {
   try {
     return {true, "", body()};
-  } catch (const UsageError& e) {
+  } catch (const OptionError& e) {
     return {false, "usage", e.what()};
   } catch (const Error& e) {
     return {false, "input", e.what()};
@@ -147,12 +147,12 @@ class PlanSession {
   // pre-fusion, graph): whether A and B end in one group, and every refusal.
   CallResult explain(const std::string& a, const std::string& b) {
     return guarded([&] {
-      if (!planned_) throw UsageError("plan session: nothing planned yet");
+      if (!planned_) throw OptionError("plan session: nothing planned yet");
       const Graph& g = *result_.input;
-      if (!g.is_pre_fusion()) throw UsageError("why not fused: this graph is already fused (open a pre-fusion graph)");
+      if (!g.is_pre_fusion()) throw OptionError("why not fused: this graph is already fused (open a pre-fusion graph)");
       const auto node_arg = [&](const std::string& name) {
         NodeId v = g.find_node(name);
-        if (v == kNone) throw UsageError("why not fused: no node named \"" + name + "\"");
+        if (v == kNone) throw OptionError("why not fused: no node named \"" + name + "\"");
         return v;
       };
       FusionExplanation ex = explain_fusion(g, node_arg(a), node_arg(b), FusionOptions{});
@@ -205,7 +205,7 @@ class PlanSession {
   // The input graph's node names (before fusion, for a pre-fusion input).
   CallResult input_names() {
     return guarded([&] {
-      if (!planned_) throw UsageError("plan session: nothing planned yet");
+      if (!planned_) throw OptionError("plan session: nothing planned yet");
       json out = json::array();
       for (const auto& n : result_.input->nodes) out.push_back(n.name);
       return out.dump();
@@ -245,7 +245,7 @@ class PlanSession {
     return guarded([&] {
       const Graph& g = planned();
       const Order& order = order_at(order_index);
-      if (step < 0 || step > static_cast<int>(order.size())) throw UsageError("step " + std::to_string(step) + ": out of range");
+      if (step < 0 || step > static_cast<int>(order.size())) throw OptionError("step " + std::to_string(step) + ": out of range");
       json out = json::array();
       for (const auto& lb : live_buffers_at(g, info_, order, step)) {
         const Buffer& b = g.buffers[lb.buf];
@@ -257,12 +257,12 @@ class PlanSession {
 
  private:
   const Graph& planned() const {
-    if (!planned_) throw UsageError("plan session: nothing planned yet");
+    if (!planned_) throw OptionError("plan session: nothing planned yet");
     return result_.planned();
   }
   const Order& order_at(int index) const {
     planned();
-    if (index < 0 || index >= static_cast<int>(orders_.size())) throw UsageError("plan session: unknown order " + std::to_string(index));
+    if (index < 0 || index >= static_cast<int>(orders_.size())) throw OptionError("plan session: unknown order " + std::to_string(index));
     return orders_[index];
   }
 

@@ -129,7 +129,7 @@ CLI::Option* add_hardware_option(CLI::App& app, HardwareProfile& into, const std
                          [&into, name](const std::string& v) {
                            try {
                              into = load_hardware_profile(v);
-                           } catch (const UsageError& e) {  // an unknown name: say which option gave it
+                           } catch (const OptionError& e) {  // an unknown name: say which option gave it
                              throw UsageError(name + ": " + e.what());
                            }
                          },
@@ -233,7 +233,7 @@ bool parse_command_line(CLI::App& app, const Args& args) {
 int run_with_exit_codes(const std::string& prefix, const std::function<int()>& command) {
   try {
     return command();
-  } catch (const UsageError& e) {
+  } catch (const OptionError& e) {
     std::fprintf(stderr, "%s: %s\n", prefix.c_str(), e.what());
     return 2;
   } catch (const Error& e) {

@@ -4,7 +4,7 @@
 // naming the option, and one mapping from exceptions to exit codes.
 //
 // Exit codes: 0 ok, 1 bad input (a graph, profile or measured file refused;
-// an Error), 2 bad usage (UsageError: an unknown or malformed option, a
+// an Error), 2 bad usage (an OptionError: an unknown or malformed option, a
 // name no registry holds, a number out of range), 3 a bug.
 #pragma once
 
@@ -18,8 +18,16 @@
 
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
+#include "core/util/error.h"
 
 namespace schedlab::cli {
+
+// A command line the front end refuses (an unknown option, a missing value,
+// a flag that contradicts another). It is an OptionError, so it shares core's
+// exit code 2.
+struct UsageError : OptionError {
+  using OptionError::OptionError;
+};
 
 using Args = std::vector<std::string>;
 
@@ -69,7 +77,7 @@ std::string joined(const std::vector<std::string>& names);
 bool parse_command_line(CLI::App& app, const Args& args);
 
 // Runs `command` and maps what it throws to an exit code, printing one line
-// `prefix: message` to stderr (UsageError and core's option errors: 2; Error
+// `prefix: message` to stderr (OptionError, UsageError included: 2; Error
 // and out of memory: 1; anything else: 3, "internal error").
 int run_with_exit_codes(const std::string& prefix, const std::function<int()>& command);
 

@@ -43,7 +43,7 @@ void check_comm_pass_names(const std::vector<std::string>& passes) {
     if (find_comm_pass(name)) continue;
     std::string known;
     for (const auto& k : kPasses) known += (known.empty() ? "" : ", ") + std::string(k.name);
-    throw UsageError("comm passes: unknown pass \"" + name + "\" (known: " + known + ")");
+    throw OptionError("comm passes: unknown pass \"" + name + "\" (known: " + known + ")");
   }
 }
 

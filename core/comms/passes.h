@@ -74,7 +74,7 @@ std::vector<std::string> inductor_recommended_comm_passes();
 // config.reorder_for_compute_comm_overlap_passes' default list.
 std::vector<std::string> inductor_default_comm_passes();
 
-// Throws UsageError naming the first unknown pass and listing the known ones.
+// Throws OptionError naming the first unknown pass and listing the known ones.
 void check_comm_pass_names(const std::vector<std::string>& passes);
 
 struct CommPipelineStep {
@@ -88,7 +88,7 @@ struct CommPipelineResult {
   CommGraph final_graph;  // with every fake dep the steps added
 };
 
-// Applies `passes` in order to `input`. Throws UsageError for an unknown
+// Applies `passes` in order to `input`. Throws OptionError for an unknown
 // name (listing the known ones), Error when a pass breaks a dependency.
 CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std::vector<std::string>& passes,
                                    const CommKnobs& knobs, const std::vector<double>& runtime_us);

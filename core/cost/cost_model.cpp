@@ -92,7 +92,7 @@ double ceil_log2(std::int64_t n) {
 const HardwareProfile& builtin_profile(std::string_view name) {
   for (const auto& p : builtins())
     if (p.name == name) return p;
-  throw UsageError("unknown hardware profile \"" + std::string(name) + "\" (built-in: " + known_names() + "; or a profile JSON file)");
+  throw OptionError("unknown hardware profile \"" + std::string(name) + "\" (built-in: " + known_names() + "; or a profile JSON file)");
 }
 
 std::vector<std::string> builtin_profile_names() {

@@ -36,7 +36,7 @@ struct HardwareProfile {
 
 inline constexpr std::string_view kDefaultHardwareProfile = "h200";  // the fixtures come from an H200
 
-// Throws UsageError listing the known names.
+// Throws OptionError listing the known names.
 const HardwareProfile& builtin_profile(std::string_view name);
 std::vector<std::string> builtin_profile_names();
 // Profile files are read and written by core/io/profiles.h.

@@ -114,11 +114,11 @@ class DistGraphWriter {
 };
 
 void check_spec(const DistributedGraphSpec& s) {
-  if (s.layers < 1 || s.layers > 100000) throw UsageError("gen-dist: --layers must be in 1..100000");
+  if (s.layers < 1 || s.layers > 100000) throw OptionError("gen-dist: --layers must be in 1..100000");
   if (s.hidden < 1 || s.tokens < 1 || s.hidden > (1 << 20) || s.tokens > (1 << 24))
-    throw UsageError("gen-dist: --hidden must be in 1..1048576 and --tokens in 1..16777216");
-  if (s.world_size < 1 || s.world_size > 65536) throw UsageError("gen-dist: --world-size must be in 1..65536");
-  if (s.microbatches < 1 || s.microbatches > 64) throw UsageError("gen-dist: --microbatches must be in 1..64");
+    throw OptionError("gen-dist: --hidden must be in 1..1048576 and --tokens in 1..16777216");
+  if (s.world_size < 1 || s.world_size > 65536) throw OptionError("gen-dist: --world-size must be in 1..65536");
+  if (s.microbatches < 1 || s.microbatches > 64) throw OptionError("gen-dist: --microbatches must be in 1..64");
 }
 
 Graph fsdp(const DistributedGraphSpec& s) {
@@ -194,7 +194,7 @@ Graph tensor_parallel(const DistributedGraphSpec& s) {
 DistributedPattern parse_distributed_pattern(const std::string& s) {
   if (s == "fsdp") return DistributedPattern::Fsdp;
   if (s == "tp") return DistributedPattern::TensorParallel;
-  throw UsageError("gen-dist: unknown pattern \"" + s + "\" (known: fsdp, tp)");
+  throw OptionError("gen-dist: unknown pattern \"" + s + "\" (known: fsdp, tp)");
 }
 
 Graph generate_distributed_graph(const DistributedGraphSpec& spec) {

@@ -28,10 +28,10 @@ struct DistributedGraphSpec {
   bool backward = true;           // FSDP only: add the backward pass
 };
 
-// Throws UsageError for a spec out of range (layers 1..100000, sizes >= 1).
+// Throws OptionError for a spec out of range (layers 1..100000, sizes >= 1).
 Graph generate_distributed_graph(const DistributedGraphSpec& spec);
 
-// "fsdp" | "tp" -> pattern; throws UsageError.
+// "fsdp" | "tp" -> pattern; throws OptionError.
 DistributedPattern parse_distributed_pattern(const std::string& s);
 
 }  // namespace schedlab

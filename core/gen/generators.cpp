@@ -11,7 +11,7 @@ namespace schedlab {
 
 Graph generate_layered(const LayeredSpec& spec) {
   if (spec.nodes < 0 || spec.width < 1 || spec.fan_in < 0 || spec.skip < 1)
-    throw UsageError("gen layered: nodes >= 0, width >= 1, fan-in >= 0 and skip >= 1 are required");
+    throw OptionError("gen layered: nodes >= 0, width >= 1, fan-in >= 0 and skip >= 1 are required");
   std::mt19937_64 rng(spec.seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   Graph g;
@@ -101,7 +101,7 @@ Graph generate_layered(const LayeredSpec& spec) {
 }
 
 Graph replicate_graph(const Graph& base, std::int32_t copies, bool chained) {
-  if (copies < 1) throw UsageError("gen replicate: --copies must be >= 1");
+  if (copies < 1) throw OptionError("gen replicate: --copies must be >= 1");
   Graph g;
   g.name = base.name + "_x" + std::to_string(copies) + (chained ? "_chained" : "");
   g.source = "schedlab gen replicate of " + (base.name.empty() ? std::string("a graph") : base.name);

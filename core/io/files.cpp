@@ -182,7 +182,7 @@ void write_outputs(const std::vector<OutputStream>& outputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
       if (outputs[i].path != "-" && same_file(outputs[i].path, outputs[j].path))
-        throw UsageError(outputs[j].path + ": the same path is given for two outputs");
+        throw OptionError(outputs[j].path + ": the same path is given for two outputs");
   for (const auto& o : outputs)
     if (o.path != "-") check_target(o.path);
   // Every temporary complete before any rename: both or neither.

@@ -40,7 +40,7 @@ struct OutputStream {
 };
 
 // Writes every output, or none (see above). Two outputs on one path are a
-// UsageError; anything else that fails is an Error naming the path.
+// OptionError; anything else that fails is an Error naming the path.
 // Text already made, as an OutputStream.
 OutputStream text_output(std::string path, std::string text);
 void write_outputs(const std::vector<OutputStream>& outputs);

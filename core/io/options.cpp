@@ -37,30 +37,30 @@ HardwareProfile inline_hardware_profile(std::string_view options_text) {
   try {
     j = nlohmann::json::parse(options_text.begin(), options_text.end());
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(std::string("options: not valid JSON: ") + e.what());
+    throw OptionError(std::string("options: not valid JSON: ") + e.what());
   }
   try {
     return hardware_profile_from_json(j.at("hardware"));
   } catch (const Error& e) {
-    throw UsageError(std::string("options.hardware: ") + e.what());
+    throw OptionError(std::string("options.hardware: ") + e.what());
   }
 }
 
 template <class T>
 T knob_value(const JsonValue& v, const std::string& where) {
   if constexpr (std::is_same_v<T, bool>) {
-    if (!v.is_bool()) throw UsageError(where + ": expected true or false");
+    if (!v.is_bool()) throw OptionError(where + ": expected true or false");
     return v.as_bool();
   } else if constexpr (std::is_integral_v<T>) {
     if (v.type() == JsonValue::Type::Null) return -1;  // None: no limit
     constexpr auto kMax = std::numeric_limits<T>::max();
     if (v.type() != JsonValue::Type::Int || v.as_int() < 0 || v.as_int() > kMax)
-      throw UsageError(where + ": expected an integer in 0.." + std::to_string(kMax) + " or null");
+      throw OptionError(where + ": expected an integer in 0.." + std::to_string(kMax) + " or null");
     return static_cast<T>(v.as_int());
   } else {
-    if (!v.is_number()) throw UsageError(where + ": expected a number");
+    if (!v.is_number()) throw OptionError(where + ": expected a number");
     const double d = v.as_double();
-    if (!std::isfinite(d) || d < 0 || d > 1e9) throw UsageError(where + ": expected a finite number in 0..1e9");
+    if (!std::isfinite(d) || d < 0 || d > 1e9) throw OptionError(where + ": expected a finite number in 0..1e9");
     return d;
   }
 }
@@ -72,7 +72,7 @@ void set_knob(CommKnobs& k, std::string_view name, const JsonValue& v, const std
     found = true;
     member = knob_value<std::decay_t<decltype(member)>>(v, where);
   });
-  if (!found) throw UsageError(where + ": unknown knob \"" + std::string(name) + "\"");
+  if (!found) throw OptionError(where + ": unknown knob \"" + std::string(name) + "\"");
 }
 
 std::vector<std::string> list_option(const JsonValue& v, std::string_view key) {
@@ -81,10 +81,10 @@ std::vector<std::string> list_option(const JsonValue& v, std::string_view key) {
     if (v.as_string().empty()) return {};
     return split_list(v.as_string(), where);
   }
-  if (!v.is_array()) throw UsageError(where + ": expected a list of names");
+  if (!v.is_array()) throw OptionError(where + ": expected a list of names");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) throw UsageError(where + ": expected a list of names");
+    if (!v[i].is_string()) throw OptionError(where + ": expected a list of names");
     out.emplace_back(v[i].as_string());
   }
   return out;
@@ -93,14 +93,14 @@ std::vector<std::string> list_option(const JsonValue& v, std::string_view key) {
 }  // namespace
 
 CommKnobs parse_comm_knobs(const JsonValue& j, std::string_view where) {
-  if (!j.is_object()) throw UsageError(std::string(where) + ": expected an object of knob names");
+  if (!j.is_object()) throw OptionError(std::string(where) + ": expected an object of knob names");
   CommKnobs k;
   for (std::size_t i = 0; i < j.size(); ++i) set_knob(k, j.key_at(i), j[i], std::string(where) + "." + key_text(j.key_at(i)));
   return k;
 }
 
 CommKnobs parse_comm_knobs_json(std::string_view text, std::string_view where) {
-  JsonDoc doc = parse_or_throw<UsageError>(text, std::string(where));
+  JsonDoc doc = parse_or_throw<OptionError>(text, std::string(where));
   return parse_comm_knobs(doc.root(), where);
 }
 
@@ -110,7 +110,7 @@ void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view val
     try {
       return JsonDoc::parse(value_json, 1);
     } catch (const Error&) {
-      throw UsageError(place + ": value is not a number, true, false or null");
+      throw OptionError(place + ": value is not a number, true, false or null");
     }
   }();
   set_knob(knobs, name, doc.root(), place);
@@ -119,32 +119,32 @@ void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view val
 PlanOptions parse_plan_options(std::string_view text) {
   PlanOptions opts;
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return opts;
-  JsonDoc doc = parse_or_throw<UsageError>(text, "options");
+  JsonDoc doc = parse_or_throw<OptionError>(text, "options");
   const JsonValue j = doc.root();
-  if (!j.is_object()) throw UsageError("options: expected a JSON object");
+  if (!j.is_object()) throw OptionError("options: expected a JSON object");
   for (std::size_t i = 0; i < j.size(); ++i) {
     const std::string_view key = j.key_at(i);
     const JsonValue v = j[i];
     if (key == "memory_methods") opts.memory_methods = list_option(v, key);
     else if (key == "skip_invalid_memory_methods") {
-      if (!v.is_bool()) throw UsageError("options.skip_invalid_memory_methods: expected true or false");
+      if (!v.is_bool()) throw OptionError("options.skip_invalid_memory_methods: expected true or false");
       opts.on_invalid_memory_order = v.as_bool() ? InvalidOrderPolicy::Skip : InvalidOrderPolicy::Raise;
     }
     else if (key == "comm_passes") opts.comm_passes = list_option(v, key);
     else if (key == "runtime_source") {
       if (!v.is_string() || (v.as_string() != "calibrated" && v.as_string() != "runtime_us"))
-        throw UsageError("options.runtime_source: expected \"calibrated\" or \"runtime_us\"");
+        throw OptionError("options.runtime_source: expected \"calibrated\" or \"runtime_us\"");
       opts.runtime_source = std::string(v.as_string());
     }
     else if (key == "comm") opts.comm = parse_comm_knobs(v, "options.comm");
     else if (key == "fuse") {
-      if (!v.is_bool()) throw UsageError("options.fuse: expected true or false");
+      if (!v.is_bool()) throw OptionError("options.fuse: expected true or false");
       opts.fuse = v.as_bool();
     } else if (key == "hardware") {
       if (v.is_string()) opts.hardware = builtin_profile(v.as_string());
       else opts.hardware = inline_hardware_profile(text);
     } else {
-      throw UsageError("options: unknown option \"" + key_text(key) + "\"");
+      throw OptionError("options: unknown option \"" + key_text(key) + "\"");
     }
   }
   return opts;
@@ -154,7 +154,7 @@ std::int64_t int_arg(std::string_view flag, std::string_view v, std::int64_t lo,
   std::int64_t x = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
   if (v.empty() || ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi)
-    throw UsageError(std::string(flag) + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got \"" +
+    throw OptionError(std::string(flag) + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got \"" +
                      std::string(v) + "\"");
   return x;
 }
@@ -169,7 +169,7 @@ double number_arg(std::string_view flag, std::string_view v, double lo, double h
   if (!plain || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(x) || x < lo || x > hi) {
     char range[96];
     std::snprintf(range, sizeof range, "a number in [%g, %g]", lo, hi);
-    throw UsageError(std::string(flag) + ": expected " + range + ", got \"" + text + "\"");
+    throw OptionError(std::string(flag) + ": expected " + range + ", got \"" + text + "\"");
   }
   return x;
 }

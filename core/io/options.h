@@ -2,7 +2,7 @@
 // the fuzzers' input), comm knobs, and command-line numbers. (`--hardware
 // NAME|FILE` is core/io/profiles.h's load_hardware_profile.)
 //
-// Contract: bad input throws UsageError (options, knobs, names) or Error (a
+// Contract: bad input throws OptionError (options, knobs, names) or Error (a
 // profile file's content) with one line that names the place
 // (`options.comm.sink_iterative_peak_memory_budget: ...`); numbers out of
 // range, non-finite or too large for their field are refused, never wrapped.
@@ -31,7 +31,7 @@ void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view val
 
 // Command-line numbers: the whole text must be the number ("5abc", "inf",
 // "nan" and overflow are refused) and it must lie in [lo, hi]. Throw
-// UsageError naming the flag.
+// OptionError naming the flag.
 std::int64_t int_arg(std::string_view flag, std::string_view v, std::int64_t lo, std::int64_t hi);
 double number_arg(std::string_view flag, std::string_view v, double lo, double hi);
 

@@ -142,7 +142,7 @@ HardwareProfile hardware_profile_from_json(const json& j) {
     if (!it->is_string()) throw Error("hardware profile: base: expected the name of a built-in profile");
     try {
       p = builtin_profile(it->get<std::string>());
-    } catch (const UsageError& e) {
+    } catch (const OptionError& e) {
       throw Error(std::string("hardware profile: base: ") + e.what());
     }
   }
@@ -193,7 +193,7 @@ HardwareProfile load_hardware_profile(const std::string& v) {
     return builtin_profile(v);
   try {
     return parse_hardware_profile(read_input(v));
-  } catch (const UsageError&) {
+  } catch (const OptionError&) {
     throw;
   } catch (const Error& e) {
     throw Error(v + ": " + e.what());

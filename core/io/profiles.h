@@ -22,7 +22,7 @@ namespace schedlab {
 HardwareProfile parse_hardware_profile(std::string_view json_text);
 HardwareProfile hardware_profile_from_json(const nlohmann::json& j);
 // What `--hardware` takes everywhere (plan, simulate, accuracy, fit): a
-// built-in name, else a profile JSON file. An unknown name is a UsageError
+// built-in name, else a profile JSON file. An unknown name is a OptionError
 // listing the names; a bad file an Error prefixed with its path.
 HardwareProfile load_hardware_profile(const std::string& name_or_file);
 nlohmann::json hardware_profile_to_json(const HardwareProfile& hw);

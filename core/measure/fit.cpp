@@ -117,7 +117,7 @@ std::vector<std::string> find_measured_files(const std::vector<std::string>& dir
   for (std::string d : dirs) {
     while (d.size() > 1 && d.back() == '/') d.pop_back();
     struct stat st {};
-    if (stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw UsageError(d + ": not a folder");
+    if (stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw OptionError(d + ": not a folder");
     collect_measured(d, out);
   }
   std::erase_if(out, [&](const std::string& path) {
@@ -211,7 +211,7 @@ ClassLaw fit_class_law(const std::vector<NodeSample>& samples) {
 }
 
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name) {
-  if (cases.empty()) throw UsageError("fit: no measured graphs");
+  if (cases.empty()) throw OptionError("fit: no measured graphs");
   ProfileFit fit;
   fit.cases = cases.size();
   // The tile terms quantize over the measured GPU's SMs (the files say how

@@ -33,14 +33,14 @@ std::vector<std::string> default_memory_methods() {
 
 MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods,
                                    InvalidOrderPolicy on_invalid) {
-  if (methods.empty()) throw UsageError("memory methods: the list is empty");
+  if (methods.empty()) throw OptionError("memory methods: the list is empty");
   std::vector<const MemoryMethod*> chosen;
   for (const auto& name : methods) {
     const MemoryMethod* m = find_memory_method(name);
     if (!m) {
       std::string known;
       for (const auto& k : kMethods) known += (known.empty() ? "" : ", ") + std::string(k.name);
-      throw UsageError("memory methods: unknown method \"" + name + "\" (known: " + known + ")");
+      throw OptionError("memory methods: unknown method \"" + name + "\" (known: " + known + ")");
     }
     chosen.push_back(m);
   }

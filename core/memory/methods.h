@@ -57,7 +57,7 @@ struct MemoryPlan {
   const Order& order() const { return methods[chosen].order; }
 };
 
-// Throws UsageError for an unknown method name or an empty list, and Error
+// Throws OptionError for an unknown method name or an empty list, and Error
 // naming the method and the node when a method's order is invalid (Raise).
 MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std::vector<std::string>& methods,
                                    InvalidOrderPolicy on_invalid = InvalidOrderPolicy::Raise);

@@ -17,7 +17,7 @@ std::vector<std::string> split_list(std::string_view csv, std::string_view what)
     std::size_t end = csv.find(',', start);
     if (end == std::string_view::npos) end = csv.size();
     std::string item(csv.substr(start, end - start));
-    if (item.empty()) throw UsageError(std::string(what) + ": empty item in list \"" + std::string(csv) + "\"");
+    if (item.empty()) throw OptionError(std::string(what) + ": empty item in list \"" + std::string(csv) + "\"");
     out.push_back(std::move(item));
     start = end + 1;
   }

@@ -80,7 +80,7 @@ struct PlanStage {
 std::span<const PlanStage> plan_stages();
 
 // Every stage in order: what `plan`, `simulate`, `bench`, the WASM module
-// and schedlab-gpu all run. Throws UsageError for unknown names in `opts`.
+// and schedlab-gpu all run. Throws OptionError for unknown names in `opts`.
 PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts);
 PlanResult run_plan(Graph input, const PlanOptions& opts);
 

@@ -14,9 +14,11 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Input that is well-formed JSON but breaks a rule (exit code 2 in the CLI
-// distinguishes usage errors; both are "refused cleanly").
-struct UsageError : Error {
+// An option handed to the core is invalid: an unknown method, pass, knob or
+// hardware name, a value out of range, a malformed options document. The core
+// does not know how it was given (a flag, a WASM argument, a URL parameter);
+// each front end says how to report it (the CLI exits 2 instead of 1).
+struct OptionError : Error {
   using Error::Error;
 };
 

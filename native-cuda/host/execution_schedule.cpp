@@ -91,7 +91,7 @@ Order order_by_method(const Graph& g, const MemoryPlanningInfo& info, std::strin
   if (!m) {
     std::string known;
     for (const auto& k : memory_methods()) known += (known.empty() ? "" : ", ") + std::string(k.name);
-    throw UsageError("--order: unknown method \"" + std::string(method) + "\" (known: " + known + ")");
+    throw OptionError("--order: unknown method \"" + std::string(method) + "\" (known: " + known + ")");
   }
   return m->run(g, info, g.baseline_order());
 }

@@ -10,7 +10,7 @@ namespace {
 
 int int_var(const std::function<const char*(const char*)>& get, const char* name, int min, int max) {
   const char* v = get(name);
-  if (v == nullptr || *v == '\0') throw UsageError(std::string(name) + " is not set (a multi-process run needs it)");
+  if (v == nullptr || *v == '\0') throw OptionError(std::string(name) + " is not set (a multi-process run needs it)");
   const std::string s = v;
   try {
     std::size_t used = 0;
@@ -18,7 +18,7 @@ int int_var(const std::function<const char*(const char*)>& get, const char* name
     if (used == s.size() && x >= min && x <= max) return static_cast<int>(x);
   } catch (const std::exception&) {
   }
-  throw UsageError(std::string(name) + "=\"" + s + "\": expected an integer in [" + std::to_string(min) + ", " +
+  throw OptionError(std::string(name) + "=\"" + s + "\": expected an integer in [" + std::to_string(min) + ", " +
                    std::to_string(max) + "]");
 }
 
@@ -28,7 +28,7 @@ std::optional<LaunchEnv> launch_env_from(const std::function<const char*(const c
   const char* world = get("WORLD_SIZE");
   if (world == nullptr || *world == '\0') {
     if (need_master) return std::nullopt;
-    throw UsageError("--nccl-id-file: WORLD_SIZE and RANK must be set");
+    throw OptionError("--nccl-id-file: WORLD_SIZE and RANK must be set");
   }
   LaunchEnv env;
   env.world_size = int_var(get, "WORLD_SIZE", 1, 1 << 20);
@@ -37,7 +37,7 @@ std::optional<LaunchEnv> launch_env_from(const std::function<const char*(const c
   env.local_rank = (local && *local) ? int_var(get, "LOCAL_RANK", 0, 1 << 16) : env.rank;
   if (need_master && env.world_size > 1) {
     const char* addr = get("MASTER_ADDR");
-    if (addr == nullptr || *addr == '\0') throw UsageError("MASTER_ADDR is not set (a multi-process run needs it)");
+    if (addr == nullptr || *addr == '\0') throw OptionError("MASTER_ADDR is not set (a multi-process run needs it)");
     env.master_addr = addr;
     env.master_port = int_var(get, "MASTER_PORT", 1, 65534);
     const char* boot = get("SCHEDLAB_BOOTSTRAP_PORT");

@@ -29,7 +29,7 @@ struct LaunchEnv {
 };
 
 // Reads the launcher's variables through `get` (std::getenv in the binary).
-// None when WORLD_SIZE is unset (single-process mode). Throws UsageError
+// None when WORLD_SIZE is unset (single-process mode). Throws OptionError
 // naming the variable when one is malformed, missing or inconsistent
 // (RANK >= WORLD_SIZE, say). `need_master`: MASTER_ADDR and MASTER_PORT are
 // required (not with an id file).

@@ -109,8 +109,8 @@ GpuRuntime::GpuRuntime(int ranks) {
   const int visible = visible_gpus();
   if (visible < 1) throw Error("no CUDA device visible");
   if (ranks < 1 || ranks > visible)
-    throw UsageError("--ranks " + std::to_string(ranks) + ": this machine has " + std::to_string(visible) + " GPU(s)");
-  if (ranks > 1 && !nccl_available()) throw UsageError("--ranks " + std::to_string(ranks) + ": built without NCCL");
+    throw OptionError("--ranks " + std::to_string(ranks) + ": this machine has " + std::to_string(visible) + " GPU(s)");
+  if (ranks > 1 && !nccl_available()) throw OptionError("--ranks " + std::to_string(ranks) + ": built without NCCL");
   std::vector<int> devices(ranks);
   for (int r = 0; r < ranks; ++r) devices[r] = r;
   world_size_ = ranks;
@@ -128,8 +128,8 @@ GpuRuntime::GpuRuntime(int ranks) {
 GpuRuntime::GpuRuntime(int local_rank, int world_size, int rank, const std::vector<std::uint8_t>& nccl_id) {
   const int visible = visible_gpus();
   if (local_rank >= visible)
-    throw UsageError("LOCAL_RANK " + std::to_string(local_rank) + ": this machine has " + std::to_string(visible) + " GPU(s)");
-  if (world_size > 1 && !nccl_available()) throw UsageError("WORLD_SIZE " + std::to_string(world_size) + ": built without NCCL");
+    throw OptionError("LOCAL_RANK " + std::to_string(local_rank) + ": this machine has " + std::to_string(visible) + " GPU(s)");
+  if (world_size > 1 && !nccl_available()) throw OptionError("WORLD_SIZE " + std::to_string(world_size) + ": built without NCCL");
   world_size_ = world_size;
   open_devices({local_rank});
   init_cublas();

@@ -75,7 +75,7 @@ void print_summary(const nlohmann::json& report, const char* who) {
 
 // One rank of a multi-process run: rendezvous, run, report; rank 0 merges.
 int run_as_rank(const RunRequest& q, const LaunchEnv& env) {
-  if (q.ranks) throw UsageError("--ranks: a multi-process run takes its ranks from WORLD_SIZE");
+  if (q.ranks) throw OptionError("--ranks: a multi-process run takes its ranks from WORLD_SIZE");
   Rendezvous rendezvous(env, q.id_file, env.rank == 0 ? make_nccl_unique_id() : std::vector<std::uint8_t>{});
   GpuRuntime rt(env.local_rank, env.world_size, env.rank, rendezvous.nccl_id());
   nlohmann::json report = execute_and_report(q, rt);

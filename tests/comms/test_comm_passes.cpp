@@ -57,17 +57,17 @@ TEST_CASE("decide_global_ordering_of_comms chains collectives with fake deps", "
 }
 
 TEST_CASE("comm knobs and pass names are checked", "[comms]") {
-  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"nope": 1})"), UsageError);
-  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"sink_iterative_peak_memory_budget": "x"})"), UsageError);
-  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"reorder_iterative_use_runtime_estimations": 1})"), UsageError);
+  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"nope": 1})"), OptionError);
+  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"sink_iterative_peak_memory_budget": "x"})"), OptionError);
+  CHECK_THROWS_AS(parse_comm_knobs_json(R"({"reorder_iterative_use_runtime_estimations": 1})"), OptionError);
   CommKnobs k = parse_comm_knobs_json(R"({"reorder_iterative_debug_limit_to_reorder": 2, "sink_iterative_peak_memory_budget": 0.0})");
   CHECK(k.reorder_iterative_debug_limit_to_reorder == 2);
   CHECK(k.sink_iterative_peak_memory_budget == 0.0);
   const auto written = nlohmann::json::parse(plan_json(R"({"format":"schedgraph/1","inputs":[],"outputs":[],"nodes":[]})", ""));
   CHECK(written["options"]["comm"]["reorder_iterative_peak_memory_budget"] == 0.2);
   CHECK(written["options"]["comm"]["sink_waits_iterative_debug_limit_to_sink"].is_null());
-  CHECK_THROWS_AS(check_comm_pass_names({"sink_waits", "bogus"}), UsageError);
-  CHECK_THROWS_AS(parse_plan_options(R"({"comm": {"bad_knob": true}})"), UsageError);
+  CHECK_THROWS_AS(check_comm_pass_names({"sink_waits", "bogus"}), OptionError);
+  CHECK_THROWS_AS(parse_plan_options(R"({"comm": {"bad_knob": true}})"), OptionError);
   for (const auto& p : comm_passes()) CHECK(find_comm_pass(p.name) == &p);
 }
 
@@ -99,8 +99,8 @@ TEST_CASE("overlap_schedule stays within budget and never exposes more than its 
 TEST_CASE("gen-dist specs out of range are refused", "[comms]") {
   DistributedGraphSpec s;
   s.layers = 0;
-  CHECK_THROWS_AS(generate_distributed_graph(s), UsageError);
-  CHECK_THROWS_AS(parse_distributed_pattern("pp"), UsageError);
+  CHECK_THROWS_AS(generate_distributed_graph(s), OptionError);
+  CHECK_THROWS_AS(parse_distributed_pattern("pp"), OptionError);
 }
 
 TEST_CASE("runtime-estimation mode stops moves once a collective is hidden", "[comms]") {

@@ -197,5 +197,5 @@ TEST_CASE("an inline hardware profile in the options is read by the one profile 
   CHECK(opts.hardware.name == load_hardware_profile("h200").name);
   CHECK(opts.hardware.dram_bytes_per_s == load_hardware_profile("h200").dram_bytes_per_s);
   CHECK_THROWS_WITH(parse_plan_options(R"({"hardware": {"name": "x"}})"), Catch::Contains("options.hardware"));
-  CHECK_THROWS_AS(parse_plan_options(R"({"hardware": {"name": "x", "dram_bytes_per_s": 1e400}})"), UsageError);
+  CHECK_THROWS_AS(parse_plan_options(R"({"hardware": {"name": "x", "dram_bytes_per_s": 1e400}})"), OptionError);
 }

@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     (void)schedlab::plan_json(graph, options);
   } catch (const schedlab::Error&) {
-    // refused cleanly (UsageError derives from Error)
+    // refused cleanly (OptionError derives from Error)
   }
   return 0;
 }

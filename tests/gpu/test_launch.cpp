@@ -53,7 +53,7 @@ TEST_CASE("without WORLD_SIZE the run is single-process", "[gpu][launch]") {
 }
 
 TEST_CASE("bad launcher variables are named", "[gpu][launch]") {
-  CHECK_THROWS_AS(launch_env_from(env_of({{"WORLD_SIZE", "2"}, {"RANK", "2"}}), false), UsageError);
+  CHECK_THROWS_AS(launch_env_from(env_of({{"WORLD_SIZE", "2"}, {"RANK", "2"}}), false), OptionError);
   CHECK_THROWS_WITH(launch_env_from(env_of({{"WORLD_SIZE", "2"}, {"RANK", "2"}}), false), Catch::Contains("RANK=\"2\""));
   CHECK_THROWS_WITH(launch_env_from(env_of({{"WORLD_SIZE", "two"}, {"RANK", "0"}}), false), Catch::Contains("WORLD_SIZE=\"two\""));
   CHECK_THROWS_WITH(launch_env_from(env_of({{"WORLD_SIZE", "2"}}), false), Catch::Contains("RANK is not set"));
