@@ -27,9 +27,9 @@ HardwareProfile fitted_h100_sxm() {  // profiles/h100-sxm.json
   m.laws[KernelClass::TritonReduction] = ClassLaw{.fixed_us = 1.569820205363036, .compute_factor = 0.0, .memory_factor = 0.7059939937266715, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 0.0};
   m.launch_gap_us = 1.568000000000211;
   m.cudagraph_gap_us = 0.6991261180679782;
-  m.host_us_per_kernel = 12.668325653960386;
-  m.host_us_per_extern = 31.16091911108241;
-  m.host_call_us = 60.758182473462405;
+  m.host_us_per_kernel = 14.061927445820427;
+  m.host_us_per_extern = 30.610865282937695;
+  m.host_call_us = 56.202292695331664;
   m.samples = 824;
   m.sm_count = 132;
   m.l2_bytes = 52428800;
@@ -59,9 +59,9 @@ HardwareProfile fitted_h200() {  // profiles/h200.json
   m.laws[KernelClass::TritonReduction] = ClassLaw{.fixed_us = 1.359751644427676, .compute_factor = 0.0, .memory_factor = 0.9566626604965071, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 0.0};
   m.launch_gap_us = 1.4244999999999095;
   m.cudagraph_gap_us = 0.8724965517241381;
-  m.host_us_per_kernel = 22.30228652965339;
-  m.host_us_per_extern = 37.555464569443096;
-  m.host_call_us = 30.402036082983763;
+  m.host_us_per_kernel = 13.251797085071129;
+  m.host_us_per_extern = 29.71635919213868;
+  m.host_call_us = 52.4361608253912;
   m.samples = 823;
   m.sm_count = 132;
   m.l2_bytes = 52428800;

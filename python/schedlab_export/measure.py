@@ -23,6 +23,7 @@ one graph at a time, on those inputs:
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import statistics
@@ -271,23 +272,42 @@ def measure_memory(call: PendingCall) -> tuple[dict, dict]:
 WARMUP_SECONDS = 0.25
 
 
-def _timed(run, samples: int, warmup: int) -> tuple[list[float], list[float]]:
+def _timed(run, samples: int, warmup: int, warmup_seconds: float = WARMUP_SECONDS,
+           probe_us: list[float] | None = None) -> tuple[list[float], list[float]]:
     """Device (CUDA events) and host (perf_counter) microseconds of `run`,
     each sample started from an idle GPU, after `warmup` calls and at least
-    WARMUP_SECONDS of calls (clocks and caches settle)."""
+    `warmup_seconds` of calls (clocks and caches settle). The cyclic garbage
+    collector is collected first and paused while sampling: a collection of
+    the process's compiled artefacts inside one call is a spike of the
+    measuring process, not of the wrapper."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     device_us, host_us = [], []
-    settle_until = time.perf_counter() + WARMUP_SECONDS
+    settle_until = time.perf_counter() + warmup_seconds
     while warmup > 0 or time.perf_counter() < settle_until:
         prepared = run.prepare()
         out = run(prepared)
         torch.cuda.synchronize()
         del out, prepared
         warmup -= 1
-    warmup = 0
-    for i in range(samples):
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        _sample(run, samples, start, end, device_us, host_us, probe_us)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return device_us, host_us
+
+
+def _sample(run, samples: int, start, end, device_us: list[float], host_us: list[float],
+            probe_us: list[float] | None) -> None:
+    """`probe_us`, when given, gets the host probe taken just before each sample."""
+    for _ in range(samples):
         prepared = run.prepare()
         torch.cuda.synchronize()
+        if probe_us is not None:
+            probe_us.append(round(_host_probe_us(), 2))
         t0 = time.perf_counter()
         start.record()
         out = run(prepared)
@@ -295,10 +315,8 @@ def _timed(run, samples: int, warmup: int) -> tuple[list[float], list[float]]:
         t1 = time.perf_counter()
         torch.cuda.synchronize()
         del out, prepared
-        if i >= warmup:
-            device_us.append(start.elapsed_time(end) * 1000.0)
-            host_us.append((t1 - t0) * 1e6)
-    return device_us, host_us
+        device_us.append(start.elapsed_time(end) * 1000.0)
+        host_us.append((t1 - t0) * 1e6)
 
 
 class _DefaultModeRun:
@@ -348,6 +366,111 @@ def measure_wall(call: PendingCall, samples: int, warmup: int) -> dict:
         "wall_time_us_samples": [round(x, 2) for x in device_us],
         "host_time_us": statistics.median(host_us),
     }
+
+
+def _host_probe_us() -> float:
+    """A fixed pure-Python workload (µs): how fast the host runs Python right
+    now, so that a slow stretch of the machine shows in the data apart from
+    the graph being measured."""
+    t0 = time.perf_counter()
+    acc = 0
+    for i in range(2000):
+        acc += i * i
+    return (time.perf_counter() - t0) * 1e6
+
+
+@dataclass
+class WallRounds:
+    """Wall samples of one graph taken in rounds interleaved with the other
+    graphs and cases of the run (run_zoo.py --wall-rounds): a slow stretch of
+    the shared host then falls on every graph alike instead of on whichever
+    graph was being measured during it."""
+
+    device_us: list[float] = field(default_factory=list)
+    host_us: list[float] = field(default_factory=list)
+    probe_us: list[float] = field(default_factory=list)
+    rounds: int = 0
+
+
+def measure_wall_round(call: PendingCall, rounds: WallRounds, samples: int, warmup: int = 3,
+                       warmup_seconds: float = 0.05) -> None:
+    with torch.no_grad():
+        device_us, host_us = _timed(_DefaultModeRun(call), samples, warmup, warmup_seconds, rounds.probe_us)
+    rounds.device_us += device_us
+    rounds.host_us += host_us
+    rounds.rounds += 1
+
+
+WALL_METHOD_ROUNDS = (
+    "CUDA events around the call from an idle GPU; {rounds} rounds of {per_round} calls, each round "
+    "after 3 warm-up calls and 0.05 s of calls, the rounds interleaved with every other graph of the "
+    "run so that slow stretches of the host fall on all graphs alike; the garbage collector collected "
+    "before and paused during each round; median over all rounds' calls; host_probe_us: a fixed Python "
+    "loop timed just before each call"
+)
+
+
+def write_wall_rounds(path: Path, rounds: WallRounds) -> None:
+    """Replaces the wall figures of a measured file by the rounds' figures
+    (the first pass's median is kept as `wall_time_us_first_pass`)."""
+    measured = json.loads(path.read_text())
+    per_round = len(rounds.device_us) // max(1, rounds.rounds)
+    measured["wall_time_us_first_pass"] = measured["wall_time_us"]
+    measured["wall_time_us"] = round(statistics.median(rounds.device_us), 3)
+    measured["wall_time_us_min"] = round(min(rounds.device_us), 3)
+    measured["wall_samples"] = len(rounds.device_us)
+    measured["wall_time_us_samples"] = [round(x, 2) for x in rounds.device_us]
+    measured["host_time_us"] = round(statistics.median(rounds.host_us), 3)
+    measured["host_time_us_samples"] = [round(x, 2) for x in rounds.host_us]
+    measured["wall_rounds"] = rounds.rounds
+    measured["host_probe_us"] = rounds.probe_us
+    measured["wall_method"] = WALL_METHOD_ROUNDS.format(rounds=rounds.rounds, per_round=per_round)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(measured, indent=1) + "\n")
+    tmp.replace(path)
+
+
+FULL_SPEED_SLACK = 1.25
+FULL_SPEED_MIN_SAMPLES = 20
+
+
+def settle_wall_at_full_host_speed(paths: list[Path]) -> float | None:
+    """The shared virtual machines' host runs at two speeds that alternate
+    over seconds (the host probe, a fixed Python loop timed before each
+    call, reads about 1.8x apart; the call's wall time follows it when the
+    call is launch-bound). Over all files of one run: the full-speed probe
+    is the 5th percentile of every probe, and each graph's `wall_time_us`
+    and `host_time_us` become the medians of its calls whose probe was
+    within FULL_SPEED_SLACK of it (when at least FULL_SPEED_MIN_SAMPLES
+    were), the figure a model of the host can be fitted to; the median
+    over all calls stays as `wall_time_us_all_samples`. Returns the
+    full-speed probe (µs), None when no file has probes."""
+    files = [(p, json.loads(p.read_text())) for p in paths]
+    probes = sorted(x for _, m in files for x in m.get("host_probe_us", []))
+    if not probes:
+        return None
+    full_speed = probes[len(probes) // 20]
+    limit = full_speed * FULL_SPEED_SLACK
+    for path, m in files:
+        probe = m.get("host_probe_us", [])
+        wall, host = m.get("wall_time_us_samples", []), m.get("host_time_us_samples", [])
+        if not probe or len(probe) != len(wall) or len(host) != len(wall):
+            continue
+        fast = [i for i, x in enumerate(probe) if x <= limit]
+        m["wall_time_us_all_samples"] = round(statistics.median(wall), 3)
+        m["host_time_us_all_samples"] = round(statistics.median(host), 3)
+        m["host_probe_full_speed_us"] = round(full_speed, 2)
+        m["wall_full_speed_samples"] = len(fast)
+        if len(fast) >= FULL_SPEED_MIN_SAMPLES:
+            m["wall_time_us"] = round(statistics.median(wall[i] for i in fast), 3)
+            m["host_time_us"] = round(statistics.median(host[i] for i in fast), 3)
+            m["wall_method"] += (f"; wall_time_us and host_time_us: median of the {len(fast)} calls whose host "
+                                 f"probe was within {FULL_SPEED_SLACK}x of the run's full-speed probe "
+                                 f"({full_speed:.1f} us, its 5th percentile)")
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(m, indent=1) + "\n")
+        tmp.replace(path)
+    return full_speed
 
 
 def measure_cudagraphs(call: PendingCall, samples: int, warmup: int) -> tuple[float | None, str | None]:

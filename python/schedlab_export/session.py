@@ -70,6 +70,7 @@ class CaptureSession:
     samples: int = 50
     pending: list = field(default_factory=list)  # measure.PendingCall, first call of each graph
     notes: list[str] = field(default_factory=list)  # graphs that could not be measured, and why
+    kept_for_rounds: list = field(default_factory=list)  # (PendingCall, measured path, WallRounds)
     last_codegen: ExportedGraph | None = None
 
     # --- writing -------------------------------------------------------------
@@ -226,8 +227,10 @@ class CaptureSession:
                         disabled_cudagraphs_reason=getattr(compiled, "disabled_cudagraphs_reason", None))
         )
 
-    def measure_pending(self) -> None:
-        """Measures every graph called so far, one at a time, in call order."""
+    def measure_pending(self, keep_for_rounds: bool = False) -> None:
+        """Measures every graph called so far, one at a time, in call order.
+        With `keep_for_rounds` the measured calls keep their inputs for
+        `measure_wall_round` and `finish_wall_rounds`."""
         from . import measure
 
         pending, self.pending = self.pending, []
@@ -247,7 +250,30 @@ class CaptureSession:
             if path is not None:
                 call.graph.measured = True
                 call.graph.files.append(path)
+                if keep_for_rounds:
+                    self.kept_for_rounds.append((call, path, measure.WallRounds()))
+                    continue
             call.inputs = []
+
+    def measure_wall_round(self, samples: int) -> None:
+        """One more round of wall samples of every kept graph."""
+        from . import measure
+
+        for call, _, rounds in self.kept_for_rounds:
+            self._guard(f"wall round of {call.graph.case}",
+                        lambda c=call, r=rounds: measure.measure_wall_round(c, r, samples))
+
+    def finish_wall_rounds(self) -> None:
+        """Writes the rounds' wall figures into the measured files and
+        releases the kept inputs."""
+        from . import measure
+
+        for call, path, rounds in self.kept_for_rounds:
+            if rounds.rounds:
+                self._guard(f"writing the wall rounds of {call.graph.case}",
+                            lambda p=path, r=rounds: measure.write_wall_rounds(p, r))
+            call.inputs = []
+        self.kept_for_rounds = []
 
     def summary(self) -> str:
         lines = [f"schedlab_export: {len(self.graphs)} graph(s) -> {self.out_dir}"]

@@ -25,17 +25,31 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _wait_for(path: Path, deadline: float) -> bool:
+def _wait_for(path: Path, deadline: float, poll: float = 0.2) -> bool:
     while time.time() < deadline:
         if path.exists():
             return True
-        time.sleep(0.2)  # idle waiting: stays off the measuring process's cores
+        time.sleep(poll)  # idle waiting: stays off the measuring process's cores
     return False
 
 
-def worker(name: str, out: Path, sync: Path, measure: bool, cudagraphs: bool, timeout: float) -> int:
+def _wait_until_measured(p: subprocess.Popen, path: Path, deadline: float) -> bool:
+    """Waits for a worker's signal file; False at the deadline or when the
+    worker exited without writing it."""
+    while time.time() < deadline:
+        if path.exists():
+            return True
+        if p.poll() is not None:
+            return path.exists()
+        time.sleep(0.02)
+    return False
+
+
+def worker(name: str, out: Path, sync: Path, measure: bool, cudagraphs: bool, timeout: float,
+           wall_rounds: int = 0, round_samples: int = 20) -> int:
     """One case: compile + export (+ keep inputs), signal ready, wait for the
-    go, measure, write the record."""
+    go, measure, signal measured; then, with `wall_rounds`, one more round of
+    wall samples at each round's go; write the record."""
     import torch
 
     import schedlab_export
@@ -61,7 +75,15 @@ def worker(name: str, out: Path, sync: Path, measure: bool, cudagraphs: bool, ti
     (sync / f"ready.{name}").write_text("")
     if session is not None and session.pending:
         if _wait_for(sync / f"go.{name}", time.time() + timeout):
-            session.measure_pending()
+            session.measure_pending(keep_for_rounds=wall_rounds > 0)
+            (sync / f"measured.{name}").write_text(str(len(session.kept_for_rounds)))
+            for r in range(wall_rounds if session.kept_for_rounds else 0):
+                if not _wait_for(sync / f"go.{name}.{r}", time.time() + timeout, poll=0.05):
+                    record["errors"].append(f"wall round {r} never started (orchestrator timeout)")
+                    break
+                session.measure_wall_round(round_samples)
+                (sync / f"round.{name}.{r}").write_text("")
+            session.finish_wall_rounds()
         else:
             record["errors"].append("measurement never started (orchestrator timeout)")
     if session is not None:
@@ -77,7 +99,7 @@ def worker(name: str, out: Path, sync: Path, measure: bool, cudagraphs: bool, ti
 
 
 def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jobs: int,
-                compile_timeout: float, measure_timeout: float) -> list[dict]:
+                compile_timeout: float, measure_timeout: float, wall_rounds: int = 0) -> list[dict]:
     sync = out / ".sync"
     sync.mkdir(parents=True, exist_ok=True)
     for f in sync.iterdir():
@@ -102,6 +124,8 @@ def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jo
                 cmd.append("--measure")
             if cudagraphs:
                 cmd.append("--cudagraphs")
+            if wall_rounds:
+                cmd += ["--wall-rounds", str(wall_rounds)]
             log = open(logs / f"{name}.log", "w")
             procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
             compiling.append(name)
@@ -123,12 +147,43 @@ def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jo
         time.sleep(1.0)  # the previous case's process has just exited: let the machine settle
         (sync / f"go.{n}").write_text("")
         t0 = time.time()
+        if wall_rounds:
+            # the process stays, holding its graphs, for the wall rounds
+            if not _wait_until_measured(p, sync / f"measured.{n}", time.time() + measure_timeout):
+                print(f"zoo: {n}: measurement timeout, killed", file=sys.stderr)
+                p.kill()
+        else:
+            try:
+                p.wait(timeout=measure_timeout)
+            except subprocess.TimeoutExpired:
+                print(f"zoo: {n}: measurement timeout, killed", file=sys.stderr)
+                p.kill()
+        print(f"zoo: {n} measured ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    # wall rounds: every waiting case takes a short turn per round, so that
+    # a slow stretch of the host is shared by all graphs
+    for r in range(wall_rounds):
+        t0 = time.time()
+        for n in names:
+            p = procs.get(n)
+            measured = sync / f"measured.{n}"
+            if p is None or p.poll() is not None or not measured.exists() or measured.read_text() in ("", "0"):
+                continue
+            (sync / f"go.{n}.{r}").write_text("")
+            if not _wait_until_measured(p, sync / f"round.{n}.{r}", time.time() + measure_timeout):
+                print(f"zoo: {n}: wall round {r} timeout, killed", file=sys.stderr)
+                p.kill()
+        print(f"zoo: wall round {r} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    for n, p in procs.items():
         try:
             p.wait(timeout=measure_timeout)
         except subprocess.TimeoutExpired:
-            print(f"zoo: {n}: measurement timeout, killed", file=sys.stderr)
+            print(f"zoo: {n}: did not finish, killed", file=sys.stderr)
             p.kill()
-        print(f"zoo: {n} measured ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    if wall_rounds:
+        from schedlab_export import measure as measure_module
+
+        full_speed = measure_module.settle_wall_at_full_host_speed(sorted(out.glob("*.measured.json")))
+        print(f"zoo: host probe at full speed {full_speed} us", file=sys.stderr, flush=True)
     records = []
     for n in names:
         done = sync / f"done.{n}.json"
@@ -149,6 +204,10 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     parser.add_argument("--compile-timeout", type=float, default=420)
     parser.add_argument("--measure-timeout", type=float, default=90)
+    parser.add_argument("--wall-rounds", type=int, default=0,
+                        help="with --measure: after every case is measured, this many more rounds of wall "
+                             "samples, interleaved over the cases (the files' wall figures come from them)")
+    parser.add_argument("--round-samples", type=int, default=20, help="wall samples per graph per round")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--sync", help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=900, help=argparse.SUPPRESS)
@@ -156,7 +215,8 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.worker:
-        return worker(args.worker, out, Path(args.sync), args.measure, args.cudagraphs, args.timeout)
+        return worker(args.worker, out, Path(args.sync), args.measure, args.cudagraphs, args.timeout,
+                      args.wall_rounds, args.round_samples)
 
     sys.path.insert(0, str(HERE))
     import cases  # noqa: E402 - torch imported only here, not in the workers' parent logic
@@ -167,7 +227,7 @@ def main() -> int:
     names = [n for n in cases.KNOWN_CASES if n in (args.only or cases.ALL_CASES)]
     started = time.time()
     records = orchestrate(names, out, args.measure, args.cudagraphs, args.jobs,
-                          args.compile_timeout, args.measure_timeout)
+                          args.compile_timeout, args.measure_timeout, args.wall_rounds)
     import torch
 
     (out / "zoo_report.json").write_text(json.dumps(
