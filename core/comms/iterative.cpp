@@ -28,39 +28,46 @@ std::int64_t largest_within_budget(const IterativeState& s) {
 
 }  // namespace
 
-IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget,
-                                    const MemoryPlanningInfo& planning) {
-  const Graph& g = *cg.graph;
+IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning) {
   const std::int32_t n = cg.num_nodes();
-  MemoryPlanningInfo info = planning_info_for_order(g, planning, order);
-  AllocFreeEstimate est = estimate_peak_memory_allocfree(g, info, order);
-  std::vector<double> runtime = scaled_runtimes(cg, comm_mult, non_comm_mult);
-  std::vector<double> compute(n, 0);
-  std::vector<std::uint8_t> role(cg.role);
+  IterativeGraph graph{cg, planning, scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult), std::vector<double>(n, 0), cg.role, {}, {}, {}};
   for (NodeId v = 0; v < n; ++v) {
-    if (!cg.is_collective(v)) compute[v] = runtime[v];
-    else if (!cg.is_async_collective(v)) role[v] |= kRoleSyncCollective;
+    if (!cg.is_collective(v)) graph.compute[v] = graph.runtime[v];
+    else if (!cg.is_async_collective(v)) graph.role[v] |= kRoleSyncCollective;
   }
   // A collective's key is its earliest wait (wait_exposure's inner pairs).
-  std::vector<std::pair<std::int32_t, std::int32_t>> waits;
+  std::vector<std::pair<std::int32_t, std::int32_t>> waits, collectives, readers;
   for (NodeId v = 0; v < n; ++v)
     if (cg.is_wait(v))
       for (BufId b : cg.data_bufs.row(v))
         if (cg.is_async_collective(cg.producer(b))) waits.emplace_back(cg.producer(b), v);
-  OrderTree tree(order, est.node_alloc, est.node_free, compute, role, Adjacency::from_pairs(n, waits));
-  IterativeState s{cg, std::move(info), std::move(runtime), est.peak, budget, 0, std::move(est.last_use), {}, {}, {}, std::move(tree)};
+  graph.waits_of_collective = Adjacency::from_pairs(n, waits);
+  for (NodeId c = 0; c < n; ++c)
+    for (NodeId wait : graph.waits_of_collective.row(c)) collectives.emplace_back(wait, c);
+  graph.collectives_of_wait = Adjacency::from_pairs(n, collectives);
+  for (NodeId v = 0; v < n; ++v)
+    for (BufId b : cg.data_bufs.row(v)) readers.emplace_back(cg.producer(b), v);
+  graph.data_readers = Adjacency::from_pairs(n, readers);
+  return graph;
+}
+
+IterativeState init_iterative_state(const IterativeGraph& graph, const Order& order, double budget) {
+  const CommGraph& cg = graph.cg;
+  const Graph& g = *cg.graph;
+  const std::int32_t n = cg.num_nodes();
+  MemoryPlanningInfo info = planning_info_for_order(g, graph.planning, order);
+  AllocFreeEstimate est = estimate_peak_memory_allocfree(g, info, order);
+  OrderTree tree(order, est.node_alloc, est.node_free, graph.compute, graph.role, graph.waits_of_collective, graph.collectives_of_wait);
+  IterativeState s{cg, std::move(info), graph.runtime, graph.data_readers, est.peak, budget, 0, std::move(est.last_use), {}, {}, std::move(tree)};
   s.max_potential_peak = largest_within_budget(s);
   s.last_used_by.resize(n);
-  std::vector<std::pair<std::int32_t, std::int32_t>> kept_alive, readers;
+  std::vector<std::pair<std::int32_t, std::int32_t>> kept_alive;
   for (BufId b = 0; b < g.num_buffers(); ++b) {
     if (s.last_use[b] == kNone) continue;
     s.last_used_by[s.last_use[b]].push_back(b);
     for (NodeId succ : s.info.buffer_succ_nodes.row(b)) kept_alive.emplace_back(succ, b);
   }
   s.bufs_of_successor = Adjacency::from_pairs(n, kept_alive);
-  for (NodeId v = 0; v < n; ++v)
-    for (BufId b : cg.data_bufs.row(v)) readers.emplace_back(cg.producer(b), v);
-  s.data_readers = Adjacency::from_pairs(n, readers);
   return s;
 }
 

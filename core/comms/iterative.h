@@ -28,34 +28,53 @@ namespace schedlab::comms_detail {
 // A role bit of the tree only: a collective that is not async (shard_dim_alltoall).
 inline constexpr std::uint8_t kRoleSyncCollective = 32;
 
+// What the passes read that no order changes: the roles, the runtimes
+// scaled by the passes' multipliers, each collective's waits (the tree's
+// keys), the data readers, and the planning info of some order of the graph
+// (re-planned per run). overlap_schedule builds one for all its runs.
+struct IterativeGraph {
+  const CommGraph& cg;
+  const MemoryPlanningInfo& planning;
+  std::vector<double> runtime;       // scaled by the passes' multipliers
+  std::vector<double> compute;       // runtime, 0 for collectives (they run on the comm stream)
+  std::vector<std::uint8_t> role;    // cg.role plus kRoleSyncCollective
+  Adjacency waits_of_collective;     // per collective: its waits (key sources)
+  Adjacency collectives_of_wait;     // the reverse (key dependents)
+  Adjacency data_readers;            // per node: nodes with a data dependency on one of its outputs
+};
+
+// The runtimes are scaled by the knobs reorder_sink_runtime_estimations_*_mult.
+IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning);
+
 struct IterativeState {
   const CommGraph& cg;
-  MemoryPlanningInfo info;
-  std::vector<double> runtime;  // scaled by the passes' multipliers
+  MemoryPlanningInfo info;             // planned for the pass's input order
+  const std::vector<double>& runtime;  // the graph's scaled runtimes
+  const Adjacency& data_readers;       // the graph's
   std::int64_t peak = 0;        // the input's peak: the budget's base
   double budget = 0;            // the pass's peak-memory budget (a fraction of `peak`)
   std::int64_t max_potential_peak = 0;  // the largest potential peak the budget allows
   std::vector<NodeId> last_use;         // per buffer; kNone for buffers never freed
   std::vector<std::vector<BufId>> last_used_by;  // per node: buffers it was made the last use of (may be stale)
   Adjacency bufs_of_successor;          // per node: freed buffers it keeps alive (_build_candidate_buffer_map)
-  Adjacency data_readers;               // per node: nodes with a data dependency on one of its outputs
   OrderTree order;
 
   bool within_budget(std::int64_t potential_peak) const;
   std::int32_t position(NodeId v) const { return order.position(v); }
 };
 
-// _initialize_memory_tracking and the list; `budget` is the pass's
-// peak-memory budget; `planning` is the planning info of any order of the
-// graph (re-planned here for `order`).
-IterativeState init_iterative_state(const CommGraph& cg, const Order& order, double comm_mult, double non_comm_mult, double budget,
-                                    const MemoryPlanningInfo& planning);
+// _initialize_memory_tracking and the list; `budget` is the pass's peak-memory budget.
+IterativeState init_iterative_state(const IterativeGraph& graph, const Order& order, double budget);
 
-// The two passes, given the planning info of any order of the graph: for
-// callers that run them many times (overlap_schedule), so that it is computed once.
-CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k,
-                                                            const MemoryPlanningInfo& planning);
-CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning);
+// What a pass reports: everything (the pass on its own), or the order alone
+// (overlap_schedule's inner runs, which weigh the order themselves).
+enum class IterativeReport { Full, OrderOnly };
+
+// The two passes on a shared IterativeGraph: for callers that run them many
+// times (overlap_schedule), so that what no order changes is built once.
+CommPassResult reorder_communication_preserving_peak_memory(const IterativeGraph& graph, const Order& order, const CommKnobs& k,
+                                                            IterativeReport report);
+CommPassResult sink_waits_iterative(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report);
 
 struct Exposure {
   double comm_us = 0;

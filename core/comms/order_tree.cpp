@@ -18,8 +18,9 @@ std::uint64_t priority_of(std::uint64_t v) {
 }  // namespace
 
 OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
-                     const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, Adjacency key_sources)
-    : key_sources_(std::move(key_sources)) {
+                     const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, const Adjacency& key_sources,
+                     const Adjacency& key_dependents)
+    : key_sources_(&key_sources), key_dependents_(&key_dependents) {
   const std::size_t n = alloc.size();
   left_.assign(n, kNone);
   right_.assign(n, kNone);
@@ -39,10 +40,6 @@ OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc,
   min_key_.resize(n);
   label_.assign(n, 0);
   key_.assign(n, kNoKey);
-  std::vector<std::pair<std::int32_t, std::int32_t>> dependents;
-  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v)
-    for (NodeId src : key_sources_.row(v)) dependents.emplace_back(src, v);
-  key_dependents_ = Adjacency::from_pairs(static_cast<std::int32_t>(n), dependents);
   const std::int64_t spacing = kLabelEnd / static_cast<std::int64_t>(n + 1);
   for (std::size_t i = 0; i < order.size(); ++i) label_[order[i]] = spacing * static_cast<std::int64_t>(i + 1);
   for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) key_[v] = key_from_sources(v);
@@ -261,12 +258,12 @@ void OrderTree::collect(Index t, std::vector<NodeId>& out) const {
 
 std::int64_t OrderTree::key_from_sources(NodeId v) const {
   std::int64_t key = kNoKey;
-  for (NodeId src : key_sources_.row(v)) key = std::min(key, label_[src]);
+  for (NodeId src : key_sources_->row(v)) key = std::min(key, label_[src]);
   return key;
 }
 
 void OrderTree::update_keys_of_dependents(NodeId source) {
-  for (NodeId d : key_dependents_.row(source)) {
+  for (NodeId d : key_dependents_->row(source)) {
     const std::int64_t key = key_from_sources(d);
     if (key == key_[d]) continue;
     key_[d] = key;

@@ -37,9 +37,12 @@ struct BlockQuery {
 class OrderTree {
  public:
   // Per NodeId: bytes allocated, bytes freed, the runtime counted as compute
-  // (0 for collectives), role bits, key sources. `order` is a permutation of the nodes.
+  // (0 for collectives), role bits, key sources and their reverse (the
+  // nodes whose key each node is a source of; both must outlive the tree).
+  // `order` is a permutation of the nodes.
   OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
-            const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, Adjacency key_sources);
+            const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, const Adjacency& key_sources,
+            const Adjacency& key_dependents);
 
   std::int32_t size() const { return static_cast<std::int32_t>(left_.size()); }
   std::int32_t position(NodeId v) const;
@@ -105,7 +108,8 @@ class OrderTree {
   std::vector<double> runtime_;
   std::vector<std::uint8_t> role_;
   std::vector<std::int64_t> label_, key_;
-  Adjacency key_sources_, key_dependents_;
+  const Adjacency* key_sources_;
+  const Adjacency* key_dependents_;
   std::vector<NodeId> moved_;  // scratch
   // Subtree aggregates.
   std::vector<std::int32_t> count_;

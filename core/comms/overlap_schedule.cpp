@@ -46,38 +46,12 @@
 #include "core/comms/iterative.h"
 #include "core/comms/passes.h"
 #include "core/memory/estimate.h"
+#include "core/memory/memory_tracker.h"
 #include "core/sim/simulate.h"
 
 namespace schedlab {
 
 namespace {
-
-// Memory after each scheduled node, by the allocfree accounting of
-// core/memory: a node allocates its outputs; a buffer is freed once its last
-// user (per buffer: the users not yet run) has run, or right after its
-// producer when nothing uses it; graph outputs are never freed.
-struct MemoryTracker {
-  const MemoryPlanningInfo& info;
-  std::vector<std::int32_t> users_left;  // per buffer
-  std::int64_t current = 0;
-
-  MemoryTracker(const Graph& g, const MemoryPlanningInfo& i) : info(i), users_left(g.buffers.size(), 0) {
-    for (BufId b = 0; b < g.num_buffers(); ++b) users_left[b] = info.buffer_succ_nodes.degree(b);
-    for (BufId b : info.freeable_inputs) current += info.size_alloc[b];
-  }
-  std::int64_t post_alloc_if_run(NodeId v) const { return current + info.node_size[v]; }
-  void run(const Graph& g, NodeId v) {
-    current += info.node_size[v];
-    auto release = [&](BufId b) {
-      if (!info.is_graph_output[b]) current -= info.size_free[b];
-    };
-    // pred_buffers: the buffers v keeps alive, i.e. those it is a user of.
-    for (BufId b : info.pred_buffers.row(v))
-      if (--users_left[b] == 0) release(b);
-    for (BufId b : g.nodes[v].outputs)
-      if (info.planned[b] && info.buffer_succ_nodes.degree(b) == 0) release(b);
-  }
-};
 
 // Range maximum over a fixed array (sparse table): O(N log N) to build, O(1) per query.
 class RangeMax {
@@ -193,7 +167,7 @@ class OverlapListStrategy {
 
   void scheduled(NodeId v) {
     frontier_ = std::max(frontier_, ctx_.index[v]);
-    memory_.run(*cg_.graph, v);
+    memory_.run(v);
     if (cg_.is_collective(v)) {
       const double start = std::max(clock_, comm_free_);
       collective_end_[v] = comm_free_ = start + rt_[v];
@@ -326,7 +300,9 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
 // once; all runs share the planning info of the input.
 class IterativeRuns {
  public:
-  IterativeRuns(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& info) : cg_(cg), k_(k), info_(info) {}
+  IterativeRuns(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& info)
+      : k_(k),
+        graph_(comms_detail::make_iterative_graph(cg, k, info)) {}
 
   const Order& reorder(const Order& o, double budget) { return run(Pass::Reorder, o, budget); }
   const Order& sink_waits(const Order& o, double budget) { return run(Pass::SinkWaits, o, budget); }
@@ -338,14 +314,14 @@ class IterativeRuns {
     if (auto it = done_.find(key); it != done_.end()) return it->second;
     CommKnobs knobs = k_;
     knobs.reorder_iterative_peak_memory_budget = knobs.sink_iterative_peak_memory_budget = budget;
-    Order out = pass == Pass::Reorder ? comms_detail::reorder_communication_preserving_peak_memory(cg_, o, knobs, info_).order
-                                      : comms_detail::sink_waits_iterative(cg_, o, knobs, info_).order;
+    constexpr auto kOrderOnly = comms_detail::IterativeReport::OrderOnly;
+    Order out = pass == Pass::Reorder ? comms_detail::reorder_communication_preserving_peak_memory(graph_, o, knobs, kOrderOnly).order
+                                      : comms_detail::sink_waits_iterative(graph_, o, knobs, kOrderOnly).order;
     return done_.emplace(std::move(key), std::move(out)).first->second;
   }
 
-  const CommGraph& cg_;
   const CommKnobs& k_;
-  const MemoryPlanningInfo& info_;
+  const comms_detail::IterativeGraph graph_;  // shared by every run
   std::map<std::tuple<Pass, double, Order>, Order> done_;
 };
 
@@ -375,7 +351,7 @@ class Candidates {
  private:
   std::optional<std::int64_t> weigh(const Order& candidate, std::vector<std::uint8_t> held_by_memory) {
     if (candidate.size() != static_cast<std::size_t>(cg_.num_nodes()) || !respects_comm_deps(cg_, candidate)) return std::nullopt;
-    const std::int64_t peak = estimate_peak_memory_allocfree(*cg_.graph, info_, candidate).peak;
+    const std::int64_t peak = allocfree_peak(*cg_.graph, info_, candidate);
     if (static_cast<double>(peak) > budget_) return std::nullopt;
     Simulation sim = simulate_two_streams(*cg_.graph, candidate, cg_.runtime_us);
     if (sim.exposed_comm_us < best_.exposed_comm_us) {
@@ -486,7 +462,7 @@ std::vector<OverlapStat> overlap_stats(const CommGraph& cg, const Candidates& ca
 CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const CommKnobs& k) {
   const Graph& g = *cg.graph;
   const MemoryPlanningInfo info = compute_planning_info(g, order);
-  const std::int64_t input_peak = estimate_peak_memory_allocfree(g, info, order).peak;
+  const std::int64_t input_peak = allocfree_peak(g, info, order);
   const double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
   ScheduleContext ctx = make_schedule_context(cg, order, info);
   IterativeRuns runs(cg, k, info);

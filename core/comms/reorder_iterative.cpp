@@ -44,15 +44,15 @@ struct ReorderGroup {
 
 class ReorderPass {
  public:
-  ReorderPass(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning)
-      : cg_(cg),
+  ReorderPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report)
+      : cg_(graph.cg),
         k_(k),
-        s_(comms_detail::init_iterative_state(cg, order, k.reorder_sink_runtime_estimations_comm_mult,
-                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.reorder_iterative_peak_memory_budget, planning)),
-        in_group_(cg.num_nodes(), -1),
-        group_reads_from_(cg.num_nodes(), -1),
-        moved_free_(cg.num_nodes(), 0),
-        post_alloc_after_(cg.num_nodes(), 0) {}
+        report_(report),
+        s_(comms_detail::init_iterative_state(graph, order, k.reorder_iterative_peak_memory_budget)),
+        in_group_(graph.cg.num_nodes(), -1),
+        group_reads_from_(graph.cg.num_nodes(), -1),
+        moved_free_(graph.cg.num_nodes(), 0),
+        post_alloc_after_(graph.cg.num_nodes(), 0) {}
 
   CommPassResult run(const Order& order);
 
@@ -71,6 +71,7 @@ class ReorderPass {
 
   const CommGraph& cg_;
   const CommKnobs& k_;
+  comms_detail::IterativeReport report_;
   IterativeState s_;
   std::int32_t stamp_ = 0;  // one per processed collective
   std::vector<std::int32_t> in_group_, group_reads_from_;
@@ -101,7 +102,7 @@ CommPassResult ReorderPass::run(const Order& order) {
   }
   result.order = s_.order.to_order();
   result.peak_before = s_.peak;
-  result.peak_after = estimate_peak_memory_allocfree(*cg_.graph, s_.info, result.order).peak;
+  if (report_ == comms_detail::IterativeReport::Full) result.peak_after = allocfree_peak(*cg_.graph, s_.info, result.order);
   return result;
 }
 
@@ -315,23 +316,28 @@ void ReorderPass::update_memory_tracking_after_swap_reorder(NodeId candidate) {
 
 namespace comms_detail {
 
-CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k,
-                                                            const MemoryPlanningInfo& planning) {
-  if (std::none_of(order.begin(), order.end(), [&](NodeId v) { return cg.is_collective(v); })) {
+CommPassResult reorder_communication_preserving_peak_memory(const IterativeGraph& graph, const Order& order, const CommKnobs& k,
+                                                            IterativeReport report) {
+  if (std::none_of(order.begin(), order.end(), [&](NodeId v) { return graph.cg.is_collective(v); })) {
     CommPassResult result;
     result.order = order;
     return result;
   }
-  return ReorderPass(cg, order, k, planning).run(order);
+  return ReorderPass(graph, order, k, report).run(order);
 }
 
 }  // namespace comms_detail
 
 CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg, const Order& order, const CommKnobs& k) {
   // Without collectives nothing moves and nothing is planned.
-  const bool no_collectives = std::none_of(order.begin(), order.end(), [&](NodeId v) { return cg.is_collective(v); });
-  return comms_detail::reorder_communication_preserving_peak_memory(cg, order, k,
-                                                                    no_collectives ? MemoryPlanningInfo{} : compute_planning_info(*cg.graph, order));
+  if (std::none_of(order.begin(), order.end(), [&](NodeId v) { return cg.is_collective(v); })) {
+    CommPassResult result;
+    result.order = order;
+    return result;
+  }
+  const MemoryPlanningInfo planning = compute_planning_info(*cg.graph, order);
+  const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning);
+  return ReorderPass(graph, order, k, comms_detail::IterativeReport::Full).run(order);
 }
 
 }  // namespace schedlab

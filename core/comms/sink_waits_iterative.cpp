@@ -56,15 +56,15 @@ std::string not_groupable_for_sink_waits(const CommGraph& cg, NodeId candidate, 
 
 class SinkWaitsPass {
  public:
-  SinkWaitsPass(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning)
-      : cg_(cg),
+  SinkWaitsPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report)
+      : cg_(graph.cg),
         k_(k),
-        s_(comms_detail::init_iterative_state(cg, order, k.reorder_sink_runtime_estimations_comm_mult,
-                                              k.reorder_sink_runtime_estimations_non_comm_mult, k.sink_iterative_peak_memory_budget, planning)),
-        in_group_(cg.num_nodes(), -1),
-        group_pos_(cg.num_nodes(), 0),
-        freed_instead_(cg.num_nodes(), 0),
-        post_alloc_after_(cg.num_nodes(), 0) {}
+        report_(report),
+        s_(comms_detail::init_iterative_state(graph, order, k.sink_iterative_peak_memory_budget)),
+        in_group_(graph.cg.num_nodes(), -1),
+        group_pos_(graph.cg.num_nodes(), 0),
+        freed_instead_(graph.cg.num_nodes(), 0),
+        post_alloc_after_(graph.cg.num_nodes(), 0) {}
 
   CommPassResult run(const Order& order);
 
@@ -84,6 +84,7 @@ class SinkWaitsPass {
 
   const CommGraph& cg_;
   const CommKnobs& k_;
+  comms_detail::IterativeReport report_;
   IterativeState s_;
   std::int32_t stamp_ = 0;  // one per processed wait
   std::vector<std::int32_t> in_group_, group_pos_;
@@ -110,7 +111,7 @@ CommPassResult SinkWaitsPass::run(const Order& order) {
   }
   result.order = s_.order.to_order();
   result.peak_before = s_.peak;
-  result.peak_after = estimate_peak_memory_allocfree(*cg_.graph, s_.info, result.order).peak;
+  if (report_ == comms_detail::IterativeReport::Full) result.peak_after = allocfree_peak(*cg_.graph, s_.info, result.order);
   return result;
 }
 
@@ -336,14 +337,16 @@ void SinkWaitsPass::update_memory_tracking_after_swap_sink_waits(NodeId candidat
 
 CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k) {
   if (order.empty()) return {};
-  return SinkWaitsPass(cg, order, k, compute_planning_info(*cg.graph, order)).run(order);
+  const MemoryPlanningInfo planning = compute_planning_info(*cg.graph, order);
+  const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning);
+  return SinkWaitsPass(graph, order, k, comms_detail::IterativeReport::Full).run(order);
 }
 
 namespace comms_detail {
 
-CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k, const MemoryPlanningInfo& planning) {
+CommPassResult sink_waits_iterative(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report) {
   if (order.empty()) return {};
-  return SinkWaitsPass(cg, order, k, planning).run(order);
+  return SinkWaitsPass(graph, order, k, report).run(order);
 }
 
 }  // namespace comms_detail

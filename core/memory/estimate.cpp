@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/memory/memory_tracker.h"
+
 namespace schedlab {
 namespace {
 
@@ -59,31 +61,32 @@ PeakMemoryEstimate estimate_peak_memory(const Graph& g, const MemoryPlanningInfo
 AllocFreeEstimate estimate_peak_memory_allocfree(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
   const std::size_t n = order.size();
   AllocFreeEstimate est;
-  std::vector<std::int64_t> alloc(n, 0), freed(n, 0);
   est.last_use.assign(g.buffers.size(), kNone);
-  for (const auto& l : compute_memory_timeline(g, info, order)) {
-    if (n == 0) break;
-    alloc[static_cast<std::size_t>(l.start_step)] += l.size_alloc;
-    if (!l.live_to_end) {
-      freed[static_cast<std::size_t>(l.end_step)] += l.size_free;
-      est.last_use[l.buf] = order[static_cast<std::size_t>(l.end_step)];
-    }
-  }
   est.node_alloc.assign(g.nodes.size(), 0);
   est.node_free.assign(g.nodes.size(), 0);
   est.post_alloc.resize(n);
   est.post_free.resize(n);
-  std::int64_t cur = 0;
+  MemoryTracker memory(g, info);
+  std::int64_t before = 0;  // the freeable inputs count as the first step's allocation
   for (std::size_t t = 0; t < n; ++t) {
-    est.node_alloc[order[t]] = alloc[t];
-    est.node_free[order[t]] = freed[t];
-    cur += alloc[t];
-    est.post_alloc[t] = cur;
-    est.peak = std::max(est.peak, cur);
-    cur -= freed[t];
-    est.post_free[t] = cur;
+    const NodeId v = order[t];
+    est.post_alloc[t] = memory.post_alloc_if_run(v);
+    est.node_alloc[v] = est.post_alloc[t] - before;
+    est.peak = std::max(est.peak, est.post_alloc[t]);
+    est.node_free[v] = memory.run(v, [&](BufId b) { est.last_use[b] = v; });
+    est.post_free[t] = before = memory.current();
   }
   return est;
+}
+
+std::int64_t allocfree_peak(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
+  MemoryTracker memory(g, info);
+  std::int64_t peak = 0;
+  for (NodeId v : order) {
+    peak = std::max(peak, memory.post_alloc_if_run(v));
+    memory.run(v);
+  }
+  return peak;
 }
 
 std::vector<LiveBuffer> live_buffers_at(const Graph& g, const MemoryPlanningInfo& info, const Order& order, std::int32_t step) {

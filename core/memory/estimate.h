@@ -47,7 +47,10 @@ struct AllocFreeEstimate {
   std::vector<NodeId> last_use;          // per BufId: node after which it is freed; kNone if never
 };
 
+// Counted by core/memory/memory_tracker.h's MemoryTracker in one walk of `order`.
 AllocFreeEstimate estimate_peak_memory_allocfree(const Graph& g, const MemoryPlanningInfo& info, const Order& order);
+// Its peak alone, without the per-step and per-node tables.
+std::int64_t allocfree_peak(const Graph& g, const MemoryPlanningInfo& info, const Order& order);
 
 struct LiveBuffer {
   BufId buf = kNone;
