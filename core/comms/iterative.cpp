@@ -30,7 +30,7 @@ std::int64_t largest_within_budget(const IterativeState& s) {
 
 IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning) {
   const std::int32_t n = cg.num_nodes();
-  IterativeGraph graph{cg, planning, scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult), std::vector<double>(n, 0), cg.role, {}, {}, {}};
+  IterativeGraph graph{cg, planning, freeable_input_sizes_depend_on_order(*cg.graph), scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult), std::vector<double>(n, 0), cg.role, {}, {}, {}};
   for (NodeId v = 0; v < n; ++v) {
     if (!cg.is_collective(v)) graph.compute[v] = graph.runtime[v];
     else if (!cg.is_async_collective(v)) graph.role[v] |= kRoleSyncCollective;
@@ -55,10 +55,11 @@ IterativeState init_iterative_state(const IterativeGraph& graph, const Order& or
   const CommGraph& cg = graph.cg;
   const Graph& g = *cg.graph;
   const std::int32_t n = cg.num_nodes();
-  MemoryPlanningInfo info = planning_info_for_order(g, graph.planning, order);
+  auto replanned = graph.replan_per_order ? std::make_unique<const MemoryPlanningInfo>(planning_info_for_order(g, graph.planning, order)) : nullptr;
+  const MemoryPlanningInfo& info = replanned ? *replanned : graph.planning;
   AllocFreeEstimate est = estimate_peak_memory_allocfree(g, info, order);
   OrderTree tree(order, est.node_alloc, est.node_free, graph.compute, graph.role, graph.waits_of_collective, graph.collectives_of_wait);
-  IterativeState s{cg, std::move(info), graph.runtime, graph.data_readers, est.peak, budget, 0, std::move(est.last_use), {}, {}, std::move(tree)};
+  IterativeState s{cg, std::move(replanned), info, graph.runtime, graph.data_readers, est.peak, budget, 0, std::move(est.last_use), {}, {}, std::move(tree)};
   s.max_potential_peak = largest_within_budget(s);
   s.last_used_by.resize(n);
   std::vector<std::pair<std::int32_t, std::int32_t>> kept_alive;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ inline constexpr std::uint8_t kRoleSyncCollective = 32;
 struct IterativeGraph {
   const CommGraph& cg;
   const MemoryPlanningInfo& planning;
+  bool replan_per_order = false;     // freeable_input_sizes_depend_on_order
   std::vector<double> runtime;       // scaled by the passes' multipliers
   std::vector<double> compute;       // runtime, 0 for collectives (they run on the comm stream)
   std::vector<std::uint8_t> role;    // cg.role plus kRoleSyncCollective
@@ -48,7 +50,10 @@ IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, con
 
 struct IterativeState {
   const CommGraph& cg;
-  MemoryPlanningInfo info;             // planned for the pass's input order
+  // Planned for the pass's input order: the graph's own planning when no
+  // order changes it (freeable_input_sizes_depend_on_order), else re-planned here.
+  std::unique_ptr<const MemoryPlanningInfo> replanned;
+  const MemoryPlanningInfo& info;
   const std::vector<double>& runtime;  // the graph's scaled runtimes
   const Adjacency& data_readers;       // the graph's
   std::int64_t peak = 0;        // the input's peak: the budget's base

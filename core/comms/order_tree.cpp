@@ -22,45 +22,34 @@ OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc,
                      const Adjacency& key_dependents)
     : key_sources_(&key_sources), key_dependents_(&key_dependents) {
   const std::size_t n = alloc.size();
-  left_.assign(n, kNone);
-  right_.assign(n, kNone);
-  parent_.assign(n, kNone);
-  priority_.resize(n);
-  alloc_ = alloc;
-  net_.resize(n);
-  runtime_ = compute_runtime;
-  role_ = role;
-  count_.assign(n, 1);
-  net_sum_.resize(n);
-  max_post_alloc_.resize(n);
-  min_net_.resize(n);
-  max_net_.resize(n);
-  runtime_sum_.resize(n);
-  role_any_.resize(n);
-  min_key_.resize(n);
+  items_.resize(n);
+  links_.resize(n);
   label_.assign(n, 0);
-  key_.assign(n, kNoKey);
+  for (std::size_t v = 0; v < n; ++v) {
+    Item& it = items_[v];
+    it.priority = priority_of(v);
+    it.alloc = alloc[v];
+    it.net = alloc[v] - freed[v];
+    it.runtime = compute_runtime[v];
+    it.role = role[v];
+  }
   const std::int64_t spacing = kLabelEnd / static_cast<std::int64_t>(n + 1);
   for (std::size_t i = 0; i < order.size(); ++i) label_[order[i]] = spacing * static_cast<std::int64_t>(i + 1);
-  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) key_[v] = key_from_sources(v);
-  for (std::size_t v = 0; v < n; ++v) {
-    priority_[v] = priority_of(v);
-    net_[v] = alloc[v] - freed[v];
-  }
+  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) items_[v].key = key_from_sources(v);
   // Linear-time build along the right spine (a Cartesian tree on priorities).
   std::vector<Index> spine;
   for (NodeId v : order) {
     Index last = kNone;
-    while (!spine.empty() && priority_[spine.back()] < priority_[v]) {
+    while (!spine.empty() && items_[spine.back()].priority < items_[v].priority) {
       last = spine.back();
       spine.pop_back();
       pull(last);
     }
-    left_[v] = last;
-    if (last != kNone) parent_[last] = v;
+    links_[v].left = last;
+    if (last != kNone) links_[last].parent = v;
     if (!spine.empty()) {
-      right_[spine.back()] = v;
-      parent_[v] = spine.back();
+      links_[spine.back()].right = v;
+      links_[v].parent = spine.back();
     }
     spine.push_back(v);
   }
@@ -72,70 +61,73 @@ OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc,
 }
 
 void OrderTree::pull(Index t) {
-  const Index l = left_[t], r = right_[t];
-  count_[t] = 1 + count(l) + count(r);
+  const Index l = links_[t].left, r = links_[t].right;
+  links_[t].count = 1 + count(l) + count(r);
+  Item& node = items_[t];
   const std::int64_t before = net_sum(l);
-  net_sum_[t] = before + net_[t] + net_sum(r);
-  std::int64_t best = before + alloc_[t];
-  std::int64_t lo = net_[t], hi = net_[t];
-  double rt = runtime_[t];
-  std::uint8_t roles = role_[t];
-  std::int64_t key = key_[t];
+  node.net_sum = before + node.net + net_sum(r);
+  std::int64_t best = before + node.alloc;
+  std::int64_t lo = node.net, hi = node.net;
+  double rt = node.runtime;
+  std::uint8_t roles = node.role;
+  std::int64_t key = node.key;
   if (l != kNone) {
-    key = std::min(key, min_key_[l]);
-    best = std::max(best, max_post_alloc_[l]);
-    lo = std::min(lo, min_net_[l]);
-    hi = std::max(hi, max_net_[l]);
-    rt = runtime_sum_[l] + rt;
-    roles |= role_any_[l];
-    parent_[l] = t;
+    const Item& left = items_[l];
+    key = std::min(key, left.min_key);
+    best = std::max(best, left.max_post_alloc);
+    lo = std::min(lo, left.min_net);
+    hi = std::max(hi, left.max_net);
+    rt = left.runtime_sum + rt;
+    roles |= left.role_any;
+    links_[l].parent = t;
   }
   if (r != kNone) {
-    best = std::max(best, before + net_[t] + max_post_alloc_[r]);
-    lo = std::min(lo, min_net_[r]);
-    hi = std::max(hi, max_net_[r]);
-    rt = rt + runtime_sum_[r];
-    roles |= role_any_[r];
-    key = std::min(key, min_key_[r]);
-    parent_[r] = t;
+    const Item& right = items_[r];
+    best = std::max(best, before + node.net + right.max_post_alloc);
+    lo = std::min(lo, right.min_net);
+    hi = std::max(hi, right.max_net);
+    rt = rt + right.runtime_sum;
+    roles |= right.role_any;
+    key = std::min(key, right.min_key);
+    links_[r].parent = t;
   }
-  min_key_[t] = key;
-  max_post_alloc_[t] = best;
-  min_net_[t] = lo;
-  max_net_[t] = hi;
-  runtime_sum_[t] = rt;
-  role_any_[t] = roles;
+  node.min_key = key;
+  node.max_post_alloc = best;
+  node.min_net = lo;
+  node.max_net = hi;
+  node.runtime_sum = rt;
+  node.role_any = roles;
 }
 
 std::pair<OrderTree::Index, OrderTree::Index> OrderTree::split(Index t, std::int32_t k) {
   if (t == kNone) return {kNone, kNone};
-  parent_[t] = kNone;
-  if (count(left_[t]) >= k) {
-    auto [a, b] = split(left_[t], k);
-    left_[t] = b;
+  links_[t].parent = kNone;
+  if (count(links_[t].left) >= k) {
+    auto [a, b] = split(links_[t].left, k);
+    links_[t].left = b;
     pull(t);
-    if (a != kNone) parent_[a] = kNone;
+    if (a != kNone) links_[a].parent = kNone;
     return {a, t};
   }
-  auto [a, b] = split(right_[t], k - count(left_[t]) - 1);
-  right_[t] = a;
+  auto [a, b] = split(links_[t].right, k - count(links_[t].left) - 1);
+  links_[t].right = a;
   pull(t);
-  if (b != kNone) parent_[b] = kNone;
+  if (b != kNone) links_[b].parent = kNone;
   return {t, b};
 }
 
 OrderTree::Index OrderTree::merge(Index a, Index b) {
   if (a == kNone) return b;
   if (b == kNone) return a;
-  if (priority_[a] > priority_[b]) {
-    right_[a] = merge(right_[a], b);
+  if (items_[a].priority > items_[b].priority) {
+    links_[a].right = merge(links_[a].right, b);
     pull(a);
-    parent_[a] = kNone;
+    links_[a].parent = kNone;
     return a;
   }
-  left_[b] = merge(a, left_[b]);
+  links_[b].left = merge(a, links_[b].left);
   pull(b);
-  parent_[b] = kNone;
+  links_[b].parent = kNone;
   return b;
 }
 
@@ -149,40 +141,38 @@ OrderTree::Parts OrderTree::cut(std::int32_t first, std::int32_t last) {
 void OrderTree::join(const Parts& p) { root_ = merge(merge(p.before, p.middle), p.after); }
 
 std::int32_t OrderTree::position(NodeId v) const {
-  std::int32_t pos = count(left_[v]);
-  for (Index t = v; parent_[t] != kNone; t = parent_[t])
-    if (right_[parent_[t]] == t) pos += count(left_[parent_[t]]) + 1;
+  std::int32_t pos = count(links_[v].left);
+  for (Index t = v, p = links_[v].parent; p != kNone; t = p, p = links_[p].parent)
+    if (links_[p].right == t) pos += count(links_[p].left) + 1;
   return pos;
 }
 
 NodeId OrderTree::at(std::int32_t pos) const {
   Index t = root_;
   while (t != kNone) {
-    const std::int32_t l = count(left_[t]);
+    const std::int32_t l = count(links_[t].left);
     if (pos < l) {
-      t = left_[t];
+      t = links_[t].left;
     } else if (pos == l) {
       return t;
     } else {
       pos -= l + 1;
-      t = right_[t];
+      t = links_[t].right;
     }
   }
   return kNone;
 }
 
 std::int64_t OrderTree::memory_before(NodeId v) const {
-  std::int64_t sum = net_sum(left_[v]);
-  for (Index t = v; parent_[t] != kNone; t = parent_[t]) {
-    const Index p = parent_[t];
-    if (right_[p] == t) sum += net_sum(left_[p]) + net_[p];
-  }
+  std::int64_t sum = net_sum(links_[v].left);
+  for (Index t = v, p = links_[v].parent; p != kNone; t = p, p = links_[p].parent)
+    if (links_[p].right == t) sum += net_sum(links_[p].left) + items_[p].net;
   return sum;
 }
 
 void OrderTree::set_freed(NodeId v, std::int64_t bytes) {
-  net_[v] = alloc_[v] - bytes;
-  for (Index t = v; t != kNone; t = parent_[t]) pull(t);
+  items_[v].net = items_[v].alloc - bytes;
+  for (Index t = v; t != kNone; t = links_[t].parent) pull(t);
 }
 
 void OrderTree::move_range(std::int32_t first, std::int32_t last, std::int32_t to) {
@@ -229,16 +219,16 @@ void OrderTree::relabel_around(std::int32_t first, std::int32_t last) {
 
 NodeId OrderTree::edge_node(Index t, bool rightmost) const {
   if (t == kNone) return kNone;
-  while ((rightmost ? right_[t] : left_[t]) != kNone) t = rightmost ? right_[t] : left_[t];
+  while ((rightmost ? links_[t].right : links_[t].left) != kNone) t = rightmost ? links_[t].right : links_[t].left;
   return t;
 }
 
 NodeId OrderTree::neighbour(NodeId v, bool after) const {
   // The first node of the subtree on that side, else the nearest ancestor
   // reached from the other side.
-  if (const Index child = after ? right_[v] : left_[v]; child != kNone) return edge_node(child, !after);
-  for (Index t = v; parent_[t] != kNone; t = parent_[t])
-    if ((after ? left_[parent_[t]] : right_[parent_[t]]) == t) return parent_[t];
+  if (const Index child = after ? links_[v].right : links_[v].left; child != kNone) return edge_node(child, !after);
+  for (Index t = v, p = links_[v].parent; p != kNone; t = p, p = links_[p].parent)
+    if ((after ? links_[p].left : links_[p].right) == t) return p;
   return kNone;
 }
 
@@ -247,12 +237,12 @@ void OrderTree::collect(Index t, std::vector<NodeId>& out) const {
   while (t != kNone || !stack.empty()) {
     while (t != kNone) {
       stack.push_back(t);
-      t = left_[t];
+      t = links_[t].left;
     }
     t = stack.back();
     stack.pop_back();
     out.push_back(t);
-    t = right_[t];
+    t = links_[t].right;
   }
 }
 
@@ -265,9 +255,9 @@ std::int64_t OrderTree::key_from_sources(NodeId v) const {
 void OrderTree::update_keys_of_dependents(NodeId source) {
   for (NodeId d : key_dependents_->row(source)) {
     const std::int64_t key = key_from_sources(d);
-    if (key == key_[d]) continue;
-    key_[d] = key;
-    for (Index t = d; t != kNone; t = parent_[t]) pull(t);
+    if (key == items_[d].key) continue;
+    items_[d].key = key;
+    for (Index t = d; t != kNone; t = links_[t].parent) pull(t);
   }
 }
 
@@ -281,31 +271,31 @@ double OrderTree::compute_sum(std::int32_t first, std::int32_t last) const {
 double OrderTree::range_runtime_sum(Index t, std::int32_t base, std::int32_t first, std::int32_t last) const {
   double sum = 0;
   while (t != kNone) {
-    const std::int32_t end = base + count_[t] - 1;
+    const std::int32_t end = base + links_[t].count - 1;
     if (last < base || end < first) break;
-    if (first <= base && end <= last) return sum + runtime_sum_[t];
-    const std::int32_t own = base + count(left_[t]);
+    if (first <= base && end <= last) return sum + items_[t].runtime_sum;
+    const std::int32_t own = base + count(links_[t].left);
     if (last < own) {
-      t = left_[t];
+      t = links_[t].left;
     } else if (first > own) {
       base = own + 1;
-      t = right_[t];
+      t = links_[t].right;
     } else {
       // The range holds this node: it splits into a suffix of the left subtree and a prefix of the right one.
-      return sum + range_runtime_sum(left_[t], base, first, last) + runtime_[t] + range_runtime_sum(right_[t], own + 1, first, last);
+      return sum + range_runtime_sum(links_[t].left, base, first, last) + items_[t].runtime + range_runtime_sum(links_[t].right, own + 1, first, last);
     }
   }
   return sum;
 }
 
 bool OrderTree::may_match(Index t, std::int64_t offset, const BlockQuery& q) const {
-  return t != kNone && ((role_any_[t] & q.role_mask) != 0 || min_net_[t] < q.net_below || max_net_[t] > q.net_above || min_key_[t] < q.key_below ||
-                        offset + max_post_alloc_[t] > q.post_alloc_above);
+  return t != kNone && ((items_[t].role_any & q.role_mask) != 0 || items_[t].min_net < q.net_below || items_[t].max_net > q.net_above || items_[t].min_key < q.key_below ||
+                        offset + items_[t].max_post_alloc > q.post_alloc_above);
 }
 
 bool OrderTree::matches(Index t, std::int64_t memory_before, const BlockQuery& q) const {
-  return (role_[t] & q.role_mask) != 0 || net_[t] < q.net_below || net_[t] > q.net_above || key_[t] < q.key_below ||
-         memory_before + alloc_[t] > q.post_alloc_above;
+  return (items_[t].role & q.role_mask) != 0 || items_[t].net < q.net_below || items_[t].net > q.net_above || items_[t].key < q.key_below ||
+         memory_before + items_[t].alloc > q.post_alloc_above;
 }
 
 // The last (or first) matching node of the subtree `t`, whose first node
@@ -313,12 +303,12 @@ bool OrderTree::matches(Index t, std::int64_t memory_before, const BlockQuery& q
 // The aggregates are exact, so a subtree that may match does: one descent.
 OrderTree::Index OrderTree::find(Index t, std::int64_t offset, const BlockQuery& q, bool last, std::int32_t& rank) const {
   while (t != kNone) {
-    const Index l = left_[t], r = right_[t];
+    const Index l = links_[t].left, r = links_[t].right;
     const std::int64_t before_t = offset + net_sum(l);
     if (last) {
-      if (may_match(r, before_t + net_[t], q)) {
+      if (may_match(r, before_t + items_[t].net, q)) {
         rank += count(l) + 1;
-        offset = before_t + net_[t];
+        offset = before_t + items_[t].net;
         t = r;
         continue;
       }
@@ -331,11 +321,11 @@ OrderTree::Index OrderTree::find(Index t, std::int64_t offset, const BlockQuery&
       }
       if (matches(t, before_t, q)) break;
       rank += count(l) + 1;
-      offset = before_t + net_[t];
+      offset = before_t + items_[t].net;
       t = r;
     }
   }
-  if (t != kNone) rank += count(left_[t]);
+  if (t != kNone) rank += count(links_[t].left);
   return t;
 }
 
@@ -351,18 +341,18 @@ std::int32_t OrderTree::nearest_match(std::int32_t first, std::int32_t last, con
 std::int32_t OrderTree::find_in_range(Index t, std::int32_t base, std::int64_t offset, std::int32_t first, std::int32_t last,
                                       const BlockQuery& q, bool from_end) const {
   if (t == kNone) return -1;
-  const std::int32_t end = base + count_[t] - 1;
+  const std::int32_t end = base + links_[t].count - 1;
   if (last < base || end < first || !may_match(t, offset, q)) return -1;
   if (first <= base && end <= last) {
     std::int32_t rank = 0;
     find(t, offset, q, from_end, rank);
     return base + rank;
   }
-  const Index l = left_[t], r = right_[t];
+  const Index l = links_[t].left, r = links_[t].right;
   const std::int32_t own = base + count(l);
   const std::int64_t before_own = offset + net_sum(l);
   const auto in_left = [&] { return find_in_range(l, base, offset, first, last, q, from_end); };
-  const auto in_right = [&] { return find_in_range(r, own + 1, before_own + net_[t], first, last, q, from_end); };
+  const auto in_right = [&] { return find_in_range(r, own + 1, before_own + items_[t].net, first, last, q, from_end); };
   const bool own_matches = own >= first && own <= last && matches(t, before_own, q);
   const std::int32_t nearer = from_end ? in_right() : in_left();
   if (nearer >= 0) return nearer;
@@ -372,7 +362,7 @@ std::int32_t OrderTree::find_in_range(Index t, std::int32_t base, std::int64_t o
 
 Order OrderTree::to_order() const {
   Order out;
-  out.reserve(left_.size());
+  out.reserve(items_.size());
   collect(root_, out);
   return out;
 }

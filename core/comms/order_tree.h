@@ -44,7 +44,7 @@ class OrderTree {
             const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, const Adjacency& key_sources,
             const Adjacency& key_dependents);
 
-  std::int32_t size() const { return static_cast<std::int32_t>(left_.size()); }
+  std::int32_t size() const { return static_cast<std::int32_t>(items_.size()); }
   std::int32_t position(NodeId v) const;
   NodeId at(std::int32_t pos) const;
   // The node right after (before) `v`; kNone at the end. O(1) on average.
@@ -52,10 +52,10 @@ class OrderTree {
   NodeId prev(NodeId v) const { return neighbour(v, false); }
   // Memory before `v` runs; after its allocations; after its frees.
   std::int64_t memory_before(NodeId v) const;
-  std::int64_t post_alloc(NodeId v) const { return memory_before(v) + alloc_[v]; }
-  std::int64_t post_free(NodeId v) const { return memory_before(v) + net_[v]; }
-  std::int64_t alloc(NodeId v) const { return alloc_[v]; }
-  std::int64_t freed(NodeId v) const { return alloc_[v] - net_[v]; }
+  std::int64_t post_alloc(NodeId v) const { return memory_before(v) + items_[v].alloc; }
+  std::int64_t post_free(NodeId v) const { return memory_before(v) + items_[v].net; }
+  std::int64_t alloc(NodeId v) const { return items_[v].alloc; }
+  std::int64_t freed(NodeId v) const { return items_[v].alloc - items_[v].net; }
   void set_freed(NodeId v, std::int64_t bytes);
   std::int64_t label(NodeId v) const { return label_[v]; }
 
@@ -98,24 +98,35 @@ class OrderTree {
   NodeId edge_node(Index t, bool rightmost) const;
   NodeId neighbour(NodeId v, bool after) const;
   void collect(Index t, std::vector<NodeId>& out) const;
-  std::int32_t count(Index t) const { return t == kNone ? 0 : count_[t]; }
-  std::int64_t net_sum(Index t) const { return t == kNone ? 0 : net_sum_[t]; }
+  std::int32_t count(Index t) const { return t == kNone ? 0 : links_[t].count; }
+  std::int64_t net_sum(Index t) const { return t == kNone ? 0 : items_[t].net_sum; }
+
+  // The tree's shape, apart from the rest: walks from a node to the root
+  // (position, neighbours) read these alone, four nodes to a cache line.
+  struct Link {
+    Index left = kNone, right = kNone, parent = kNone;
+    std::int32_t count = 1;  // nodes in the subtree
+  };
+  // One node's own values and its subtree's aggregates side by side: a move
+  // or a query reads O(log N) of them, each on two cache lines.
+  struct alignas(64) Item {
+    std::uint64_t priority = 0;
+    std::int64_t alloc = 0, net = 0, key = kNoKey;
+    double runtime = 0;
+    std::uint8_t role = 0;
+    // Subtree aggregates; max_post_alloc is relative to the subtree's start.
+    std::uint8_t role_any = 0;
+    std::int64_t net_sum = 0, max_post_alloc = 0, min_net = 0, max_net = 0, min_key = kNoKey;
+    double runtime_sum = 0;
+  };
 
   Index root_ = kNone;
-  std::vector<Index> left_, right_, parent_;
-  std::vector<std::uint64_t> priority_;
-  std::vector<std::int64_t> alloc_, net_;
-  std::vector<double> runtime_;
-  std::vector<std::uint8_t> role_;
-  std::vector<std::int64_t> label_, key_;
+  std::vector<Link> links_;
+  std::vector<Item> items_;
+  std::vector<std::int64_t> label_;
   const Adjacency* key_sources_;
   const Adjacency* key_dependents_;
   std::vector<NodeId> moved_;  // scratch
-  // Subtree aggregates.
-  std::vector<std::int32_t> count_;
-  std::vector<std::int64_t> net_sum_, max_post_alloc_, min_net_, max_net_, min_key_;  // max_post_alloc_: relative to the subtree's start
-  std::vector<double> runtime_sum_;
-  std::vector<std::uint8_t> role_any_;
 };
 
 }  // namespace schedlab::comms_detail

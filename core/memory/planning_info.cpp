@@ -155,4 +155,16 @@ MemoryPlanningInfo planning_info_for_order(const Graph& g, MemoryPlanningInfo in
   return info;
 }
 
+bool freeable_input_sizes_depend_on_order(const Graph& g) {
+  std::vector<std::int64_t> read_bytes(g.buffers.size(), -1);
+  for (const Node& node : g.nodes)
+    for (const Dep& d : node.reads) {
+      const Buffer& b = g.buffers[d.buf];
+      if (!b.is_input || !b.freeable) continue;
+      if (read_bytes[d.buf] >= 0 && read_bytes[d.buf] != d.bytes) return true;
+      read_bytes[d.buf] = d.bytes;
+    }
+  return false;
+}
+
 }  // namespace schedlab

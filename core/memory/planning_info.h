@@ -57,4 +57,10 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order);
 // plan one graph in many orders (overlap_schedule's inner passes).
 MemoryPlanningInfo planning_info_for_order(const Graph& g, MemoryPlanningInfo info, const Order& order);
 
+// Whether the order can change anything but `index` and the order of
+// `freeable_inputs`: only when a freeable input is read with different byte
+// counts (its size is its last read's). When false, the info of any order
+// serves every order for sizes, uses and estimates.
+bool freeable_input_sizes_depend_on_order(const Graph& g);
+
 }  // namespace schedlab
