@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/comms/iterative.h"
+#include "core/comms/iterative_pass.h"
 #include "core/comms/passes.h"
 #include "core/memory/estimate.h"
 
@@ -42,43 +43,34 @@ struct ReorderGroup {
   NodeId tail() const { return members.back(); }
 };
 
-class ReorderPass {
+class ReorderPass : public comms_detail::IterativePass<ReorderPass> {
  public:
   ReorderPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report)
-      : cg_(graph.cg),
-        k_(k),
-        report_(report),
-        s_(comms_detail::init_iterative_state(graph, order, k.reorder_iterative_peak_memory_budget)),
-        in_group_(graph.cg.num_nodes(), -1),
-        group_reads_from_(graph.cg.num_nodes(), -1),
-        moved_free_(graph.cg.num_nodes(), 0),
-        post_alloc_after_(graph.cg.num_nodes(), 0) {}
+      : IterativePass(graph, order, k, report, k.reorder_iterative_peak_memory_budget), group_reads_from_(graph.cg.num_nodes(), -1) {}
 
   CommPassResult run(const Order& order);
 
  private:
+  friend class comms_detail::IterativePass<ReorderPass>;
+
   OverlapStat reorder_collective(NodeId curr);
+  NodeId next_candidate(const ReorderGroup& group) const { return s_.order.prev(group.head()); }
   void join_group(ReorderGroup& group, NodeId v);
   std::int32_t nearest_stop_before_group(ReorderGroup& group);
+  bool pass_run_up_to_nearest_stop(ReorderGroup& group, OverlapStat& info);
   void pass_run_of_candidates(ReorderGroup& group, std::int32_t first, OverlapStat& info);
-  // One candidate by the reference's steps; false when the move stops.
   bool try_candidate(ReorderGroup& group, NodeId candidate, OverlapStat& info);
   std::string runtime_estimation_limit(ReorderGroup& group, NodeId candidate, const OverlapStat& info);
   void find_buffers_with_changed_last_use(NodeId candidate);
-  std::int64_t calculate_potential_peak_memory_reorder(const ReorderGroup& group, NodeId candidate);
-  void update_memory_tracking_after_swap_reorder(NodeId candidate);
+  // _calculate_potential_peak_memory_reorder
+  std::int64_t calculate_potential_peak_memory(const ReorderGroup& group, NodeId candidate);
   void perform_double_linked_list_swap(const ReorderGroup& group, NodeId candidate);
+  void update_window_after_swap(const ReorderGroup& group, NodeId candidate, OverlapStat& info);
+  // _update_memory_tracking_after_swap_reorder
+  void update_memory_tracking_after_swap(NodeId candidate);
 
-  const CommGraph& cg_;
-  const CommKnobs& k_;
-  comms_detail::IterativeReport report_;
-  IterativeState s_;
-  std::int32_t stamp_ = 0;  // one per processed collective
-  std::vector<std::int32_t> in_group_, group_reads_from_;
-  std::vector<std::int64_t> moved_free_;  // bytes a group node stops freeing after the swap
-  std::vector<std::int64_t> post_alloc_after_;
+  std::vector<std::int32_t> group_reads_from_;
   std::vector<BufId> changed_bufs_;
-  std::vector<NodeId> changed_nodes_;
 };
 
 // _is_node_groupable_for_reorder; empty when groupable.
@@ -100,10 +92,7 @@ CommPassResult ReorderPass::run(const Order& order) {
     }
     curr = next_curr;
   }
-  result.order = s_.order.to_order();
-  result.peak_before = s_.peak;
-  if (report_ == comms_detail::IterativeReport::Full) result.peak_after = allocfree_peak(*cg_.graph, s_.info, result.order);
-  return result;
+  return finish(std::move(result));
 }
 
 OverlapStat ReorderPass::reorder_collective(NodeId curr) {
@@ -117,16 +106,7 @@ OverlapStat ReorderPass::reorder_collective(NodeId curr) {
   ReorderGroup group;
   group.peak = s_.order.post_alloc(curr);
   join_group(group, curr);
-  while (s_.position(group.head()) > 0) {
-    if (!k_.reorder_iterative_use_runtime_estimations) {
-      // Runtime estimations judge every candidate; without them, the
-      // candidates up to the nearest stop all take the plain swap.
-      const std::int32_t stop = nearest_stop_before_group(group);
-      if (stop + 1 < s_.position(group.head())) pass_run_of_candidates(group, stop + 1, info);
-      if (stop < 0) break;
-    }
-    if (!try_candidate(group, s_.order.prev(group.head()), info)) break;
-  }
+  move_group(group, info, k_.reorder_iterative_use_runtime_estimations);
   return info;
 }
 
@@ -172,6 +152,12 @@ std::int32_t ReorderPass::nearest_stop_before_group(ReorderGroup& group) {
   return std::max(stop, s_.order.last_match(stop + 1, head_pos - 1, memory));
 }
 
+bool ReorderPass::pass_run_up_to_nearest_stop(ReorderGroup& group, OverlapStat& info) {
+  const std::int32_t stop = nearest_stop_before_group(group);
+  if (stop + 1 < s_.position(group.head())) pass_run_of_candidates(group, stop + 1, info);
+  return stop >= 0;
+}
+
 void ReorderPass::pass_run_of_candidates(ReorderGroup& group, std::int32_t first, OverlapStat& info) {
   const std::int32_t head_pos = s_.position(group.head()), tail_pos = s_.position(group.tail());
   // Each passed candidate becomes the first node of the collective's window:
@@ -197,7 +183,7 @@ bool ReorderPass::try_candidate(ReorderGroup& group, NodeId candidate, OverlapSt
   if (group_reads_from_[candidate] == stamp_) {
     const std::string not_groupable = not_groupable_for_reorder(cg_, candidate, k_);
     if (!not_groupable.empty()) {
-      info.limiting_factor = "data dependency: " + cg_.graph->nodes[candidate].name + " (" + not_groupable + ")";
+      info.limiting_factor = data_dependency_limit(candidate, not_groupable);
       return false;
     }
     if (use_estimates) {
@@ -207,33 +193,16 @@ bool ReorderPass::try_candidate(ReorderGroup& group, NodeId candidate, OverlapSt
       }
       if (!cg_.is_async_collective(candidate)) group.runtime += s_.runtime[candidate];
     }
-    group.peak = std::max(group.peak, s_.order.post_alloc(candidate));
-    join_group(group, candidate);
-    ++info.grouped;
-    return true;
+    return group_candidate(group, candidate, info);
   }
-  if (use_estimates) {
-    std::string limit = runtime_estimation_limit(group, candidate, info);
-    if (!limit.empty()) {
-      info.limiting_factor = std::move(limit);
-      return false;
-    }
-  }
-  find_buffers_with_changed_last_use(candidate);
-  const std::int64_t potential_peak = calculate_potential_peak_memory_reorder(group, candidate);
-  if (!s_.within_budget(potential_peak)) {
-    for (NodeId gn : changed_nodes_) moved_free_[gn] = 0;
-    info.limiting_factor = comms_detail::peak_memory_limit(potential_peak, s_.peak);
-    return false;
-  }
-  ++info.moves;
-  perform_double_linked_list_swap(group, candidate);
-  // The candidate now runs right after the collective: the first node of its window.
+  return swap_within_budget(group, candidate, info, use_estimates);
+}
+
+// The candidate now runs right after the collective: the first node of its window.
+void ReorderPass::update_window_after_swap(const ReorderGroup&, NodeId candidate, OverlapStat& info) {
   if (!cg_.is_collective(candidate)) info.comp_time_us += s_.runtime[candidate];
   else if (!cg_.is_async_collective(candidate)) info.comp_time_us = 0;
   info.final_exposed_us = info.comm_time_us - info.comp_time_us;
-  update_memory_tracking_after_swap_reorder(candidate);
-  return true;
 }
 
 // With runtime estimations: a swap must not expose more of the group's waits
@@ -267,13 +236,13 @@ void ReorderPass::find_buffers_with_changed_last_use(NodeId candidate) {
   for (BufId b : s_.bufs_of_successor.row(candidate)) {
     const NodeId last = s_.last_use[b];
     if (in_group_[last] != stamp_) continue;
-    if (moved_free_[last] == 0) changed_nodes_.push_back(last);
-    moved_free_[last] += s_.info.size_free[b];
+    if (moving_free_[last] == 0) changed_nodes_.push_back(last);
+    moving_free_[last] += s_.info.size_free[b];
     changed_bufs_.push_back(b);
   }
 }
 
-std::int64_t ReorderPass::calculate_potential_peak_memory_reorder(const ReorderGroup& group, NodeId candidate) {
+std::int64_t ReorderPass::calculate_potential_peak_memory(const ReorderGroup& group, NodeId candidate) {
   const std::int64_t cand_alloc = s_.order.alloc(candidate);
   const std::int64_t cand_delta = cand_alloc - s_.order.freed(candidate);
   const std::int64_t tail_post_free = s_.order.post_free(group.tail());
@@ -284,7 +253,7 @@ std::int64_t ReorderPass::calculate_potential_peak_memory_reorder(const ReorderG
   for (NodeId gn : group.members) {
     post_alloc_after_[gn] = s_.order.post_alloc(gn) + delta;
     potential_peak = std::max(potential_peak, post_alloc_after_[gn]);
-    delta += moved_free_[gn];
+    delta += moving_free_[gn];
   }
   post_alloc_after_[candidate] = tail_post_free + delta + cand_alloc;
   return std::max(potential_peak, post_alloc_after_[candidate]);
@@ -297,7 +266,7 @@ void ReorderPass::perform_double_linked_list_swap(const ReorderGroup& group, Nod
 
 // The tree derives every node's memory from the frees, so only the nodes
 // whose frees moved change; the result equals the reference's post_alloc_update.
-void ReorderPass::update_memory_tracking_after_swap_reorder(NodeId candidate) {
+void ReorderPass::update_memory_tracking_after_swap(NodeId candidate) {
   if (changed_bufs_.empty()) return;
   for (BufId b : changed_bufs_) {
     s_.last_use[b] = candidate;
@@ -305,9 +274,9 @@ void ReorderPass::update_memory_tracking_after_swap_reorder(NodeId candidate) {
   }
   std::int64_t moved_total = 0;
   for (NodeId gn : changed_nodes_) {
-    moved_total += moved_free_[gn];
-    s_.order.set_freed(gn, s_.order.freed(gn) - moved_free_[gn]);
-    moved_free_[gn] = 0;
+    moved_total += moving_free_[gn];
+    s_.order.set_freed(gn, s_.order.freed(gn) - moving_free_[gn]);
+    moving_free_[gn] = 0;
   }
   s_.order.set_freed(candidate, s_.order.freed(candidate) + moved_total);
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/comms/iterative.h"
+#include "core/comms/iterative_pass.h"
 #include "core/comms/passes.h"
 #include "core/memory/estimate.h"
 
@@ -54,43 +55,37 @@ std::string not_groupable_for_sink_waits(const CommGraph& cg, NodeId candidate, 
   return {};
 }
 
-class SinkWaitsPass {
+class SinkWaitsPass : public comms_detail::IterativePass<SinkWaitsPass> {
  public:
   SinkWaitsPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report)
-      : cg_(graph.cg),
-        k_(k),
-        report_(report),
-        s_(comms_detail::init_iterative_state(graph, order, k.sink_iterative_peak_memory_budget)),
-        in_group_(graph.cg.num_nodes(), -1),
-        group_pos_(graph.cg.num_nodes(), 0),
-        freed_instead_(graph.cg.num_nodes(), 0),
-        post_alloc_after_(graph.cg.num_nodes(), 0) {}
+      : IterativePass(graph, order, k, report, k.sink_iterative_peak_memory_budget), group_pos_(graph.cg.num_nodes(), 0) {}
 
   CommPassResult run(const Order& order);
 
  private:
+  friend class comms_detail::IterativePass<SinkWaitsPass>;
+
   OverlapStat sink_wait(NodeId curr);
+  NodeId next_candidate(const SinkGroup& group) const { return s_.order.next(group.tail()); }
   void join_group(SinkGroup& group, NodeId v);
   std::int32_t nearest_stop_after_group(SinkGroup& group);
-  void pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info, Exposure& ex);
-  // One candidate by the reference's steps; false when the move stops.
-  bool try_candidate(SinkGroup& group, NodeId candidate, OverlapStat& info, Exposure& ex);
+  bool pass_run_up_to_nearest_stop(SinkGroup& group, OverlapStat& info);
+  void pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info);
+  bool try_candidate(SinkGroup& group, NodeId candidate, OverlapStat& info);
   std::string runtime_estimation_limit(SinkGroup& group, NodeId candidate, const OverlapStat& info);
-  void find_buffers_with_changed_last_use_sink_waits(NodeId candidate);
-  std::int64_t calculate_potential_peak_memory_sink_waits(const SinkGroup& group, NodeId candidate);
-  void perform_double_linked_list_swap_sink_waits(const SinkGroup& group, NodeId candidate);
-  void update_memory_tracking_after_swap_sink_waits(NodeId candidate);
-  void record_window(OverlapStat& info, Exposure& ex, NodeId curr);
+  // _find_buffers_with_changed_last_use_sink_waits
+  void find_buffers_with_changed_last_use(NodeId candidate);
+  // _calculate_potential_peak_memory_sink_waits
+  std::int64_t calculate_potential_peak_memory(const SinkGroup& group, NodeId candidate);
+  // _perform_double_linked_list_swap_sink_waits
+  void perform_double_linked_list_swap(const SinkGroup& group, NodeId candidate);
+  void update_window_after_swap(const SinkGroup& group, NodeId candidate, OverlapStat& info);
+  // _update_memory_tracking_after_swap_sink_waits
+  void update_memory_tracking_after_swap(NodeId candidate);
+  void record_window(OverlapStat& info, NodeId curr);
 
-  const CommGraph& cg_;
-  const CommKnobs& k_;
-  comms_detail::IterativeReport report_;
-  IterativeState s_;
-  std::int32_t stamp_ = 0;  // one per processed wait
-  std::vector<std::int32_t> in_group_, group_pos_;
-  std::vector<std::int64_t> freed_instead_;  // bytes a group node frees instead of the candidate
-  std::vector<std::int64_t> post_alloc_after_;
-  std::vector<NodeId> changed_nodes_;
+  std::vector<std::int32_t> group_pos_;
+  Exposure ex_;  // the wait's window, as last measured
   std::int64_t moved_total_ = 0;
   bool last_use_changes_ = false;  // also for zero-byte buffers: the reference then takes the detailed path
 };
@@ -109,40 +104,26 @@ CommPassResult SinkWaitsPass::run(const Order& order) {
     }
     curr = prev_curr;
   }
-  result.order = s_.order.to_order();
-  result.peak_before = s_.peak;
-  if (report_ == comms_detail::IterativeReport::Full) result.peak_after = allocfree_peak(*cg_.graph, s_.info, result.order);
-  return result;
+  return finish(std::move(result));
 }
 
-void SinkWaitsPass::record_window(OverlapStat& info, Exposure& ex, NodeId curr) {
-  ex = comms_detail::wait_exposure(s_, curr);
-  info.comm_time_us = ex.comm_us;
-  info.comp_time_us = ex.comp_us;
+void SinkWaitsPass::record_window(OverlapStat& info, NodeId curr) {
+  ex_ = comms_detail::wait_exposure(s_, curr);
+  info.comm_time_us = ex_.comm_us;
+  info.comp_time_us = ex_.comp_us;
   info.final_exposed_us = info.comm_time_us - info.comp_time_us;
 }
 
 OverlapStat SinkWaitsPass::sink_wait(NodeId curr) {
   OverlapStat info;
   info.node = curr;
-  Exposure ex;
-  record_window(info, ex, curr);
+  record_window(info, curr);
   info.initial_exposed_us = info.final_exposed_us;
   ++stamp_;
   SinkGroup group;
   group.peak = s_.order.post_alloc(curr);
   join_group(group, curr);
-  const std::int32_t n = s_.order.size();
-  while (s_.position(group.tail()) + 1 < n) {
-    if (!k_.sink_iterative_use_runtime_estimations) {
-      // Runtime estimations judge every candidate; without them, the
-      // candidates up to the nearest stop all take the plain swap.
-      const std::int32_t stop = nearest_stop_after_group(group);
-      if (stop > s_.position(group.tail()) + 1) pass_run_of_candidates(group, stop - 1, info, ex);
-      if (stop >= n) break;
-    }
-    if (!try_candidate(group, s_.order.next(group.tail()), info, ex)) break;
-  }
+  move_group(group, info, k_.sink_iterative_use_runtime_estimations);
   return info;
 }
 
@@ -184,16 +165,22 @@ std::int32_t SinkWaitsPass::nearest_stop_after_group(SinkGroup& group) {
   return stop;
 }
 
-void SinkWaitsPass::pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info, Exposure& ex) {
+bool SinkWaitsPass::pass_run_up_to_nearest_stop(SinkGroup& group, OverlapStat& info) {
+  const std::int32_t stop = nearest_stop_after_group(group);
+  if (stop > s_.position(group.tail()) + 1) pass_run_of_candidates(group, stop - 1, info);
+  return stop < s_.order.size();
+}
+
+void SinkWaitsPass::pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info) {
   const std::int32_t head_pos = s_.position(group.head()), tail_pos = s_.position(group.tail());
   const std::int32_t count = last - tail_pos;
   s_.order.move_range(head_pos, tail_pos, head_pos + count);
   info.moves += count;
   // The passed candidates now run right before the wait: the end of its window.
-  record_window(info, ex, group.head());
+  record_window(info, group.head());
 }
 
-bool SinkWaitsPass::try_candidate(SinkGroup& group, NodeId candidate, OverlapStat& info, Exposure& ex) {
+bool SinkWaitsPass::try_candidate(SinkGroup& group, NodeId candidate, OverlapStat& info) {
   const bool use_estimates = k_.sink_iterative_use_runtime_estimations;
   if (use_estimates && info.final_exposed_us < -k_.sink_iterative_extra_comm_comp_overlap * info.comm_time_us) {
     info.limiting_factor = "unexposed by runtime estimations";
@@ -216,13 +203,10 @@ bool SinkWaitsPass::try_candidate(SinkGroup& group, NodeId candidate, OverlapSta
         group.collectives.push_back({candidate, c.comm_us, c.comp_us});
       }
       if (!cg_.is_async_collective(candidate)) group.runtime += s_.runtime[candidate];
-      group.peak = std::max(group.peak, s_.order.post_alloc(candidate));
-      join_group(group, candidate);
-      ++info.grouped;
-      return true;
+      return group_candidate(group, candidate, info);
     }
     if (data_dep) {
-      info.limiting_factor = "data dependency: " + cg_.graph->nodes[candidate].name + " (" + not_groupable + ")";
+      info.limiting_factor = data_dependency_limit(candidate, not_groupable);
       return false;
     }
     if (!k_.sink_waits_iterative_unsafe_collectives_reorder) {
@@ -230,31 +214,17 @@ bool SinkWaitsPass::try_candidate(SinkGroup& group, NodeId candidate, OverlapSta
       return false;
     }
   }
-  if (use_estimates) {
-    std::string limit = runtime_estimation_limit(group, candidate, info);
-    if (!limit.empty()) {
-      info.limiting_factor = std::move(limit);
-      return false;
-    }
-  }
-  find_buffers_with_changed_last_use_sink_waits(candidate);
-  const std::int64_t potential_peak = calculate_potential_peak_memory_sink_waits(group, candidate);
-  if (!s_.within_budget(potential_peak)) {
-    for (NodeId gn : changed_nodes_) freed_instead_[gn] = 0;
-    info.limiting_factor = comms_detail::peak_memory_limit(potential_peak, s_.peak);
-    return false;
-  }
-  ++info.moves;
-  perform_double_linked_list_swap_sink_waits(group, candidate);
-  // The candidate now runs right before the wait: the last node of its window.
+  return swap_within_budget(group, candidate, info, use_estimates);
+}
+
+// The candidate now runs right before the wait: the last node of its window.
+void SinkWaitsPass::update_window_after_swap(const SinkGroup& group, NodeId candidate, OverlapStat& info) {
   if (!cg_.is_collective(candidate) && !cg_.is_wait(candidate)) {
-    if (!ex.reset) info.comp_time_us += s_.runtime[candidate];
+    if (!ex_.reset) info.comp_time_us += s_.runtime[candidate];
     info.final_exposed_us = info.comm_time_us - info.comp_time_us;
   } else {
-    record_window(info, ex, group.head());
+    record_window(info, group.head());
   }
-  update_memory_tracking_after_swap_sink_waits(candidate);
-  return true;
 }
 
 // With runtime estimations: a swap must not expose more of the candidate
@@ -283,7 +253,7 @@ std::string SinkWaitsPass::runtime_estimation_limit(SinkGroup& group, NodeId can
 
 // Buffers the candidate frees that the group also reads: after the swap the
 // group's last reader of each frees it instead.
-void SinkWaitsPass::find_buffers_with_changed_last_use_sink_waits(NodeId candidate) {
+void SinkWaitsPass::find_buffers_with_changed_last_use(NodeId candidate) {
   changed_nodes_.clear();
   moved_total_ = 0;
   last_use_changes_ = false;
@@ -293,14 +263,14 @@ void SinkWaitsPass::find_buffers_with_changed_last_use_sink_waits(NodeId candida
     for (NodeId succ : s_.info.buffer_succ_nodes.row(b))
       if (in_group_[succ] == stamp_ && (last_in_group == kNone || group_pos_[succ] > group_pos_[last_in_group])) last_in_group = succ;
     if (last_in_group == kNone) continue;
-    if (freed_instead_[last_in_group] == 0) changed_nodes_.push_back(last_in_group);
-    freed_instead_[last_in_group] += s_.info.size_free[b];
+    if (moving_free_[last_in_group] == 0) changed_nodes_.push_back(last_in_group);
+    moving_free_[last_in_group] += s_.info.size_free[b];
     moved_total_ += s_.info.size_free[b];
     last_use_changes_ = true;
   }
 }
 
-std::int64_t SinkWaitsPass::calculate_potential_peak_memory_sink_waits(const SinkGroup& group, NodeId candidate) {
+std::int64_t SinkWaitsPass::calculate_potential_peak_memory(const SinkGroup& group, NodeId candidate) {
   const std::int64_t cand_alloc = s_.order.alloc(candidate);
   const std::int64_t cand_delta = cand_alloc - s_.order.freed(candidate);
   const std::int64_t pre_group = s_.order.memory_before(group.head());
@@ -311,25 +281,25 @@ std::int64_t SinkWaitsPass::calculate_potential_peak_memory_sink_waits(const Sin
   for (NodeId gn : group.members) {
     post_alloc_after_[gn] = s_.order.post_alloc(gn) + delta;
     potential_peak = std::max(potential_peak, post_alloc_after_[gn]);
-    delta -= freed_instead_[gn];
+    delta -= moving_free_[gn];
   }
   return potential_peak;
 }
 
-void SinkWaitsPass::perform_double_linked_list_swap_sink_waits(const SinkGroup& group, NodeId candidate) {
+void SinkWaitsPass::perform_double_linked_list_swap(const SinkGroup& group, NodeId candidate) {
   s_.order.move_range(s_.position(candidate), s_.position(candidate), s_.position(group.head()));
 }
 
 // The tree derives every node's memory from the frees, so only the nodes
 // whose frees moved change; the result equals the reference's post_alloc_update.
 // As in the reference, last uses are not updated here.
-void SinkWaitsPass::update_memory_tracking_after_swap_sink_waits(NodeId candidate) {
+void SinkWaitsPass::update_memory_tracking_after_swap(NodeId candidate) {
   if (!last_use_changes_) return;
   s_.order.set_freed(candidate, s_.order.freed(candidate) - moved_total_);
   for (NodeId gn : changed_nodes_) {
-    if (freed_instead_[gn] == 0) continue;  // listed twice, or a zero-byte buffer
-    s_.order.set_freed(gn, s_.order.freed(gn) + freed_instead_[gn]);
-    freed_instead_[gn] = 0;
+    if (moving_free_[gn] == 0) continue;  // listed twice, or a zero-byte buffer
+    s_.order.set_freed(gn, s_.order.freed(gn) + moving_free_[gn]);
+    moving_free_[gn] = 0;
   }
 }
 
