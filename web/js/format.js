@@ -44,6 +44,18 @@ export function formatUs(us) {
   return `${us.toFixed(us === 0 ? 0 : digits(us))} µs`;
 }
 
+// A snake_case name as text with a line-break opportunity after each
+// underscore (<wbr>), so a long pass or knob name wraps at its words in a
+// narrow column instead of mid-word; its textContent stays the name.
+export function breakableName(name) {
+  const parts = [];
+  name.split(/(?<=_)/).forEach((part, i) => {
+    if (i) parts.push(document.createElement('wbr'));
+    parts.push(part);
+  });
+  return parts;
+}
+
 // Builds an element: h('div', {class: 'x', 'data-testid': 'y'}, child, 'text', ...).
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);

@@ -3,7 +3,7 @@
 // URL, which carries the graph's URL and every option that differs from the
 // CLI's defaults:
 //   ?graph=URL&comm-passes=a,b,c&memory-methods=x,y&fuse=0&hardware=NAME&knob.NAME=V&step=N
-import { h } from './format.js';
+import { breakableName, h } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -44,7 +44,7 @@ export class OptionsPanel {
       return h('li', { class: 'pass-item', 'data-pass': p.name },
         h('label', { class: 'check', title: p.summary },
           h('input', { type: 'checkbox', name: 'comm-pass', value: p.name, checked: p.checked }),
-          h('span', { class: 'check-name' }, p.name),
+          h('span', { class: 'check-name' }, breakableName(p.name)),
           h('span', { class: 'check-summary' }, p.summary)),
         h('span', { class: 'moves' }, move(-1, 'move up'), move(1, 'move down')));
     }));
@@ -83,7 +83,7 @@ export class OptionsPanel {
         ? h('input', { id, type: 'checkbox', name: 'knob', 'data-knob': name, checked: value })
         : h('input', { id, type: typeof value === 'number' || value === null ? 'number' : 'text', step: 'any', name: 'knob', 'data-knob': name, value,
           placeholder: value === null ? 'unset' : null });
-      return h('div', { class: 'knob' }, h('label', { for: id }, name), input);
+      return h('div', { class: 'knob' }, h('label', { for: id }, breakableName(name)), input);
     }));
   }
 
