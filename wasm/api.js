@@ -37,7 +37,18 @@ Module['commPasses'] = () => JSON.parse(schedlabUnwrap(Module['rawCommPasses']()
 Module['planControls'] = () => JSON.parse(schedlabUnwrap(Module['rawPlanControls']()));
 
 // openPlanSession() -> a planning run kept in the WASM heap for per-step views:
-//   run(graphJson, optionsJson) -> the plan text (as plan());
+//   run(graph, optionsJson, onStage) plans `graph` (its JSON text, or its
+//     bytes as a Uint8Array: copied into the heap as they are, the fast way
+//     for a big file), calling onStage(name) as each stage starts ("load",
+//     the pipeline's stages "front_end", "memory", "runtimes", "comms",
+//     "simulation", then "views");
+//   planText() -> the plan's schedplan/1 text (as plan()), written on demand;
+//   overview() -> what a first report shows, under the plan's keys: graph,
+//     nodes, final, memory (chosen, method_order, methods' peaks or errors,
+//     peak, peak_step), options (hardware, comm_passes), simulation
+//     (step_time_us, exposed_comm_us, collective_count), predicted, comm
+//     (step_time_before_us, exposed_comm_before_us), front_end (input_nodes),
+//     and method_peak_node (the memory method's order at its peak step);
 //   trace() -> the Chrome trace text of its simulation (as `plan --trace`);
 //   traceBeforeComm() -> the Chrome trace text of the order before the comm passes;
 //   explain(a, b) -> `fuse --explain A B` on the input graph: {fused, group_a,
@@ -51,14 +62,29 @@ Module['planControls'] = () => JSON.parse(schedlabUnwrap(Module['rawPlanControls
 //     output or collective);
 //   summary() -> {input, planned}: validate()'s counts of the input graph and
 //     of the planned one (the fused graph when the input was pre-fusion);
-//   names(i), curve(i) -> {peak, peak_step, curve}, liveAt(i, step) ->
-//     [{buffer, bytes, producer}] (largest first) for order i of the planned
-//     graph: 0 is its baseline, 1 the plan's final order.
+//   for order i of the planned graph (0: its baseline, 1: the plan's final
+//   order): namesText(i) -> the names joined by '\n', nameAt(i, step) -> the
+//   node at that step ("" past the last), baselineSteps() -> Int32Array: for
+//   each step of the final order, that node's step in the baseline order,
+//   curve(i) -> {peak, peak_step, curve: Float64Array}, liveAt(i, step) ->
+//   [{buffer, bytes, producer}] (largest first).
 // Call delete() when done.
 Module['openPlanSession'] = () => {
   const raw = new Module['RawPlanSession']();
   return {
-    run: (graphJson, optionsJson = '') => schedlabUnwrap(raw.run(graphJson, optionsJson)),
+    run: (graph, optionsJson = '', onStage = () => {}) => {
+      const bytes = typeof graph === 'string' ? new TextEncoder().encode(graph) : graph;
+      const ptr = _malloc(Math.max(1, bytes.length));
+      if (!ptr) throw new SchedlabError('out of memory', 'internal');
+      try {
+        HEAPU8.set(bytes, ptr);
+        schedlabUnwrap(raw.runBuffer(ptr, bytes.length, optionsJson, onStage));
+      } finally {
+        _free(ptr);
+      }
+    },
+    planText: () => schedlabUnwrap(raw.planText()),
+    overview: () => JSON.parse(schedlabUnwrap(raw.overview())),
     trace: () => schedlabUnwrap(raw.trace()),
     traceBeforeComm: () => schedlabUnwrap(raw.traceBeforeComm()),
     explain: (a, b) => JSON.parse(schedlabUnwrap(raw.explain(a, b))),
@@ -66,8 +92,17 @@ Module['openPlanSession'] = () => {
     bufferProducers: () => JSON.parse(schedlabUnwrap(raw.bufferProducers())),
     lifetimes: (order, from, to) => JSON.parse(schedlabUnwrap(raw.lifetimes(order, from, to))),
     summary: () => JSON.parse(schedlabUnwrap(raw.summary())),
-    names: (order) => JSON.parse(schedlabUnwrap(raw.names(order))),
-    curve: (order) => JSON.parse(schedlabUnwrap(raw.curve(order))),
+    namesText: (order) => schedlabUnwrap(raw.namesText(order)),
+    nameAt: (order, step) => schedlabUnwrap(raw.nameAt(order, step)),
+    baselineSteps: () => {
+      const view = raw.baselineSteps();
+      if (!view) throw new SchedlabError('plan session: nothing planned yet', 'usage');
+      return view.slice();
+    },
+    curve: (order) => {
+      const { peak, peak_step } = JSON.parse(schedlabUnwrap(raw.peak(order)));
+      return { peak, peak_step, curve: raw.curveView(order).slice() };
+    },
     liveAt: (order, step) => JSON.parse(schedlabUnwrap(raw.liveAt(order, step))),
     delete: () => raw.delete(),
   };

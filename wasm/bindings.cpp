@@ -6,9 +6,12 @@
 // The API mirrors the CLI: plan() is core's plan_json(), the same function the
 // CLI's `plan -o` writes, so the two outputs are byte for byte equal.
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -117,17 +120,134 @@ CallResult plan_controls() {
 // the plan's final order.
 class PlanSession {
  public:
-  // Returns the plan text.
-  CallResult run(const std::string& graph_json, const std::string& options_json) {
+  // The page's way in: the graph's bytes, which api.js copied into the WASM
+  // heap at `data` (a 40 MB file is never a JS string converted byte by
+  // byte), planned stage by stage: `on_stage(name)` is called as each stage
+  // starts ("load", run_plan's stages, then "views"), so the worker can show
+  // progress and time each stage. The plan text is written only when asked
+  // for (planText).
+  CallResult run_buffer(std::uintptr_t data, std::size_t size, const std::string& options_json, emscripten::val on_stage) {
     return guarded([&] {
-      planned_ = false;
-      PlanOptions opts = parse_plan_options(options_json);
-      result_ = run_plan(load_graph(graph_json), opts);
-      planned_ = true;
+      start(options_json);
+      on_stage(std::string("load"));
+      auto input = std::make_shared<const Graph>(load_graph(std::string_view(reinterpret_cast<const char*>(data), size)));
+      PlanResult r = run_plan(std::move(input), opts_, [&](const PlanStage& stage) { on_stage(std::string(stage.name)); });
+      on_stage(std::string("views"));
+      finish(std::move(r));
+      return std::string();
+    });
+  }
+
+  // What the page's first report shows, under the plan's own keys (a subset
+  // of schedplan/1), plus the node the memory method's order runs at its
+  // peak (`method_peak_node`): the page shows its summary without waiting
+  // for the plan text (megabytes on a big graph) and its parse, which come
+  // after (planText) for the fusion table, the comm tables and the export.
+  // `simulation.collective_count` stands for the plan's list of collectives.
+  CallResult overview() {
+    return guarded([&] {
       const Graph& g = planned();
-      info_ = compute_planning_info(g, g.baseline_order());
-      orders_ = {g.baseline_order(), result_.order};
-      return plan_text_json(opts, result_);
+      const PlanResult& r = result_;
+      json methods = json::object();
+      json method_order = json::array();
+      for (const auto& m : r.memory.methods) {
+        method_order.push_back(m.method);
+        methods[m.method] = m.error.empty() ? json{{"peak", m.peak}} : json{{"error", m.error}};
+      }
+      const Prediction& p = r.predicted;
+      json out = {
+          {"graph", g.name},
+          {"nodes", g.nodes.size()},
+          {"final",
+           {{"peak_bytes", r.final_memory.peak},
+            {"peak_step", r.final_memory.peak_step},
+            {"peak_node", std::string(node_at_step(g, r.order, r.final_memory.peak_step))}}},
+          {"memory",
+           {{"chosen", r.memory.methods[r.memory.chosen].method},
+            {"method_order", std::move(method_order)},
+            {"methods", std::move(methods)},
+            {"peak", r.memory.estimate.peak},
+            {"peak_step", r.memory.estimate.peak_step}}},
+          {"method_peak_node", std::string(node_at_step(g, r.memory.order(), r.memory.estimate.peak_step))},
+          {"options", {{"hardware", opts_.hardware.name}, {"comm_passes", opts_.comm_passes}}},
+          {"simulation",
+           {{"step_time_us", r.simulation.step_time_us},
+            {"exposed_comm_us", r.simulation.exposed_comm_us},
+            {"collective_count", r.simulation.collectives.size()}}},
+          {"predicted",
+           {{"hardware", p.hardware},
+            {"runtime_source", p.runtime_source},
+            {"peak_bytes", p.peak_bytes},
+            {"reserved_bytes", p.reserved_bytes},
+            {"kernel_time_us", p.kernel_time_us},
+            {"wall_time_us", p.wall_time_us},
+            {"wall_time_us_cudagraphs", p.wall_time_us_cudagraphs}}},
+      };
+      if (r.front_end) out["front_end"] = {{"input_nodes", r.input->nodes.size()}};
+      if (r.comm)
+        out["comm"] = {{"step_time_before_us", r.simulation_before_comm.step_time_us},
+                       {"exposed_comm_before_us", r.simulation_before_comm.exposed_comm_us}};
+      return out.dump();
+    });
+  }
+
+  // The plan's schedplan/1 text (byte for byte `schedlab plan -o`), written
+  // on the first call after a run.
+  CallResult plan_text_call() {
+    return guarded([&] {
+      planned();
+      return plan_text();
+    });
+  }
+
+  // The node names of an order joined by newlines (one string is far
+  // cheaper to hand to JS than a JSON array of 100k strings).
+  CallResult names_text(int order_index) {
+    return guarded([&] {
+      const Graph& g = planned();
+      std::string out;
+      for (NodeId v : order_at(order_index)) {
+        if (!out.empty()) out += '\n';
+        out += g.nodes[v].name;
+      }
+      return out;
+    });
+  }
+
+  // For each step of the final order, the step of the same node in the
+  // baseline order (the page's order table), as a view of the WASM heap
+  // valid until the next call (api.js copies it); null when nothing is planned.
+  emscripten::val baseline_steps() {
+    if (!planned_) return emscripten::val::null();
+    const Order& baseline = orders_[0];
+    const Order& final_order = orders_[1];
+    std::vector<std::int32_t> step_of(planned().nodes.size(), -1);
+    for (std::size_t i = 0; i < baseline.size(); ++i) step_of[baseline[i]] = static_cast<std::int32_t>(i);
+    baseline_steps_.resize(final_order.size());
+    for (std::size_t i = 0; i < final_order.size(); ++i) baseline_steps_[i] = step_of[final_order[i]];
+    return emscripten::val(emscripten::typed_memory_view(baseline_steps_.size(), baseline_steps_.data()));
+  }
+
+  // The name of the node at `step` of an order ("" past its last step).
+  CallResult name_at(int order_index, int step) {
+    return guarded([&] { return std::string(node_at_step(planned(), order_at(order_index), step)); });
+  }
+
+  // An order's memory curve as a view of the WASM heap (doubles: exact for
+  // any byte count below 2^53), valid until the next call; api.js copies it.
+  // null when nothing is planned or there is no such order.
+  emscripten::val curve_view(int order_index) {
+    if (!planned_ || order_index < 0 || order_index >= static_cast<int>(orders_.size())) return emscripten::val::null();
+    const PeakMemoryEstimate& est = estimate_at(order_index);
+    curve_doubles_.assign(est.curve.begin(), est.curve.end());
+    return emscripten::val(emscripten::typed_memory_view(curve_doubles_.size(), curve_doubles_.data()));
+  }
+
+  // {peak, peak_step} of an order's curve.
+  CallResult peak(int order_index) {
+    return guarded([&] {
+      const PeakMemoryEstimate& est = estimate_at(order_index);
+      return json{{"peak", est.peak}, {"peak_step", est.peak_step}}.dump();
     });
   }
 
@@ -174,7 +294,7 @@ class PlanSession {
       const Graph& g = planned();
       const Order& order = order_at(order_index);
       json out = json::array();
-      for (const auto& lt : compute_memory_timeline(g, info_, order)) {
+      for (const auto& lt : compute_memory_timeline(g, *info_, order)) {
         if (lt.end_step < from || lt.start_step > to || lt.size_alloc <= 0) continue;
         const Buffer& b = g.buffers[lt.buf];
         // Freed after its last live step's node (a graph output never is).
@@ -183,7 +303,7 @@ class PlanSession {
         const Node* producer = b.is_input ? nullptr : &g.nodes[b.producer];
         const char* category = b.is_input                          ? "input"
                                : producer->collective              ? "collective"
-                               : info_.is_graph_output[lt.buf] ? "output"
+                               : info_->is_graph_output[lt.buf] ? "output"
                                                                    : "activation";
         out.push_back({{"buffer", b.name}, {"bytes", lt.size_alloc}, {"start", lt.start_step}, {"end", lt.end_step},
                        {"to_end", lt.live_to_end}, {"producer", producer ? producer->name : ""},
@@ -223,23 +343,6 @@ class PlanSession {
     });
   }
 
-  // The node names of an order, as a JSON array.
-  CallResult names(int order_index) {
-    return guarded([&] {
-      const Graph& g = planned();
-      json out = json::array();
-      for (NodeId v : order_at(order_index)) out.push_back(g.nodes[v].name);
-      return out.dump();
-    });
-  }
-
-  CallResult curve(int order_index) {
-    return guarded([&] {
-      PeakMemoryEstimate est = estimate_peak_memory(planned(), info_, order_at(order_index));
-      return json{{"peak", est.peak}, {"peak_step", est.peak_step}, {"curve", est.curve}}.dump();
-    });
-  }
-
   // Buffers alive at `step` of an order, largest first, with their producers.
   CallResult live_at(int order_index, int step) {
     return guarded([&] {
@@ -247,7 +350,7 @@ class PlanSession {
       const Order& order = order_at(order_index);
       if (step < 0 || step > static_cast<int>(order.size())) throw OptionError("step " + std::to_string(step) + ": out of range");
       json out = json::array();
-      for (const auto& lb : live_buffers_at(g, info_, order, step)) {
+      for (const auto& lb : live_buffers_at(g, *info_, order, step)) {
         const Buffer& b = g.buffers[lb.buf];
         out.push_back({{"buffer", b.name}, {"bytes", lb.bytes}, {"producer", b.is_input ? "" : g.nodes[b.producer].name}});
       }
@@ -256,6 +359,36 @@ class PlanSession {
   }
 
  private:
+  void start(const std::string& options_json) {
+    planned_ = false;
+    plan_text_.clear();
+    estimates_.clear();
+    opts_ = parse_plan_options(options_json);
+  }
+
+  void finish(PlanResult r) {
+    result_ = std::move(r);
+    planned_ = true;
+    const Graph& g = planned();
+    // The memory stage's planning info (of the baseline order): the same the plan's estimates read.
+    info_ = result_.memory.info;
+    orders_ = {g.baseline_order(), result_.order};
+  }
+
+  const std::string& plan_text() {
+    if (plan_text_.empty()) plan_text_ = plan_text_json(opts_, result_);
+    return plan_text_;
+  }
+
+  // The memory estimate of an order, computed once (the final order's is the plan's own).
+  const PeakMemoryEstimate& estimate_at(int order_index) {
+    const Order& order = order_at(order_index);
+    if (order_index == 1) return result_.final_memory;
+    auto it = estimates_.find(order_index);
+    if (it == estimates_.end()) it = estimates_.emplace(order_index, estimate_peak_memory(planned(), *info_, order)).first;
+    return it->second;
+  }
+
   const Graph& planned() const {
     if (!planned_) throw OptionError("plan session: nothing planned yet");
     return result_.planned();
@@ -267,8 +400,13 @@ class PlanSession {
   }
 
   bool planned_ = false;  // false until a run succeeds
+  PlanOptions opts_;
   PlanResult result_;
-  MemoryPlanningInfo info_;
+  std::string plan_text_;  // written on demand
+  std::map<int, PeakMemoryEstimate> estimates_;
+  std::vector<double> curve_doubles_;  // what curve_view() shows
+  std::vector<std::int32_t> baseline_steps_;  // what baseline_steps() shows
+  std::shared_ptr<const MemoryPlanningInfo> info_;
   std::vector<Order> orders_;
 };
 
@@ -286,7 +424,14 @@ EMSCRIPTEN_BINDINGS(schedlab) {
   function("rawPlanControls", &plan_controls);
   class_<PlanSession>("RawPlanSession")
       .constructor<>()
-      .function("run", &PlanSession::run)
+      .function("runBuffer", &PlanSession::run_buffer)
+      .function("planText", &PlanSession::plan_text_call)
+      .function("overview", &PlanSession::overview)
+      .function("namesText", &PlanSession::names_text)
+      .function("curveView", &PlanSession::curve_view)
+      .function("baselineSteps", &PlanSession::baseline_steps)
+      .function("nameAt", &PlanSession::name_at)
+      .function("peak", &PlanSession::peak)
       .function("trace", &PlanSession::trace)
       .function("traceBeforeComm", &PlanSession::trace_before_comm)
       .function("explain", &PlanSession::explain)
@@ -294,7 +439,5 @@ EMSCRIPTEN_BINDINGS(schedlab) {
       .function("bufferProducers", &PlanSession::buffer_producers)
       .function("lifetimes", &PlanSession::lifetimes)
       .function("summary", &PlanSession::summary)
-      .function("names", &PlanSession::names)
-      .function("curve", &PlanSession::curve)
       .function("liveAt", &PlanSession::live_at);
 }

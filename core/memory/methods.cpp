@@ -44,8 +44,9 @@ MemoryPlan reorder_for_peak_memory(const Graph& g, const Order& input, const std
     }
     chosen.push_back(m);
   }
-  const MemoryPlanningInfo info = compute_planning_info(g, input);
   MemoryPlan plan;
+  plan.info = std::make_shared<const MemoryPlanningInfo>(compute_planning_info(g, input));
+  const MemoryPlanningInfo& info = *plan.info;
   bool have_best = false;
   for (const MemoryMethod* m : chosen) {
     MemoryMethodResult r;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <span>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,9 @@ struct MemoryPlan {
   std::size_t chosen = 0;                   // index into methods
   PeakMemoryEstimate estimate;              // of the chosen order
   std::vector<LiveBuffer> peak_live;        // alive at the chosen order's peak step
+  // The planning info of the input order, which every later estimate of an
+  // order of this graph reads (computing it again costs as much as a method).
+  std::shared_ptr<const MemoryPlanningInfo> info;
   const Order& order() const { return methods[chosen].order; }
 };
 

@@ -65,7 +65,7 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
   if (opts.comm_passes.empty()) return;
   r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
   r.order = r.comm->order;
-  const MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
+  const MemoryPlanningInfo& info = *r.memory.info;  // of g.baseline_order(), as the memory stage planned from
   r.final_memory = estimate_peak_memory(g, info, r.order);
   r.final_peak_live = live_buffers_at(g, info, r.order, r.final_memory.peak_step);
 }
@@ -87,11 +87,17 @@ constexpr PlanStage kStages[] = {
 
 std::span<const PlanStage> plan_stages() { return kStages; }
 
-PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts) {
+PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts) { return run_plan(std::move(input), opts, {}); }
+
+PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts,
+                    const std::function<void(const PlanStage&)>& before_stage) {
   check_comm_pass_names(opts.comm_passes);
   PlanResult r;
   r.input = std::move(input);
-  for (const PlanStage& stage : kStages) stage.run(r, opts);
+  for (const PlanStage& stage : kStages) {
+    if (before_stage) before_stage(stage);
+    stage.run(r, opts);
+  }
   return r;
 }
 

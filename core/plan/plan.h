@@ -4,6 +4,7 @@
 // (docs/schedplan-1.md) and reads the options.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -83,6 +84,10 @@ std::span<const PlanStage> plan_stages();
 // and schedlab-gpu all run. Throws OptionError for unknown names in `opts`.
 PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts);
 PlanResult run_plan(Graph input, const PlanOptions& opts);
+// The same, calling `before_stage` as each stage starts (the page's worker
+// reports progress and per-stage times this way).
+PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts,
+                    const std::function<void(const PlanStage&)>& before_stage);
 
 // The human report (`plan --format text`).
 std::string plan_to_text(const PlanResult& r);

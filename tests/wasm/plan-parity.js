@@ -2,8 +2,10 @@
 // (*.pre.json, *.post.json), the module's plan() equals the CLI's
 // `schedlab plan X -o out.json`; bad inputs give the CLI's message as a
 // thrown error (less the CLI's "schedlab plan: FILE: " prefix: the module
-// reads text, not files). Then a bench (printed, not
-// asserted): a 10k-node layered graph planned natively and in WASM.
+// reads text, not files); the page's plan session (bytes in, stage by stage)
+// gives the CLI's plan text, and its overview, curves and names are the
+// plan's own figures. Then a bench (printed, not asserted): a 10k-node
+// layered graph planned natively and in WASM.
 //
 // usage: node plan-parity.js --cli PATH/schedlab --wasm WASM_BUILD_DIR --data tests/data [--bench-nodes N]
 'use strict';
@@ -73,6 +75,68 @@ async function main() {
         const native = fs.readFileSync(out, 'utf8');
         const wasm = core.plan(text, options);
         assert(wasm === native, `WASM plan differs from the CLI's (${wasm.length} vs ${native.length} bytes)`);
+      });
+    }
+  }
+
+  // 1b. The page's session on every fixture (and with comm passes): the plan
+  // text is the CLI's, and the overview, curves and names the page's first
+  // report shows are the plan's own figures.
+  const close = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+  const passes = core.commPasses().map((p) => p.name).filter((n) => n !== 'enforce_comm_ordering_for_fsdp');
+  for (const f of fixtures) {
+    const graphPath = path.join(dir, f);
+    const bytes = new Uint8Array(fs.readFileSync(graphPath));
+    for (const flags of [[], ['--comm-passes', passes.join(',')]]) {
+      check(`session ${f} ${flags.length ? 'with every comm pass' : '(defaults)'}: plan text, overview, curves and names as the CLI's plan`, () => {
+        const out = path.join(tmp, 'plan.json');
+        const r = runCli(args.cli, ['plan', graphPath, '-o', out, ...flags]);
+        assert.strictEqual(r.status, 0, `CLI failed: ${r.stderr}`);
+        const native = fs.readFileSync(out, 'utf8');
+        const plan = JSON.parse(native);
+        const session = core.openPlanSession();
+        try {
+          const stages = [];
+          session.run(bytes, flags.length ? JSON.stringify({ comm_passes: passes }) : '', (name) => stages.push(name));
+          assert.deepStrictEqual(stages, ['load', 'front_end', 'memory', 'runtimes', 'comms', 'simulation', 'views']);
+          const ov = session.overview();
+          assert.strictEqual(ov.graph, plan.graph);
+          assert.strictEqual(ov.nodes, plan.nodes);
+          assert.deepStrictEqual(ov.final, plan.final);
+          for (const k of ['chosen', 'method_order', 'peak', 'peak_step']) assert.deepStrictEqual(ov.memory[k], plan.memory[k], `memory.${k}`);
+          for (const [name, m] of Object.entries(plan.memory.methods)) {
+            assert.deepStrictEqual(ov.memory.methods[name], m.error ? { error: m.error } : { peak: m.peak }, `memory.methods.${name}`);
+          }
+          const methodOrder = plan.memory.methods[plan.memory.chosen].order;
+          assert.strictEqual(ov.method_peak_node, methodOrder[plan.memory.peak_step] || '');
+          assert.strictEqual(ov.options.hardware, plan.options.hardware);
+          assert.deepStrictEqual(ov.options.comm_passes, plan.options.comm_passes);
+          assert.strictEqual(ov.simulation.collective_count, plan.simulation.collectives.length);
+          for (const k of ['step_time_us', 'exposed_comm_us']) assert(close(ov.simulation[k], plan.simulation[k]), `simulation.${k}`);
+          for (const [k, v] of Object.entries(ov.predicted)) {
+            assert(typeof v === 'number' ? close(v, plan.predicted[k]) : v === plan.predicted[k], `predicted.${k}: ${v} vs ${plan.predicted[k]}`);
+          }
+          assert.strictEqual(Boolean(ov.comm), Boolean(plan.comm));
+          if (plan.comm) for (const k of ['step_time_before_us', 'exposed_comm_before_us']) assert(close(ov.comm[k], plan.comm[k]), `comm.${k}`);
+          assert.strictEqual(ov.front_end ? ov.front_end.input_nodes : null, plan.front_end ? plan.front_end.input_nodes : null);
+          const fin = session.curve(1);
+          assert.strictEqual(fin.peak, plan.final.peak_bytes);
+          assert.strictEqual(fin.peak_step, plan.final.peak_step);
+          assert(fin.curve instanceof Float64Array && fin.curve.length === plan.nodes + 1, 'final curve');
+          if (!plan.comm) assert.deepStrictEqual(Array.from(fin.curve), plan.memory.curve);
+          assert.strictEqual(session.namesText(1), plan.order.join('\n'));
+          if (plan.memory.methods.baseline && !plan.memory.methods.baseline.error) {
+            assert.strictEqual(session.curve(0).peak, plan.memory.methods.baseline.peak);
+            const baselineOrder = plan.memory.methods.baseline.order;
+            assert.strictEqual(session.namesText(0), baselineOrder.join('\n'));
+            assert.deepStrictEqual(Array.from(session.baselineSteps()), plan.order.map((name) => baselineOrder.indexOf(name)));
+            const c0 = session.curve(0);
+            assert.strictEqual(session.nameAt(0, c0.peak_step), baselineOrder[c0.peak_step] || '');
+          }
+          assert(session.planText() === native, 'session plan text differs from the CLI\'s');
+        } finally {
+          session.delete();
+        }
       });
     }
   }

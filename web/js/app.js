@@ -162,14 +162,15 @@ async function runPlan() {
   clearError();
   setBusy(true);
   setStatus(`starting: ${state.graph.label}`, true);
+  delete $('status').dataset.stages;
   try {
     const options = state.panel.options();
     const result = await state.planner.plan(state.graph.source, options, ({ stage, detail }) => {
       if (runId === state.runId) setStatus(`${stage}: ${detail}`, true);
     });
     if (runId !== state.runId) return;
+    const received = performance.now();
     result.orderNames = result.orderText.split('\n');
-    result.baselineNames = result.baselineText.split('\n');
     result.label = state.graph.label;
     state.result = result;
     await renderReport(result);
@@ -177,13 +178,26 @@ async function runPlan() {
     result.totalMs = performance.now() - started;
     setBusy(false);
     setStatus(`planned in ${formatMs(result.planMs)} (core) · ${formatMs(result.totalMs)} in all`);
+    showStageTimes(result, received - started, performance.now() - received);
     setTimeout(updateUrl, 0);
+    renderDetails(result);
   } catch (e) {
     if (runId !== state.runId || e.kind === 'cancelled') return;
     setBusy(false);
     state.result = null;
     showError(`${state.graph.label}: ${e.message}`);
   }
+}
+
+// Where the time of the last plan went, per stage (the worker's, then the
+// messages to and from it, then this page's rendering): in the status line's
+// tooltip and data-stages (the browser bench prints it).
+function showStageTimes(result, untilReceivedMs, renderMs) {
+  const workerMs = result.stages.reduce((a, [, ms]) => a + ms, 0);
+  const stages = [...result.stages, ['messages', Math.max(0, Math.round(untilReceivedMs - workerMs))], ['render', Math.round(renderMs)]];
+  const text = stages.map(([name, ms]) => `${name} ${ms} ms`).join(' · ');
+  $('status').dataset.stages = text;
+  $('status').title = text;
 }
 
 function updateUrl() {
@@ -224,11 +238,16 @@ async function renderReport(result) {
   const runId = state.runId;
   $('empty').hidden = true;
   $('report').hidden = false;
+  // The previous plan's secondary views go until renderDetails has this one's.
+  $('fusion-card').hidden = true;
+  $('timeline-card').hidden = true;
+  if (state.timeline) state.timeline.destroy();
+  state.timeline = null;
   renderSummary(result);
   renderCompare();
   await nextFrame();
   if (runId !== state.runId) return;
-  state.orderView = new OrderView($('order'), result.orderNames, result.baselineNames, {
+  state.orderView = new OrderView($('order'), result.orderNames, result.baselineSteps, {
     findBuffers: async (q) => new Set(await state.planner.findBuffers(q)),
     onHover: (step) => {
       if (state.chart) state.chart.mark(step);
@@ -241,8 +260,21 @@ async function renderReport(result) {
   if (runId !== state.runId) return;
   renderMemory(result);
   setExports(true);
-  await nextFrame();
+}
+
+// After the first report: the whole plan (its text is written and parsed
+// only now) for the fusion table, the comm tables and the timeline.
+async function renderDetails(result) {
+  const runId = state.runId;
+  let plan;
+  try {
+    plan = await state.planner.details();
+  } catch (e) {
+    if (runId === state.runId && e.kind !== 'cancelled') showError(`${result.label}: ${e.message}`);
+    return;
+  }
   if (runId !== state.runId) return;
+  result.plan = plan;
   renderTimelineCard(result);
   $('fusion-card').hidden = !result.plan.front_end;
   if (result.plan.front_end) {
@@ -318,7 +350,7 @@ function renderSummary(result) {
           h('span', { 'data-testid': 'peak-bytes' }, String(fin.peak_bytes)), ' bytes at step ', fin.peak_step,
           fin.peak_node ? ` (${fin.peak_node})` : '', ` · ${percentChange(baseline.peak, fin.peak_bytes)} vs baseline`,
           methodPeak), 'stat-peak'),
-      stat('Baseline peak', humanBytes(baseline.peak), `at step ${baseline.peak_step} (${nodeAt({ orderNames: result.baselineNames }, baseline.peak_step)})`),
+      stat('Baseline peak', humanBytes(baseline.peak), `at step ${baseline.peak_step} (${result.baselinePeakNode || 'after the last node'})`),
       stat('Graph', plan.graph || '(unnamed)', graphDetail(summary, plan)),
       simulationStat(plan),
       predictedStat(plan),
@@ -339,7 +371,8 @@ function graphDetail({ input, planned }, plan) {
 function simulationStat(plan) {
   const sim = plan.simulation;
   if (!sim) return '';
-  let detail = `exposed comm ${formatUs(sim.exposed_comm_us)} · ${sim.collectives.length} collectives`;
+  const collectives = sim.collectives ? sim.collectives.length : sim.collective_count;  // plan or overview
+  let detail = `exposed comm ${formatUs(sim.exposed_comm_us)} · ${collectives} collectives`;
   if (plan.comm) {
     detail += ` · before comm passes: ${formatUs(plan.comm.step_time_before_us)}, exposed ${formatUs(plan.comm.exposed_comm_before_us)}`;
   }

@@ -35,19 +35,16 @@ function longestIncreasingRun(xs) {
 }
 
 export class OrderView {
-  // names: the final order's node names; baselineNames: the planned graph's
-  // baseline. findBuffers(query) -> Promise<Set of node names> (producers of
+  // names: the final order's node names; baselineSteps: for each of its
+  // steps, the step of the same node in the planned graph's baseline. findBuffers(query) -> Promise<Set of node names> (producers of
   // matching buffers). onHover(step | null), onSelect(step).
-  constructor(container, names, baselineNames, { findBuffers = null, onHover = null, onSelect = null } = {}) {
+  constructor(container, names, baselineSteps, { findBuffers = null, onHover = null, onSelect = null } = {}) {
     this.container = container;
     this.names = names;
     this.onHover = onHover;
     this.onSelect = onSelect;
     this.findBuffers = findBuffers;
-    const baselineStep = new Map();
-    baselineNames.forEach((name, i) => baselineStep.set(name, i));
-    this.from = new Int32Array(names.length);
-    for (let i = 0; i < names.length; i++) this.from[i] = baselineStep.get(names[i]);
+    this.from = baselineSteps;
     this.kept = longestIncreasingRun(this.from);
     let moved = 0;
     for (let i = 0; i < names.length; i++) moved += !this.kept[i];

@@ -1,4 +1,5 @@
-// Client side of worker.js: one worker per Planner, promise-based requests.
+// Client side of worker.js: one planning worker per Planner (and, at start, a
+// short-lived warm-up worker), promise-based requests.
 // Used by the playground (app.js) and the widget (../schedlab-view.js).
 // cancel() ends a running plan at once: the worker is terminated and a new
 // one started from the module compiled once, so the next request does not
@@ -16,20 +17,40 @@ export class Planner {
     this.wasmModule = WebAssembly.compileStreaming
       ? WebAssembly.compileStreaming(fetch(new URL('schedlab_core.wasm', base).href)).catch(() => null)
       : Promise.resolve(null);
-    this.start(true);
+    this.start();
+    this.warmUp();
   }
 
-  // warmUp: plan a small graph once started (the first worker only).
-  start(warmUp = false) {
+  // A worker for this page's module (its scripts loaded by absolute URL).
+  spawn() {
     // A blob trampoline lets a page on another origin embed the widget: the
     // worker then loads its scripts by absolute URL.
     const workerUrl = new URL('js/worker.js', this.base).href;
     const blob = new Blob([`importScripts(${JSON.stringify(workerUrl)});`], { type: 'text/javascript' });
-    const worker = new Worker(URL.createObjectURL(blob));
+    return new Worker(URL.createObjectURL(blob));
+  }
+
+  start() {
+    const worker = this.spawn();
     this.worker = worker;
     worker.onmessage = ({ data }) => this.receive(data);
     worker.onerror = (e) => this.failAll(e.message || 'the planning worker failed to start');
-    this.ready = this.wasmModule.then((wasmModule) => this.request('init', { base: this.base, wasmModule, warmUp }));
+    this.ready = this.wasmModule.then((wasmModule) => this.request('init', { base: this.base, wasmModule }));
+  }
+
+  // Plans a small graph once in a short-lived worker of its own, so that the
+  // engine optimizes the module's hot code (shared by every worker) while
+  // the planning worker stays free for the user's first graph.
+  warmUp() {
+    const worker = this.spawn();
+    const done = () => worker.terminate();
+    worker.onmessage = ({ data }) => { if (data.id === 2 || data.error) done(); };
+    worker.onerror = done;
+    this.wasmModule.then((wasmModule) => {
+      if (!wasmModule) return done();  // no shared module: nothing to warm
+      worker.postMessage({ id: 1, type: 'init', base: this.base, wasmModule });
+      worker.postMessage({ id: 2, type: 'warmUp' });
+    });
   }
 
   receive({ id, result, error, progress }) {
@@ -81,12 +102,23 @@ export class Planner {
   }
 
   // source: a Blob (file, fetched graph) or the graph's text.
-  // -> {plan (without orders and curves), summary: {input, planned},
+  // -> {plan (the session's overview: what the first report shows, under
+  //     the plan's keys), methodPeakNode, summary: {input, planned},
   //     baseline/final: {peak, peak_step, curve: Float64Array},
-  //     orderText, baselineText (names joined by '\n'), planMs, planBytes}
+  //     orderText (the final order's names joined by '\n'), baselineSteps
+  //     (Int32Array: each final step's baseline step), baselinePeakNode, planMs,
+  //     stages: [[stage, ms]]}
   async plan(source, options, onProgress) {
     await this.ready;
     return this.request('plan', { source, options }, onProgress);
+  }
+
+  // -> the last plan's schedplan/1 object for the views after the first
+  //    report (without per-method orders, curve, order, runtimes; front_end
+  //    with its first fused groups: worker.js).
+  async details() {
+    await this.ready;
+    return this.request('details');
   }
 
   // -> the schedplan/1 text of the last plan (byte for byte the CLI's).

@@ -6,9 +6,11 @@
 // Requests: {id, type, ...}; replies: {id, result} or {id, error: {message, kind}};
 // progress while planning: {id, progress: {stage, detail}}.
 //
-// Large things stay here: the plan text and the session's graph. The page
-// gets a plan without its per-method orders, the curves as typed arrays and
-// the orders' names as one newline-joined string (cheap to clone).
+// Large things stay here: the plan text and the session's graph. A plan
+// request answers with what the first report shows (the session's overview,
+// the curves and each final step's baseline step as typed arrays, the final
+// order's names as one newline-joined string: cheap to clone); the plan itself, without its per-method orders,
+// follows on request (details) for the secondary views.
 'use strict';
 
 let core = null;     // the Embind module (wasm/api.js documents its API)
@@ -47,26 +49,67 @@ function checkStartsLikeJson(head, complete) {
   }
 }
 
+// The graph's bytes (a Uint8Array): a file is read as bytes, never decoded
+// to a JS string, since the core copies bytes into its heap in one go.
 async function readSource(source, progress) {
   const HEAD = 65536;
   if (typeof source === 'string') {
     checkStartsLikeJson(source.slice(0, HEAD), source.length <= HEAD);
-    return source;
+    return new TextEncoder().encode(source);
   }
   checkStartsLikeJson(await source.slice(0, HEAD).text(), source.size <= HEAD);
   progress('reading', `${(source.size / 1048576).toFixed(1)} MiB`);
-  return source.text();
+  return new Uint8Array(await source.arrayBuffer());
 }
 
-function joinNames(list) {
-  return list.join('\n');
+// What the page shows while each of the core's stages runs.
+const STAGE_LABELS = {
+  load: 'parsing and checking the graph',
+  front_end: 'dependencies, dead code and fusion',
+  memory: 'memory methods',
+  runtimes: 'runtimes',
+  comms: 'comm passes',
+  simulation: 'simulation and prediction',
+  views: 'memory curves',
+};
+
+// Milliseconds spent in each stage of a request, in order: the page shows
+// them (and the browser bench prints them).
+class StageClock {
+  constructor(first) {
+    this.stages = [];
+    this.name = first;
+    this.since = performance.now();
+  }
+
+  next(name) {
+    const now = performance.now();
+    this.stages.push([this.name, Math.round(now - this.since)]);
+    this.name = name;
+    this.since = now;
+  }
+
+  done() {
+    this.next(null);
+    return this.stages;
+  }
+}
+
+// The front end's report as the page's fusion table shows it: the groups of
+// more than one node up to `shown` (a 100k-node graph has tens of thousands;
+// the exported plan has them all) and their count, the first dead nodes.
+function frontEndForPage(fe, shown = 300) {
+  const multi = fe.fused_groups.filter((g) => g.members.length > 1);
+  const { fused_groups: _, eliminated, ...rest } = fe;
+  return { ...rest, fused_groups_shown: multi.slice(0, shown), fused_group_count: multi.length,
+    eliminated_shown: eliminated.slice(0, 200), eliminated_count: eliminated.length };
 }
 
 // A small layered graph planned once after start-up: the engine first runs
 // WebAssembly with its baseline compiler and optimizes hot functions only
 // after they ran, so a warm-up makes the user's first big plan run optimized
-// code (the optimized code lives in the shared compiled module, so workers
-// restarted by Cancel need no warm-up of their own).
+// code (the optimized code lives in the shared compiled module, so neither
+// the planning worker nor workers restarted by Cancel need one of their own).
 function warmUpGraph(nodes) {
   const inputs = [{ name: 'in0', bytes: 4096, freeable: true }, { name: 'in1', bytes: 65536, freeable: false }];
   const list = [];
@@ -80,7 +123,7 @@ function warmUpGraph(nodes) {
 }
 
 const handlers = {
-  async init({ base, wasmModule, warmUp }) {
+  async init({ base, wasmModule }) {
     importScripts(new URL('schedlab_core.js', base).href);
     const settings = { locateFile: (file) => new URL(file, base).href };
     // The page compiles the module once; a restarted worker only instantiates it.
@@ -91,63 +134,83 @@ const handlers = {
       };
     }
     core = await self.createSchedlab(settings);
-    if (warmUp) {
-      setTimeout(() => {
-        const graph = warmUpGraph(3000);
-        // Through the front end (it fuses most of it away), and as given, so
-        // that the memory methods see every node too.
-        for (const options of ['', '{"fuse": false}']) {
-          try {
-            core.plan(graph, options);
-          } catch { /* only a warm-up */ }
-        }
-      }, 0);
-    }
     return { memoryMethods: core.memoryMethods(), commPasses: core.commPasses(), controls: core.planControls() };
   },
 
-  // Plans a graph (a Blob, or text) and returns what the page renders.
+  // Plans a small graph through the front end (it fuses most of it away),
+  // and as given, so that the memory methods see every node too. Run by a
+  // worker of its own (planner.js), so it never delays a real plan.
+  warmUp() {
+    const graph = warmUpGraph(3000);
+    for (const options of ['', '{"fuse": false}']) {
+      try {
+        core.plan(graph, options);
+      } catch { /* only a warm-up */ }
+    }
+    return true;
+  },
+
+  // Plans a graph (a Blob, or text) and returns what the page renders, with
+  // the milliseconds of each stage (`stages`).
   async plan({ source, options }, progress) {
-    const text = await readSource(source, progress);
+    const clock = new StageClock('read');
+    const bytes = await readSource(source, progress);
     if (!session) session = core.openPlanSession();
-    progress('planning', `${(text.length / 1048576).toFixed(1)} MiB of JSON`);
-    const t0 = performance.now();
-    planText = session.run(text, options ? JSON.stringify(options) : '');
+    planText = '';  // the last plan's, gone with it
     bufferTable = null;
-    const planMs = performance.now() - t0;
-    progress('rendering', 'memory curves');
-    const plan = JSON.parse(planText);
-    // The node the memory method's own order runs at its peak (the page names it).
-    const methodOrder = plan.memory.methods[plan.memory.chosen].order;
-    const methodPeakNode = plan.memory.peak_step < methodOrder.length ? methodOrder[plan.memory.peak_step] : '';
-    for (const m of Object.values(plan.memory.methods)) delete m.order;  // the page shows peaks, not 4 more orders
-    delete plan.memory.curve;  // the page draws the session's curves below
-    const baselineNames = session.names(BASELINE);
-    const orderNames = plan.order;
-    delete plan.order;
-    const curve = (i) => {
-      const c = session.curve(i);
-      return { peak: c.peak, peak_step: c.peak_step, curve: Float64Array.from(c.curve) };
-    };
-    const baseline = curve(BASELINE);
-    const final = curve(FINAL);
-    delete plan.runtime;  // per-node arrays; the trace carries the times the page draws
+    progress('planning', `${(bytes.length / 1048576).toFixed(1)} MiB of JSON`);
+    clock.next('copy');
+    session.run(bytes, options ? JSON.stringify(options) : '', (stage) => {
+      clock.next(stage);
+      progress('planning', STAGE_LABELS[stage] || stage);
+    });
+    clock.next('overview');
+    const plan = session.overview();
+    const methodPeakNode = plan.method_peak_node;
+    delete plan.method_peak_node;
+    clock.next('curves');
+    const baseline = session.curve(BASELINE);
+    const final = session.curve(FINAL);
+    const orderText = session.namesText(FINAL);
+    const baselineSteps = session.baselineSteps();
+    const baselinePeakNode = session.nameAt(BASELINE, baseline.peak_step);
+    const summary = session.summary();
+    const stages = clock.done();
+    const planMs = stages.filter(([name]) => !['read', 'copy', 'overview', 'curves'].includes(name)).reduce((a, [, ms]) => a + ms, 0);
     return {
       plan,
       methodPeakNode,
-      summary: session.summary(),
+      summary,
       baseline,
       final,
-      orderText: joinNames(orderNames),
-      baselineText: joinNames(baselineNames),
+      orderText,
+      baselineSteps,
+      baselinePeakNode,
       planMs,
-      planBytes: planText.length,
-      transfer: [baseline.curve.buffer, final.curve.buffer],
+      stages,
+      transfer: [baseline.curve.buffer, final.curve.buffer, baselineSteps.buffer],
     };
+  },
+
+  // The whole plan for the views after the first report (fusion table, comm
+  // tables, timeline), without what the page never shows: the per-method
+  // orders, the curve, the order (namesText), the per-node runtimes, and all
+  // but the first fused groups.
+  details() {
+    if (!session) throw new Error('no graph planned yet');
+    if (!planText) planText = session.planText();
+    const plan = JSON.parse(planText);
+    for (const m of Object.values(plan.memory.methods)) delete m.order;
+    delete plan.memory.curve;
+    delete plan.order;
+    delete plan.runtime;
+    if (plan.front_end) plan.front_end = frontEndForPage(plan.front_end);
+    return plan;
   },
 
   planText() {
     if (!session) throw new Error('no graph planned yet');
+    if (!planText) planText = session.planText();
     return planText;
   },
 
