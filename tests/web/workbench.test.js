@@ -449,6 +449,7 @@ async function main() {
     assert.strictEqual(await peakText(page), String(expected.final.peak_bytes));
     const longTasks = await page.evaluate(() => window.__longTasks);
     console.log(`bench:   ${args.benchNodes}-node graph: first report in ${ms} ms (${await page.locator('#status').textContent()}); stages seen: ${[...seen].join(', ')}`);
+    console.log(`bench:   where the time went: ${await page.locator('#status').getAttribute('data-stages')}`);
     console.log(`bench:   long tasks during it: ${longTasks.length}, longest ${Math.round(Math.max(0, ...longTasks))} ms`);
     // Hover: pointer move to guide, tooltip and highlighted row updated.
     const hover = await page.evaluate(async () => {
