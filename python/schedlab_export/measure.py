@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -267,6 +268,32 @@ def measure_memory(call: PendingCall) -> tuple[dict, dict]:
         "peak_reserved_bytes": peak_reserved,
     }
     return memory, unbacked
+
+
+def memory_events(call: PendingCall) -> list[list]:
+    """One more call with the allocator's history on: every allocation and
+    free request of the call as [action (a/f), bytes, address, the generated
+    wrapper's function:line that made it], so that a model of the call's
+    memory can be checked line by line (SCHEDLAB_MEMORY_EVENTS=1)."""
+    fn = _callable(call)
+    args = _fresh_args(call)
+    torch.cuda.synchronize()
+    torch.cuda.memory._record_memory_history(context="alloc", stacks="python", max_entries=200000)
+    try:
+        with torch.no_grad():
+            out = fn(args)
+        torch.cuda.synchronize()
+        snapshot = torch.cuda.memory._snapshot()
+    finally:
+        torch.cuda.memory._record_memory_history(enabled=None)
+    del out, args
+    events = []
+    for e in snapshot["device_traces"][0] if snapshot["device_traces"] else []:
+        if e["action"] not in ("alloc", "free_requested"):
+            continue
+        frame = next((f for f in e.get("frames", []) if "torchinductor_" in f.get("filename", "")), None)
+        events.append([e["action"][0], e["size"], e["addr"], f"{frame['name']}:{frame['line']}" if frame else ""])
+    return events
 
 
 WARMUP_SECONDS = 0.25
@@ -732,6 +759,11 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
     }
     if cudagraph_us is None:
         measured["cudagraphs_note"] = cudagraph_note
+    if os.environ.get("SCHEDLAB_MEMORY_EVENTS"):
+        measured["memory_events"] = memory_events(call)
+        source = getattr(call.compiled, "source_code", None)
+        if source:
+            (out_dir / f"{graph.case}.wrapper.py").write_text(source)
     if apply_observed(post, unbacked):
         tmp = post_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(post, separators=(",", ":")) + "\n")
