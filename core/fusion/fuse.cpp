@@ -179,11 +179,7 @@ void FusionEngine::intern_deps(const Order& schedule) {
   }
 }
 
-std::string FusionEngine::group_name(GroupId gid) const {
-  std::string out;
-  for (NodeId m : groups_[gid].members) out += (out.empty() ? "" : "_") + g_.nodes[m].name;
-  return out;
-}
+std::string FusionEngine::group_name(GroupId gid) const { return fused_node_name(g_, groups_[gid].members); }
 
 // FusedSchedulerNode(node1.get_nodes() + node2.get_nodes()).
 Group FusionEngine::merged(const Group& a, const Group& b) {

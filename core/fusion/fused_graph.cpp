@@ -104,9 +104,9 @@ class FusedGraphAssembler {
     bool any_template = false, any_reduction = false, all_runtimes = true;
     std::optional<std::int64_t> flops;
     const Node* lead = &pre_.nodes[grp[0]];
+    n.name = fused_node_name(pre_, grp);
     for (NodeId m : grp) {
       const Node& mn = pre_.nodes[m];
-      n.name += (n.name.empty() ? "" : "_") + mn.name;
       n.members.push_back(mn.name);
       any_template |= mn.kind == NodeKind::Template;
       if (mn.kind == NodeKind::Reduction && !any_reduction) {

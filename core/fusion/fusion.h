@@ -65,10 +65,15 @@ struct FrontEndResult {
 };
 FrontEndResult run_front_end(const Graph& g, bool fuse, const FusionOptions& opts);
 
-// The post-fusion graph: one node per group, named by joining member names
-// with "_", with `members`, union of outputs, reads and writes minus what is
-// internal to the group, and `operations` (the pre-fusion skeleton, so
-// operation-level ancestry can be recovered). Graph inputs, outputs and
+// Inductor's name for a fused node: its members' names joined with "_" in
+// group order (FusedSchedulerNode.get_name). The fuser's reports, the fused
+// graph and the plan's front-end section all name groups through this.
+std::string fused_node_name(const Graph& g, const std::vector<NodeId>& members);
+
+// The post-fusion graph: one node per group, named by fused_node_name, with
+// `members`, union of outputs, reads and writes minus what is internal to
+// the group, and `operations` (the pre-fusion skeleton, so operation-level
+// ancestry can be recovered). Graph inputs, outputs and
 // world size carry over; nodes removed as dead code are gone.
 // The graph owns its id space (inputs, then each group's outputs in order)
 // and passes validate() like a loaded one.

@@ -98,13 +98,9 @@ void write_front_end(JsonWriter& w, const Graph& pre, const FrontEndResult& fe) 
     if (grp.size() < 2) continue;
     w.begin_object();
     w.key("members").begin_array();
-    std::string name;
-    for (NodeId v : grp) {
-      w.value(pre.nodes[v].name);
-      name += (name.empty() ? "" : "_") + pre.nodes[v].name;
-    }
+    for (NodeId v : grp) w.value(pre.nodes[v].name);
     w.end_array();
-    w.field("name", name);
+    w.field("name", fused_node_name(pre, grp));
     w.end_object();
   }
   w.end_array();
