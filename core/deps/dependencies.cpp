@@ -217,35 +217,148 @@ Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, cons
 }
 
 Reachability::Reachability(const Graph& g, const DependencyInfo& deps, const Order& schedule)
-    : pos_(g.nodes.size(), -1), depth_(g.nodes.size(), 0), preds_(g.nodes.size()), succs_(g.nodes.size()), down_stamp_(g.nodes.size(), 0), up_stamp_(g.nodes.size(), 0) {
-  for (std::size_t i = 0; i < schedule.size(); ++i) pos_[schedule[i]] = static_cast<std::int32_t>(i);
+    : labels_(g.nodes.size()), preds_(g.nodes.size()), succs_(g.nodes.size()), down_stamp_(g.nodes.size(), 0), up_stamp_(g.nodes.size(), 0) {
+  for (std::size_t i = 0; i < schedule.size(); ++i) labels_[schedule[i]].pos = static_cast<std::int32_t>(i);
   for (NodeId v : schedule) {
     for (NodeId p : producer_nodes(g, deps, v)) {
-      if (pos_[p] < 0) continue;  // a removed node (only weak deps can name one)
+      if (labels_[p].pos < 0) continue;  // a removed node (only weak deps can name one)
       preds_[v].push_back(p);
       succs_[p].push_back(v);
-      depth_[v] = std::max(depth_[v], depth_[p] + 1);
+      labels_[v].depth = std::max(labels_[v].depth, labels_[p].depth + 1);
+    }
+  }
+  for (int t = 0; t < kTraversals; ++t) label_traversal(schedule, t);
+}
+
+// One GRAIL traversal: depth first from the sources, numbering nodes in
+// postorder; low(v) is the least number among v and everything below it.
+// The traversals differ in the order they take sources and successors
+// (schedule order, reversed, rotated by a fixed pseudo-random offset), so
+// that their intervals cut different false "maybe"s.
+void Reachability::label_traversal(const Order& schedule, int traversal) {
+  const std::size_t n = schedule.size();
+  std::vector<NodeId> sources;
+  for (NodeId v : schedule)
+    if (preds_[v].empty()) sources.push_back(v);
+  if (traversal == 1) std::reverse(sources.begin(), sources.end());
+  std::uint64_t rng = 0x9e3779b97f4a7c15ULL;
+  auto next_random = [&rng] {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  };
+  if (traversal >= 2)
+    for (std::size_t i = sources.size(); i > 1; --i) std::swap(sources[i - 1], sources[next_random() % i]);
+  // Successor k of v, in this traversal's order.
+  auto successor = [&](NodeId v, std::size_t k, std::size_t offset) {
+    const auto& s = succs_[v];
+    if (traversal == 1) return s[s.size() - 1 - k];
+    return s[(k + offset) % s.size()];
+  };
+  const std::uint32_t visited = ++epoch_;  // the stamps are fresh (construction)
+  struct Frame {
+    NodeId v;
+    std::size_t next, offset;
+  };
+  std::vector<Frame> frames;
+  std::int32_t counter = 0;
+  for (NodeId root : sources) {
+    if (down_stamp_[root] == visited) continue;
+    down_stamp_[root] = visited;
+    labels_[root].low[traversal] = static_cast<std::int32_t>(n);
+    frames.push_back({root, 0, traversal >= 2 && !succs_[root].empty() ? next_random() % succs_[root].size() : 0});
+    while (!frames.empty()) {
+      Frame& f = frames.back();
+      Labels& lv = labels_[f.v];
+      if (f.next < succs_[f.v].size()) {
+        NodeId c = successor(f.v, f.next++, f.offset);
+        if (down_stamp_[c] == visited) {
+          lv.low[traversal] = std::min(lv.low[traversal], labels_[c].low[traversal]);
+          continue;
+        }
+        down_stamp_[c] = visited;
+        labels_[c].low[traversal] = static_cast<std::int32_t>(n);
+        frames.push_back({c, 0, traversal >= 2 && !succs_[c].empty() ? next_random() % succs_[c].size() : 0});
+        continue;
+      }
+      lv.post[traversal] = counter++;
+      lv.low[traversal] = std::min(lv.low[traversal], lv.post[traversal]);
+      const Labels& done = lv;
+      frames.pop_back();
+      if (!frames.empty()) {
+        Labels& parent = labels_[frames.back().v];
+        parent.low[traversal] = std::min(parent.low[traversal], done.low[traversal]);
+      }
     }
   }
 }
 
-// Two searches, one node at a time each: forward from `as` (descendants) and
-// backward from `bs` (ancestors), both kept inside the schedule positions and
-// depths that a path from as to bs can use. They answer yes when one reaches
-// the other's start or the two meet, and no as soon as either runs out, so a
-// query costs at most twice the smaller of the two sides.
+// Can a path of at least one edge lead from `from` to `to`?
+bool Reachability::may_reach(const Labels& from, const Labels& to) {
+  if (from.pos >= to.pos || from.depth >= to.depth) return false;
+  for (int t = 0; t < kTraversals; ++t)
+    if (from.low[t] > to.low[t] || from.post[t] <= to.post[t]) return false;
+  return true;
+}
+
+Reachability::Box Reachability::box_of(const std::vector<NodeId>& nodes) const {
+  const Labels& first = labels_[nodes[0]];
+  Box box{first.pos, first.pos, first.depth, first.depth, {}, {}, {}, {}};
+  for (int t = 0; t < kTraversals; ++t) {
+    box.min_low[t] = box.max_low[t] = first.low[t];
+    box.min_post[t] = box.max_post[t] = first.post[t];
+  }
+  for (NodeId v : nodes) {
+    const Labels& l = labels_[v];
+    box.min_pos = std::min(box.min_pos, l.pos);
+    box.max_pos = std::max(box.max_pos, l.pos);
+    box.min_depth = std::min(box.min_depth, l.depth);
+    box.max_depth = std::max(box.max_depth, l.depth);
+    for (int t = 0; t < kTraversals; ++t) {
+      box.min_low[t] = std::min(box.min_low[t], l.low[t]);
+      box.max_low[t] = std::max(box.max_low[t], l.low[t]);
+      box.min_post[t] = std::min(box.min_post[t], l.post[t]);
+      box.max_post[t] = std::max(box.max_post[t], l.post[t]);
+    }
+  }
+  return box;
+}
+
+// A few nodes are checked one by one; a big set keeps its box alone.
+constexpr std::size_t kCheckedOneByOne = 16;
+
+bool Reachability::may_reach_some(NodeId v, const Box& targets, const std::vector<NodeId>& target_nodes) const {
+  const Labels& l = labels_[v];
+  if (l.pos >= targets.max_pos || l.depth >= targets.max_depth) return false;
+  for (int t = 0; t < kTraversals; ++t)
+    if (l.low[t] > targets.max_low[t] || l.post[t] <= targets.min_post[t]) return false;
+  if (target_nodes.size() > kCheckedOneByOne) return true;
+  for (NodeId b : target_nodes)
+    if (may_reach(l, labels_[b])) return true;
+  return false;
+}
+
+bool Reachability::may_be_reached(NodeId v, const Box& sources, const std::vector<NodeId>& source_nodes) const {
+  const Labels& l = labels_[v];
+  if (l.pos <= sources.min_pos || l.depth <= sources.min_depth) return false;
+  for (int t = 0; t < kTraversals; ++t)
+    if (l.low[t] < sources.min_low[t] || l.post[t] >= sources.max_post[t]) return false;
+  if (source_nodes.size() > kCheckedOneByOne) return true;
+  for (NodeId a : source_nodes)
+    if (may_reach(labels_[a], l)) return true;
+  return false;
+}
+
+// Two breadth-first searches, one node at a time each: forward from `as`,
+// backward from `bs`, each entering only nodes whose labels still allow a
+// path to (from) the other end. Yes when one reaches the other's start or
+// the two meet; no when either runs out, so a "no" costs at most twice the
+// smaller pruned side, and short paths show early.
 bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector<NodeId>& bs) const {
   if (as.empty() || bs.empty()) return false;
-  std::int32_t min_pos = pos_[as[0]], min_depth = depth_[as[0]], max_pos = pos_[bs[0]], max_depth = depth_[bs[0]];
-  for (NodeId a : as) {
-    min_pos = std::min(min_pos, pos_[a]);
-    min_depth = std::min(min_depth, depth_[a]);
-  }
-  for (NodeId b : bs) {
-    max_pos = std::max(max_pos, pos_[b]);
-    max_depth = std::max(max_depth, depth_[b]);
-  }
-  if (min_pos >= max_pos || min_depth >= max_depth) return false;
+  const Box from = box_of(as), to = box_of(bs);
+  if (from.min_pos >= to.max_pos || from.min_depth >= to.max_depth) return false;
   epoch_ += 2;
   if (epoch_ < 2) {  // wrapped: reset the stamps
     std::fill(down_stamp_.begin(), down_stamp_.end(), 0);
@@ -262,34 +375,36 @@ bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector
   for (NodeId a : as)
     if (down_stamp_[a] != start) {
       down_stamp_[a] = start;
-      down_queue_.push_back(a);
+      if (may_reach_some(a, to, bs)) down_queue_.push_back(a);
     }
+  if (down_queue_.empty()) return false;
   for (NodeId b : bs)
     if (up_stamp_[b] != start) {
       up_stamp_[b] = start;
-      up_queue_.push_back(b);
+      if (may_be_reached(b, from, as)) up_queue_.push_back(b);
     }
-  // Breadth first on both sides, so that short paths are found early.
   for (std::size_t down_next = 0, up_next = 0; down_next < down_queue_.size() && up_next < up_queue_.size();) {
     for (NodeId s : succs_[down_queue_[down_next++]]) {
       if (on(up_stamp_[s], start, reached)) return true;
-      if (down_stamp_[s] == reached || pos_[s] > max_pos || depth_[s] >= max_depth) continue;
-      if (down_stamp_[s] != start) down_queue_.push_back(s);  // a seed reached again is already queued
+      if (down_stamp_[s] == reached) continue;
+      const bool seed = down_stamp_[s] == start;  // a seed reached again is already queued (or pruned)
       down_stamp_[s] = reached;
+      if (!seed && may_reach_some(s, to, bs)) down_queue_.push_back(s);
     }
     if (down_next == down_queue_.size()) break;
     for (NodeId p : preds_[up_queue_[up_next++]]) {
       if (on(down_stamp_[p], start, reached)) return true;
-      if (up_stamp_[p] == reached || pos_[p] < min_pos || depth_[p] <= min_depth) continue;
-      if (up_stamp_[p] != start) up_queue_.push_back(p);
+      if (up_stamp_[p] == reached) continue;
+      const bool seed = up_stamp_[p] == start;
       up_stamp_[p] = reached;
+      if (!seed && may_be_reached(p, from, as)) up_queue_.push_back(p);
     }
   }
   return false;
 }
 
 bool Reachability::is_ancestor(NodeId a, NodeId b) const {
-  if (a == b || pos_[a] >= pos_[b] || depth_[a] >= depth_[b]) return false;
+  if (a == b || !may_reach(labels_[a], labels_[b])) return false;
   return any_ancestor({a}, {b});
 }
 
@@ -307,7 +422,7 @@ std::vector<NodeId> Reachability::ancestors(NodeId v) const {
         stack.push_back(p);
       }
   }
-  std::sort(out.begin(), out.end(), [&](NodeId a, NodeId b) { return pos_[a] < pos_[b]; });
+  std::sort(out.begin(), out.end(), [&](NodeId a, NodeId b) { return labels_[a].pos < labels_[b].pos; });
   return out;
 }
 

@@ -8,7 +8,7 @@
 // and a node that mutates a buffer gains the ordering deps Inductor adds (a
 // star dep on the previous version, weak deps on its earlier readers) unless
 // the file already lists them, which exporters from Inductor do. Ancestry is
-// answered by bounded searches (no N x N sets), so 100k-node graphs stay fast.
+// answered by label-pruned searches (no N x N sets), so 100k-node graphs stay fast.
 #pragma once
 
 #include <cstdint>
@@ -58,10 +58,14 @@ DeadCodeResult eliminate_dead_nodes(const Graph& g, const DependencyInfo& deps, 
 // on removed nodes are skipped). Only nodes in `order` take part.
 Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, const Order& order);
 
-// Op-level ancestry over the kept nodes of a schedule. Queries search from
-// both ends at once, pruned by position in the schedule and by depth (longest
-// path from a source), so a query costs at most twice the smaller of the
-// descendants of one end and the ancestors of the other between the two.
+// Op-level ancestry over the kept nodes of a schedule. Every node carries
+// labels that a path can only keep or grow: schedule position, depth
+// (longest path from a source), and GRAIL intervals (low, post) of a few
+// depth-first traversals, where a path u -> v implies low(u) <= low(v) and
+// post(v) < post(u). A query searches only nodes whose labels still allow
+// a path between the two ends, so most
+// "no" answers cost nothing. The search runs from both ends at once, so it
+// costs at most twice the smaller pruned side.
 class Reachability {
  public:
   Reachability(const Graph& g, const DependencyInfo& deps, const Order& schedule);
@@ -73,17 +77,34 @@ class Reachability {
   // The full ancestor set of v, ascending by schedule position (reports and tests).
   std::vector<NodeId> ancestors(NodeId v) const;
 
-  std::int32_t position(NodeId v) const { return pos_[v]; }
-  std::int32_t depth(NodeId v) const { return depth_[v]; }
+  std::int32_t position(NodeId v) const { return labels_[v].pos; }
+  std::int32_t depth(NodeId v) const { return labels_[v].depth; }
   const std::vector<NodeId>& preds(NodeId v) const { return preds_[v]; }
   const std::vector<NodeId>& succs(NodeId v) const { return succs_[v]; }
 
  private:
-  std::vector<std::int32_t> pos_, depth_;
+  static constexpr int kTraversals = 3;
+  struct Labels {
+    std::int32_t pos = -1, depth = 0;
+    std::int32_t low[kTraversals] = {}, post[kTraversals] = {};
+  };
+  // The labels of a set of nodes, loosened to one box: a node that no point
+  // of the box can reach (or be reached from) is cut.
+  struct Box {
+    std::int32_t min_pos, max_pos, min_depth, max_depth;
+    std::int32_t min_low[kTraversals], max_low[kTraversals], min_post[kTraversals], max_post[kTraversals];
+  };
+  std::vector<Labels> labels_;
   std::vector<std::vector<NodeId>> preds_, succs_;
   mutable std::vector<std::uint32_t> down_stamp_, up_stamp_;
   mutable std::uint32_t epoch_ = 0;
   mutable std::vector<NodeId> down_queue_, up_queue_;
+
+  void label_traversal(const Order& schedule, int traversal);
+  static bool may_reach(const Labels& from, const Labels& to);
+  Box box_of(const std::vector<NodeId>& nodes) const;
+  bool may_reach_some(NodeId v, const Box& targets, const std::vector<NodeId>& target_nodes) const;
+  bool may_be_reached(NodeId v, const Box& sources, const std::vector<NodeId>& source_nodes) const;
 };
 
 }  // namespace schedlab

@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/fusion/fusion_engine.h"
@@ -245,6 +246,12 @@ GroupId FusionEngine::add_group(Group grp) {
   return static_cast<GroupId>(groups_.size() - 1);
 }
 
+FusionEngine::Between FusionEngine::between_for_fusion(GroupId lower, GroupId higher) {
+  Searched last = std::exchange(searched_, {});
+  if (last.lower == lower && last.higher == higher) return std::move(last.between);
+  return search_between(lower, higher);
+}
+
 GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
   // Keep topo_ topological. Between the two, every node is an ancestor of
   // the later one, a descendant of the earlier one, or neither (never both:
@@ -253,7 +260,7 @@ GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
   // descendants moved just after it, whichever set the search finished
   // first. (Searched before the fused node takes over the members.)
   GroupId lower = topo_.label(n1) < topo_.label(n2) ? n1 : n2, higher = lower == n1 ? n2 : n1;
-  Between between = search_between(lower, higher);
+  Between between = between_for_fusion(lower, higher);
   std::sort(between.nodes.begin(), between.nodes.end(), [&](GroupId x, GroupId y) { return topo_.label(x) < topo_.label(y); });
   GroupId id;
   if (groups_[n1].is_foreach() || groups_[n2].is_foreach()) {

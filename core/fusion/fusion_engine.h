@@ -177,6 +177,14 @@ class FusionEngine {
     std::vector<GroupId> nodes;        // valid when !cycle
   };
   Between search_between(GroupId lower, GroupId higher);
+  // The last search will_fusion_create_cycle made, which fuse_two reuses
+  // when it fuses that very pair next (no fusion in between).
+  struct Searched {
+    GroupId lower = kNone, higher = kNone;
+    Between between;
+  };
+  Searched searched_;
+  Between between_for_fusion(GroupId lower, GroupId higher);
 };
 
 }  // namespace schedlab::fusion_detail
