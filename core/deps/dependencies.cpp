@@ -249,7 +249,7 @@ void Reachability::label_traversal(const Order& schedule, int traversal) {
     return rng;
   };
   if (traversal >= 2)
-    for (std::size_t i = sources.size(); i > 1; --i) std::swap(sources[i - 1], sources[next_random() % i]);
+    for (std::size_t i = sources.size(); i > 1; --i) std::swap(sources[i - 1], sources[static_cast<std::size_t>(next_random() % i)]);
   // Successor k of v, in this traversal's order.
   auto successor = [&](NodeId v, std::size_t k, std::size_t offset) {
     const auto& s = succs_[v];
@@ -267,7 +267,7 @@ void Reachability::label_traversal(const Order& schedule, int traversal) {
     if (down_stamp_[root] == visited) continue;
     down_stamp_[root] = visited;
     labels_[root].low[traversal] = static_cast<std::int32_t>(n);
-    frames.push_back({root, 0, traversal >= 2 && !succs_[root].empty() ? next_random() % succs_[root].size() : 0});
+    frames.push_back({root, 0, traversal >= 2 && !succs_[root].empty() ? static_cast<std::size_t>(next_random() % succs_[root].size()) : 0});
     while (!frames.empty()) {
       Frame& f = frames.back();
       Labels& lv = labels_[f.v];
@@ -279,7 +279,7 @@ void Reachability::label_traversal(const Order& schedule, int traversal) {
         }
         down_stamp_[c] = visited;
         labels_[c].low[traversal] = static_cast<std::int32_t>(n);
-        frames.push_back({c, 0, traversal >= 2 && !succs_[c].empty() ? next_random() % succs_[c].size() : 0});
+        frames.push_back({c, 0, traversal >= 2 && !succs_[c].empty() ? static_cast<std::size_t>(next_random() % succs_[c].size()) : 0});
         continue;
       }
       lv.post[traversal] = counter++;
@@ -357,8 +357,18 @@ bool Reachability::may_be_reached(NodeId v, const Box& sources, const std::vecto
 // smaller pruned side, and short paths show early.
 bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector<NodeId>& bs) const {
   if (as.empty() || bs.empty()) return false;
+  // Position and depth first: they settle most queries before any box is built.
+  std::int32_t min_pos = labels_[as[0]].pos, min_depth = labels_[as[0]].depth, max_pos = labels_[bs[0]].pos, max_depth = labels_[bs[0]].depth;
+  for (NodeId a : as) {
+    min_pos = std::min(min_pos, labels_[a].pos);
+    min_depth = std::min(min_depth, labels_[a].depth);
+  }
+  for (NodeId b : bs) {
+    max_pos = std::max(max_pos, labels_[b].pos);
+    max_depth = std::max(max_depth, labels_[b].depth);
+  }
+  if (min_pos >= max_pos || min_depth >= max_depth) return false;
   const Box from = box_of(as), to = box_of(bs);
-  if (from.min_pos >= to.max_pos || from.min_depth >= to.max_depth) return false;
   epoch_ += 2;
   if (epoch_ < 2) {  // wrapped: reset the stamps
     std::fill(down_stamp_.begin(), down_stamp_.end(), 0);
