@@ -195,14 +195,20 @@ class Loader {
     for (BufId b : n.outputs) remember(b, std::hash<std::string_view>{}(b_.buffer(b).name));
   }
 
+  // Lists that name buffers in the order they were made (`operations`'
+  // outputs, written after every node) miss the cache above: the buffer
+  // after the last one resolved is tried before the graph's index.
+  BufId last_resolved_ = kNone;
+
   BufId resolve(std::string_view name, const Place& where) {
     const std::size_t hash = std::hash<std::string_view>{}(name);
     const RecentName& r = recent_[hash & (kRecentNames - 1)];
-    if (r.id != kNone && r.hash == hash && b_.buffer(r.id).name == name) return r.id;
-    BufId b = b_.find_buffer(name);
+    if (r.id != kNone && r.hash == hash && b_.buffer(r.id).name == name) return last_resolved_ = r.id;
+    BufId b = last_resolved_ + 1;
+    if (b <= 0 || b >= b_.graph().num_buffers() || b_.buffer(b).name != name) b = b_.find_buffer(name);
     if (b == kNone) fail(where, "unknown buffer " + quoted_name(name));
     remember(b, hash);
-    return b;
+    return last_resolved_ = b;
   }
 
   void load_inputs(const JsonValue& inputs, const Place& list) {

@@ -28,9 +28,10 @@ std::string_view JsonValue::type_name() const {
 
 JsonValue JsonValue::find(std::string_view key) const {
   const auto& e = doc_->tape_[index_];
-  if (e.type != Type::Object) return {};
-  for (std::size_t i = e.count; i-- > 0;)
-    if (doc_->key(static_cast<std::uint32_t>(e.span.first_key + i)) == key) return JsonValue(doc_, doc_->children_[e.span.first + i]);
+  if (JsonDoc::type_of(e) != Type::Object) return {};
+  const std::uint32_t first_key = doc_->children_[e.payload - 1];
+  for (std::size_t i = JsonDoc::count_of(e); i-- > 0;)
+    if (doc_->key(static_cast<std::uint32_t>(first_key + i)) == key) return JsonValue(doc_, doc_->children_[e.payload + i]);
   return {};
 }
 
@@ -82,7 +83,8 @@ class JsonParser {
     // About one value per 12 bytes of graph JSON and one member per 20:
     // reserving for one per 8 and one per 16 keeps a graph's tape from being
     // copied as it grows (the copy doubled the peak memory of a load; pages
-    // reserved and never written cost nothing). Huge pages (madvise) were
+    // reserved and never written cost nothing). Objects add one entry each
+    // to children_ (their first key), about one per 90 bytes. Huge pages (madvise) were
     // tried: fewer faults, but the kernel's cache-cold 2 MiB clears cost as
     // much and made timings erratic.
     doc_.tape_.reserve(s_.size() / 8 + 16);
@@ -124,12 +126,18 @@ class JsonParser {
     while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\n' || s_[p_] == '\r' || s_[p_] == '\t')) ++p_;
   }
 
-  std::uint32_t push(Type t) {
+  std::uint32_t push(Type t, std::uint32_t payload = 0, std::uint32_t count = 0, bool side = false) {
     if (doc_.tape_.size() >= std::numeric_limits<std::uint32_t>::max()) fail("document too large");
-    JsonDoc::Entry e{};
-    e.type = t;
-    doc_.tape_.push_back(e);
+    doc_.tape_.push_back(JsonDoc::Entry{static_cast<std::uint32_t>(t) | (side ? JsonDoc::kSide : 0u) | (count << JsonDoc::kCountShift), payload});
     return static_cast<std::uint32_t>(doc_.tape_.size() - 1);
+  }
+
+  // A value kept beside the tape: its index there, which must fit the payload.
+  template <typename T>
+  std::uint32_t side_index(std::vector<T>& table, T value) {
+    if (table.size() >= std::numeric_limits<std::uint32_t>::max()) fail("document too large");
+    table.push_back(value);
+    return static_cast<std::uint32_t>(table.size() - 1);
   }
 
   std::uint32_t parse_value(int depth) {
@@ -151,9 +159,7 @@ class JsonParser {
   std::uint32_t literal(std::string_view word, Type t, bool value) {
     if (s_.substr(p_, word.size()) != word) fail("invalid literal");
     p_ += word.size();
-    std::uint32_t i = push(t);
-    doc_.tape_[i].boolean = value;
-    return i;
+    return push(t, value ? 1u : 0u);
   }
 
   std::uint32_t parse_container(int depth, bool object) {
@@ -191,10 +197,13 @@ class JsonParser {
         fail(std::string("expected ',' or '") + close + "'");
       }
     }
+    const std::size_t count = scratch_.size() - mark;
+    if (count > JsonDoc::kMaxCount) fail("more than " + std::to_string(JsonDoc::kMaxCount) + " members in one array or object");
+    if (doc_.children_.size() + count + 1 > std::numeric_limits<std::uint32_t>::max()) fail("document too large");
+    if (object) doc_.children_.push_back(static_cast<std::uint32_t>(doc_.keys_.size()));
     auto& e = doc_.tape_[self];
-    e.span.first = static_cast<std::uint32_t>(doc_.children_.size());
-    e.count = static_cast<std::uint32_t>(scratch_.size() - mark);
-    e.span.first_key = static_cast<std::uint32_t>(doc_.keys_.size());
+    e.payload = static_cast<std::uint32_t>(doc_.children_.size());
+    e.tag |= static_cast<std::uint32_t>(count) << JsonDoc::kCountShift;
     for (std::size_t i = mark; i < scratch_.size(); ++i) {
       if (object) doc_.keys_.push_back(scratch_[i].key);
       doc_.children_.push_back(scratch_[i].value);
@@ -305,17 +314,14 @@ class JsonParser {
 
   std::uint32_t parse_string() {
     const std::size_t start = ++p_;  // after the opening quote
-    std::uint32_t self = push(Type::String);
-    auto& e = doc_.tape_[self];
     if (scan_plain_string(start)) {  // no escapes: point into the source
-      e.str = s_.data() + start;
-      e.count = static_cast<std::uint32_t>(p_ - 1 - start);
-      return self;
+      const std::size_t length = p_ - 1 - start;
+      if (length <= JsonDoc::kMaxCount) return push(Type::String, static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(length));
+      doc_.decoded_.emplace_back(s_.substr(start, length));
+    } else {
+      decode_string(start);
     }
-    const std::string& decoded = decode_string(start);
-    e.str = decoded.data();
-    e.count = static_cast<std::uint32_t>(decoded.size());
-    return self;
+    return push(Type::String, static_cast<std::uint32_t>(doc_.decoded_.size() - 1), 0, true);
   }
 
   JsonDoc::Key parse_key() {
@@ -359,13 +365,12 @@ class JsonParser {
     }
     const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     if (!is_float && !overflow && mag <= limit) {
-      std::uint32_t self = push(Type::Int);
-      doc_.tape_[self].i = negative ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
-      return self;
+      const std::int64_t v = negative ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
+      if (v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max())
+        return push(Type::Int, static_cast<std::uint32_t>(static_cast<std::int32_t>(v)));
+      return push(Type::Int, side_index(doc_.wide_ints_, v), 0, true);
     }
-    std::uint32_t self = push(is_float ? Type::Double : Type::BigInt);
-    doc_.tape_[self].d = to_double(s_.substr(start, p_ - start));
-    return self;
+    return push(is_float ? Type::Double : Type::BigInt, side_index(doc_.doubles_, to_double(s_.substr(start, p_ - start))));
   }
 
   // strtod (correctly rounded) needs a terminated copy: on the stack for the

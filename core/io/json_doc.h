@@ -71,21 +71,29 @@ class JsonDoc {
   friend class JsonParser;
   JsonDoc() = default;
 
-  // 16 bytes a value: the tape of a 57 MB graph stays near 100 MB.
+  // 8 bytes a value (they were 16): a tape is written once and read a few
+  // times, and on a busy machine the page faults of its first write were
+  // as much as the parse. `tag` holds the type (low 3 bits), kSide (bit 3)
+  // and a count above: a container's children or a string's length.
+  // `payload` by type:
+  //   containers: index in children_ of the first child; an object's
+  //               children are preceded there by the index in keys_ of its
+  //               first member's key;
+  //   strings:    offset in the source text, or with kSide an index into
+  //               decoded_ (it had escapes, or is 256 MiB or longer);
+  //   Int:        the value when it fits in 32 bits, else with kSide an
+  //               index into wide_ints_;
+  //   Double, BigInt: an index into doubles_;
+  //   Bool:       0 or 1.
   struct Entry {
-    JsonValue::Type type;
-    bool boolean;
-    std::uint32_t count;  // containers: number of children; strings: length
-    union {
-      std::int64_t i;
-      double d;
-      const char* str;
-      struct {
-        std::uint32_t first;      // index of the first child in children_
-        std::uint32_t first_key;  // objects: index of the first member's key in keys_
-      } span;                     // containers
-    };
+    std::uint32_t tag;
+    std::uint32_t payload;
   };
+  static constexpr std::uint32_t kTypeMask = 7u, kSide = 8u, kCountShift = 4;
+  static constexpr std::uint32_t kMaxCount = (std::uint32_t{1} << (32 - kCountShift)) - 1;
+  static JsonValue::Type type_of(const Entry& e) { return static_cast<JsonValue::Type>(e.tag & kTypeMask); }
+  static std::uint32_t count_of(const Entry& e) { return e.tag >> kCountShift; }
+
   // An object member's key, 8 bytes and not on the tape (keys are a third
   // of a graph's strings): an offset into the source text, or with
   // kDecodedKey set in `length`, an index into decoded_ (the key had escapes).
@@ -104,30 +112,39 @@ class JsonDoc {
   std::vector<Entry> tape_;              // value entries; the root is entry 0
   std::vector<std::uint32_t> children_;  // container children (tape indices), contiguous per container
   std::vector<Key> keys_;                // object members' keys, contiguous per object
-  std::deque<std::string> decoded_;      // strings that had escapes
+  std::deque<std::string> decoded_;      // strings that had escapes (or are very long)
+  std::vector<std::int64_t> wide_ints_;  // integers beyond 32 bits
+  std::vector<double> doubles_;          // non-integers and integers beyond 64 bits
 };
 
 // The accessors are inline: a graph's load calls them tens of millions of times.
-inline JsonValue::Type JsonValue::type() const { return doc_->tape_[index_].type; }
+inline JsonValue::Type JsonValue::type() const { return JsonDoc::type_of(doc_->tape_[index_]); }
 inline std::size_t JsonValue::size() const {
   const auto& e = doc_->tape_[index_];
-  return (e.type == Type::Array || e.type == Type::Object) ? e.count : 0;
+  const Type t = JsonDoc::type_of(e);
+  return (t == Type::Array || t == Type::Object) ? JsonDoc::count_of(e) : 0;
 }
 inline JsonValue JsonValue::operator[](std::size_t i) const {
-  return JsonValue(doc_, doc_->children_[doc_->tape_[index_].span.first + i]);
+  return JsonValue(doc_, doc_->children_[doc_->tape_[index_].payload + i]);
 }
 inline std::string_view JsonValue::key_at(std::size_t i) const {
-  return doc_->key(static_cast<std::uint32_t>(doc_->tape_[index_].span.first_key + i));
+  const std::uint32_t first = doc_->tape_[index_].payload;
+  return doc_->key(static_cast<std::uint32_t>(doc_->children_[first - 1] + i));
 }
 inline std::string_view JsonValue::as_string() const {
   const auto& e = doc_->tape_[index_];
-  return {e.str, e.count};
+  if (e.tag & JsonDoc::kSide) return doc_->decoded_[e.payload];
+  return {doc_->text_ + e.payload, JsonDoc::count_of(e)};
 }
-inline bool JsonValue::as_bool() const { return doc_->tape_[index_].boolean; }
-inline std::int64_t JsonValue::as_int() const { return doc_->tape_[index_].i; }
+inline bool JsonValue::as_bool() const { return doc_->tape_[index_].payload != 0; }
+inline std::int64_t JsonValue::as_int() const {
+  const auto& e = doc_->tape_[index_];
+  if (e.tag & JsonDoc::kSide) return doc_->wide_ints_[e.payload];
+  return static_cast<std::int32_t>(e.payload);
+}
 inline double JsonValue::as_double() const {
   const auto& e = doc_->tape_[index_];
-  return e.type == Type::Int ? static_cast<double>(e.i) : e.d;
+  return JsonDoc::type_of(e) == Type::Int ? static_cast<double>(as_int()) : doc_->doubles_[e.payload];
 }
 
 }  // namespace schedlab
