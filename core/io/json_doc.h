@@ -61,7 +61,7 @@ class JsonDoc {
  public:
   // Throws schedlab::Error("line L, column C: ...") on malformed text.
   static JsonDoc parse(std::string_view text, int max_depth);
-  JsonValue root() const { return JsonValue(this, 0); }
+  JsonValue root() const { return JsonValue(this, root_); }
 
   JsonDoc(JsonDoc&&) = default;
   JsonDoc& operator=(JsonDoc&&) = default;
@@ -71,14 +71,16 @@ class JsonDoc {
   friend class JsonParser;
   JsonDoc() = default;
 
-  // 8 bytes a value (they were 16): a tape is written once and read a few
-  // times, and on a busy machine the page faults of its first write were
-  // as much as the parse. `tag` holds the type (low 3 bits), kSide (bit 3)
-  // and a count above: a container's children or a string's length.
-  // `payload` by type:
-  //   containers: index in children_ of the first child; an object's
-  //               children are preceded there by the index in keys_ of its
-  //               first member's key;
+  // 8 bytes a value (they were 16, plus 4 in a list of children): a tape
+  // is written once and read a few times, and on a busy machine the page
+  // faults of its first write were as much as the parse. A container's
+  // children are contiguous on the tape: written when it closes, after the
+  // children's own children, so the root comes last. `tag` holds the type
+  // (low 3 bits), kSide (bit 3) and a count above: a container's children
+  // or a string's length. `payload` by type:
+  //   containers: the tape index of the first child; an object's children
+  //               are preceded by an entry whose payload is the index in
+  //               keys_ of its first member's key;
   //   strings:    offset in the source text, or with kSide an index into
   //               decoded_ (it had escapes, or is 256 MiB or longer);
   //   Int:        the value when it fits in 32 bits, else with kSide an
@@ -110,7 +112,7 @@ class JsonDoc {
 
   const char* text_ = nullptr;           // the source text (keys point into it)
   std::vector<Entry> tape_;              // value entries; the root is entry 0
-  std::vector<std::uint32_t> children_;  // container children (tape indices), contiguous per container
+  std::uint32_t root_ = 0;               // the root's tape index
   std::vector<Key> keys_;                // object members' keys, contiguous per object
   std::deque<std::string> decoded_;      // strings that had escapes (or are very long)
   std::vector<std::int64_t> wide_ints_;  // integers beyond 32 bits
@@ -125,11 +127,11 @@ inline std::size_t JsonValue::size() const {
   return (t == Type::Array || t == Type::Object) ? JsonDoc::count_of(e) : 0;
 }
 inline JsonValue JsonValue::operator[](std::size_t i) const {
-  return JsonValue(doc_, doc_->children_[doc_->tape_[index_].payload + i]);
+  return JsonValue(doc_, static_cast<std::uint32_t>(doc_->tape_[index_].payload + i));
 }
 inline std::string_view JsonValue::key_at(std::size_t i) const {
   const std::uint32_t first = doc_->tape_[index_].payload;
-  return doc_->key(static_cast<std::uint32_t>(doc_->children_[first - 1] + i));
+  return doc_->key(static_cast<std::uint32_t>(doc_->tape_[first - 1].payload + i));
 }
 inline std::string_view JsonValue::as_string() const {
   const auto& e = doc_->tape_[index_];

@@ -88,3 +88,38 @@ TEST_CASE("errors name line and column", "[io][json]") {
   CHECK_THAT(parse_error("{\"unterminated key"), Catch::Contains("unexpected end of input inside a string"));
   CHECK_THAT(parse_error("[1] x"), Catch::Contains("unexpected text after the JSON value"));
 }
+
+TEST_CASE("the 8-byte tape: integers at the 32-bit edges, scalars as roots, nested and empty containers", "[io][json]") {
+  JsonDoc doc = JsonDoc::parse("[2147483647,2147483648,-2147483648,-2147483649,-1,true,false,null,"
+                               "{},[],{\"a\":{\"b\":[{},{\"c\":[1,[2,{\"d\":\"e\"}]]}]},\"f\":\"g\\n\"}]",
+                               16);
+  const JsonValue a = doc.root();
+  REQUIRE(a.size() == 11);
+  CHECK(a[0].as_int() == 2147483647LL);
+  CHECK(a[1].as_int() == 2147483648LL);
+  CHECK(a[2].as_int() == -2147483648LL);
+  CHECK(a[3].as_int() == -2147483649LL);
+  CHECK(a[4].as_int() == -1);
+  CHECK(a[4].as_double() == -1.0);
+  CHECK(a[5].as_bool());
+  CHECK_FALSE(a[6].as_bool());
+  CHECK(a[7].type() == JsonValue::Type::Null);
+  CHECK((a[8].is_object() && a[8].size() == 0 && !a[8].find("x")));
+  CHECK((a[9].is_array() && a[9].size() == 0));
+  const JsonValue o = a[10];
+  REQUIRE(o.size() == 2);
+  CHECK(o.key_at(0) == "a");
+  CHECK(o.key_at(1) == "f");
+  CHECK(o[1].as_string() == "g\n");
+  const JsonValue c = o.find("a").find("b")[1].find("c");
+  CHECK(c[0].as_int() == 1);
+  CHECK(c[1][0].as_int() == 2);
+  CHECK(c[1][1].key_at(0) == "d");
+  CHECK(c[1][1].find("d").as_string() == "e");
+  for (const char* scalar : {"7", "\"s\"", "-3000000000", "0.5", "null"}) {
+    JsonDoc d = JsonDoc::parse(scalar, 16);
+    CHECK(d.root().size() == 0);
+    CHECK_FALSE(d.root().is_object());
+  }
+  CHECK(JsonDoc::parse("-3000000000", 16).root().as_int() == -3000000000LL);
+}
