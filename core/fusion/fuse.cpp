@@ -434,7 +434,7 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
   for (auto [b, gid] : uses) members[fill[slot[b]]++] = gid;
 
   std::vector<std::pair<GroupId, GroupId>> out;
-  PairSet seen(uses.size() * 2);
+  PairSet seen(order_.size());  // grown as pairs come: a table sized for every use (millions on dense graphs) misses the cache on each probe
   auto key = [](GroupId a, GroupId b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); };
   for (std::size_t s = 0; s + 1 < start.size(); ++s) {
     const GroupId* nodes = members.data() + start[s];
