@@ -99,7 +99,8 @@ def worker(name: str, out: Path, sync: Path, measure: bool, cudagraphs: bool, ti
 
 
 def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jobs: int,
-                compile_timeout: float, measure_timeout: float, wall_rounds: int = 0) -> list[dict]:
+                compile_timeout: float, measure_timeout: float, wall_rounds: int = 0,
+                round_samples: int = 20) -> list[dict]:
     sync = out / ".sync"
     sync.mkdir(parents=True, exist_ok=True)
     for f in sync.iterdir():
@@ -125,7 +126,7 @@ def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jo
             if cudagraphs:
                 cmd.append("--cudagraphs")
             if wall_rounds:
-                cmd += ["--wall-rounds", str(wall_rounds)]
+                cmd += ["--wall-rounds", str(wall_rounds), "--round-samples", str(round_samples)]
             log = open(logs / f"{name}.log", "w")
             procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
             compiling.append(name)
@@ -212,6 +213,10 @@ def main() -> int:
     parser.add_argument("--sync", help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=900, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.wall_rounds < 0:
+        parser.error(f"--wall-rounds {args.wall_rounds}: expected 0 or more")
+    if args.round_samples < 1:
+        parser.error(f"--round-samples {args.round_samples}: expected 1 or more")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.worker:
@@ -227,7 +232,8 @@ def main() -> int:
     names = [n for n in cases.KNOWN_CASES if n in (args.only or cases.ALL_CASES)]
     started = time.time()
     records = orchestrate(names, out, args.measure, args.cudagraphs, args.jobs,
-                          args.compile_timeout, args.measure_timeout, args.wall_rounds)
+                          args.compile_timeout, args.measure_timeout, args.wall_rounds,
+                          args.round_samples)
     import torch
 
     (out / "zoo_report.json").write_text(json.dumps(
