@@ -8,13 +8,15 @@
 #include <string>
 
 #include "core/util/error.h"
+#include "core/util/saturating.h"
 
 namespace schedlab {
 namespace {
 
 std::int64_t round_up(std::int64_t v, std::int64_t unit) {
-  if (v > std::numeric_limits<std::int64_t>::max() - unit) throw Error("allocator: request of " + std::to_string(v) + " bytes overflows 63 bits");
-  return (v + unit - 1) / unit * unit;
+  std::int64_t out;
+  if (!exact_round_up(v, unit, out)) throw Error("allocator: request of " + std::to_string(v) + " bytes overflows 63 bits");
+  return out;
 }
 
 std::int64_t add_checked(std::int64_t a, std::int64_t b) {

@@ -10,6 +10,7 @@
 #include "core/alloc/caching_allocator.h"
 #include "core/cost/kernel_class.h"
 #include "core/util/error.h"
+#include "core/util/saturating.h"
 
 namespace schedlab {
 namespace {
@@ -103,14 +104,23 @@ struct Line {
   std::int64_t workspace = 0;  // Allocate with buf kNone: a kernel's transient workspace, released at once
 };
 
-std::int64_t round_up(std::int64_t x, std::int64_t m) { return x / m * m + (x % m ? m : 0); }
+[[noreturn]] void attention_shape_out_of_range(const Node& node) {
+  throw Error("node \"" + node.name + "\": attention workspace: shape out of range");
+}
 
 // The product of shape terms, an error naming the node past 63 bits.
 std::int64_t checked_product(std::initializer_list<std::int64_t> terms, const Node& node) {
   std::int64_t p = 1;
   for (std::int64_t t : terms)
-    if (t < 0 || __builtin_mul_overflow(p, t, &p)) throw Error("node \"" + node.name + "\": attention workspace: shape out of range");
+    if (t < 0 || !exact_mul(p, t, p)) attention_shape_out_of_range(node);
   return p;
+}
+
+// A shape term padded to a kernel's tile, an error naming the node past 63 bits.
+std::int64_t padded(std::int64_t term, std::int64_t tile, const Node& node) {
+  std::int64_t out;
+  if (!exact_round_up(term, tile, out)) attention_shape_out_of_range(node);
+  return out;
 }
 
 // An SDPA backward's transient buffers, per backend, from the shape of the
@@ -146,8 +156,8 @@ std::int64_t attention_backward_workspace(const Replay& r, const Node& node) {
   if (kernel.find("cudnn") != std::string_view::npos)
     return checked_add(checked_product({4, batch, h, sq, d}, node), row_stat, "attention workspace");
   if (kernel.find("efficient") != std::string_view::npos)
-    return checked_add(checked_product({4, batch, h, round_up(sq, 64), round_up(d, 64)}, node), row_stat, "attention workspace");
-  if (kernel.find("flash") != std::string_view::npos) return checked_product({4, batch, h, round_up(sq, 128), 1 + round_up(d, 32)}, node);
+    return checked_add(checked_product({4, batch, h, padded(sq, 64, node), padded(d, 64, node)}, node), row_stat, "attention workspace");
+  if (kernel.find("flash") != std::string_view::npos) return checked_product({4, batch, h, padded(sq, 128, node), padded(d, 32, node) + 1}, node);
   return 0;
 }
 
