@@ -236,6 +236,72 @@ void plan_pool_reuse(Replay& r, std::vector<Line>& lines) {
   }
 }
 
+// Where the graph's inputs sit in the simulated cache when the call starts.
+// Inputs the graph does not own (parameters, buffers) were allocated long
+// before the call, among the process's other long-lived tensors; freeable
+// inputs (saved activations, the batch) were made just before it by the
+// cache the call allocates from.
+// - HeldApart: held inputs in segments of their own, freeable ones (file
+//   order) starting the call's cache. Which block each allocation gets, and so
+//   the allocated peak (an unsplit block counts whole), depends on the free
+//   holes beside the call's buffers; packing parameters in among them made
+//   holes the real cache does not have (llama_block backward: a 1.4 MB
+//   buffer in a 2.1 MB hole beside a parameter, 1.037 of the measured peak;
+//   1.000 apart).
+// - Together: every input in one cache, file order. The reserved total
+//   depends on how much free room the call finds before it needs a new
+//   segment, and the tails of the parameters' segments are such room
+//   (unet_gn forward's reserved peak: 0.923 / 1.039 together on H100 / H200,
+//   0.938 / 1.055 apart; docs/memory-as-executed.md).
+enum class InputPlacement : std::uint8_t { HeldApart, Together };
+
+struct AllocatorReplay {
+  std::int64_t peak_over_start = 0;      // allocated peak less what the call's cache held before it
+  std::int64_t freeable_input_bytes = 0;  // freeable inputs the graph reads (they count in the peak)
+  std::int64_t peak_reserved = 0;        // every segment, the held inputs' included
+  std::int64_t allocated_before = 0, reserved_before = 0;
+  NodeId peak_node = kNone;
+};
+
+AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines, InputPlacement placement) {
+  const Graph& g = r.g;
+  CachingAllocatorSim alloc, held_inputs;
+  std::vector<CachingAllocatorSim::Handle> handle(g.buffers.size(), CachingAllocatorSim::kNoBlock);
+  AllocatorReplay out;
+  for (BufId b = 0; b < g.num_inputs; ++b) {
+    const bool freeable = g.buffers[b].freeable;
+    if (!freeable && placement == InputPlacement::HeldApart) {
+      held_inputs.allocate(r.bytes[b]);
+      continue;
+    }
+    handle[b] = alloc.allocate(r.bytes[b]);
+    if (freeable && r.last_use[b] >= 0) out.freeable_input_bytes = checked_add(out.freeable_input_bytes, r.bytes[b], "freeable input bytes");
+  }
+  const std::int64_t call_cache_before = alloc.allocated_bytes();
+  out.allocated_before = checked_add(call_cache_before, held_inputs.allocated_bytes(), "input bytes");
+  out.reserved_before = checked_add(alloc.reserved_bytes(), held_inputs.reserved_bytes(), "input segments");
+  alloc.reset_peaks();
+  for (const Line& l : lines) {
+    const std::int64_t peak_before = alloc.peak_allocated_bytes();
+    switch (l.kind) {
+      case ExecutedEvent::Kind::Allocate:
+        if (l.buf == kNone) alloc.release(alloc.allocate(l.workspace));
+        else handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
+        break;
+      case ExecutedEvent::Kind::Reuse: handle[l.buf] = handle[l.donor]; break;
+      case ExecutedEvent::Kind::Free:
+        if (l.reused) break;  // a later allocation takes the storage over
+        alloc.release(handle[l.buf]);
+        handle[l.buf] = CachingAllocatorSim::kNoBlock;
+        break;
+    }
+    if (alloc.peak_allocated_bytes() > peak_before) out.peak_node = l.at;
+  }
+  out.peak_over_start = alloc.peak_allocated_bytes() - call_cache_before;
+  out.peak_reserved = checked_add(alloc.peak_reserved_bytes(), held_inputs.reserved_bytes(), "reserved bytes");
+  return out;
+}
+
 }  // namespace
 
 ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, const std::map<std::string, std::int64_t>& observed_bytes) {
@@ -259,43 +325,26 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   plan_pool_reuse(r, lines);
 
   ExecutedMemory out;
-  CachingAllocatorSim alloc;
-  std::vector<CachingAllocatorSim::Handle> handle(g.buffers.size(), CachingAllocatorSim::kNoBlock);
-  std::int64_t freeable_bytes = 0;
-  for (BufId b = 0; b < g.num_inputs; ++b) {
-    handle[b] = alloc.allocate(r.bytes[b]);
-    if (g.buffers[b].freeable && r.last_use[b] >= 0) freeable_bytes = checked_add(freeable_bytes, r.bytes[b], "freeable input bytes");
-  }
-  out.allocated_before_bytes = alloc.allocated_bytes();
-  out.reserved_before_bytes = alloc.reserved_bytes();
-  alloc.reset_peaks();
   for (const Line& l : lines) {
-    switch (l.kind) {
-      case ExecutedEvent::Kind::Allocate: {
-        const std::int64_t before = alloc.peak_allocated_bytes();
-        if (l.buf == kNone) {
-          alloc.release(alloc.allocate(l.workspace));
-          if (alloc.peak_allocated_bytes() > before) out.peak_node = l.at;
-          continue;
-        }
-        handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
-        if (alloc.peak_allocated_bytes() > before) out.peak_node = l.at;
-        break;
-      }
-      case ExecutedEvent::Kind::Reuse:
-        handle[l.buf] = handle[l.donor];
-        ++(g.buffers[l.donor].producer != kNone && r.donated_to[l.donor] == l.buf ? out.inplace_reuses : out.pool_reuses);
-        break;
-      case ExecutedEvent::Kind::Free:
-        if (l.reused) continue;  // a later allocation takes the storage over
-        alloc.release(handle[l.buf]);
-        handle[l.buf] = CachingAllocatorSim::kNoBlock;
-        break;
+    if (l.kind == ExecutedEvent::Kind::Free && l.reused) continue;  // a later allocation takes the storage over
+    if (l.kind == ExecutedEvent::Kind::Reuse)
+      ++(g.buffers[l.donor].producer != kNone && r.donated_to[l.donor] == l.buf ? out.inplace_reuses : out.pool_reuses);
+    if (l.buf == kNone) {  // a kernel's workspace: allocated and released at its step
+      out.events.push_back({ExecutedEvent::Kind::Allocate, kNone, kNone, l.at, l.workspace});
+      out.events.push_back({ExecutedEvent::Kind::Free, kNone, kNone, l.at, l.workspace});
+      continue;
     }
     out.events.push_back({l.kind, l.buf, l.donor, l.at, r.bytes[l.buf]});
   }
-  out.peak_bytes = alloc.peak_allocated_bytes() - out.allocated_before_bytes + freeable_bytes;
-  out.reserved_bytes = alloc.peak_reserved_bytes();
+  // The allocated peak from a cache whose held inputs stand apart, the
+  // reserved peak from one that holds every input (replay_allocator says why).
+  const AllocatorReplay blocks = replay_allocator(r, lines, InputPlacement::HeldApart);
+  const AllocatorReplay segments = replay_allocator(r, lines, InputPlacement::Together);
+  out.peak_bytes = checked_add(blocks.peak_over_start, blocks.freeable_input_bytes, "peak bytes");
+  out.peak_node = blocks.peak_node;
+  out.reserved_bytes = segments.peak_reserved;
+  out.allocated_before_bytes = segments.allocated_before;
+  out.reserved_before_bytes = segments.reserved_before;
   return out;
 }
 

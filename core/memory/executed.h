@@ -21,8 +21,10 @@
 //   layouts) is allocated and released at its step, after its outputs;
 // - frees follow the node's kernel, in buffer-name order; graph outputs and
 //   inputs the graph does not own stay.
-// The sequence then runs through the caching allocator (core/alloc) from a
-// cache holding the graph's inputs (file order), which gives both peaks.
+// The sequence then runs through the caching allocator (core/alloc) twice:
+// the allocated peak from a cache that starts with the freeable inputs, the
+// held ones (parameters) in segments of their own; the reserved peak from a
+// cache holding every input (file order), whose free tails the call fills.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +39,7 @@ namespace schedlab {
 struct ExecutedEvent {
   enum class Kind : std::uint8_t { Allocate, Free, Reuse };  // Reuse: `buf` takes over `donor`'s storage
   Kind kind = Kind::Allocate;
-  BufId buf = kNone;
+  BufId buf = kNone;        // kNone: a kernel's transient workspace (an Allocate, then its Free)
   BufId donor = kNone;
   NodeId at = kNone;        // the node at whose step it happens
   std::int64_t bytes = 0;   // requested bytes (Allocate/Free)
@@ -47,7 +49,7 @@ struct ExecutedMemory {
   std::vector<ExecutedEvent> events;  // in execution order
   std::int64_t peak_bytes = 0;        // allocator's allocated peak over what was live before the call, plus freeable inputs
   std::int64_t reserved_bytes = 0;    // allocator's reserved peak (segments holding the inputs included)
-  std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0;
+  std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0;  // the inputs, as the reserved replay holds them
   NodeId peak_node = kNone;           // the node at whose step the peak is first reached
   std::int32_t inplace_reuses = 0, pool_reuses = 0;
 };

@@ -6,8 +6,8 @@
 // Issue 10's targets on held-out graphs, and where the data stands (the
 // asserted bounds are today's figures, so a change that makes any worse
 // fails; the ones that meet the target assert the target):
-//   peak as executed, no data-dependent sizes   2 %       met on 8 of 11 graphs; worst 4.7 % (unet_gn bwd);
-//                                                         llama bwd 3.7 %, bert fwd 2.9 %
+//   peak as executed, no data-dependent sizes   2 %       met on 9 of 11 graphs; worst 4.7 % (unet_gn bwd:
+//                                                         cuDNN's wgrad split-K workspace), bert fwd 2.9 %
 //   peak as executed, data-dependent sizes      5 %       met: 0.0 % (moe_dropless)
 // (peaks in the order the call ran: Inductor's, after its memory reordering)
 //   reserved peak                               5 %       met but H100 unet_gn fwd (7.7 %)
@@ -92,7 +92,7 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     AccuracyReport r = measure_accuracy(s.held, builtin_profile(name), false);
     REQUIRE(r.graphs.size() == 12);
     // Memory as executed (the allocator's view): within 2 % where sizes are
-    // static, on every graph but one.
+    // static, on every graph but two.
     int peak_within_2 = 0;
     double worst_peak = 0, worst_dynamic_peak = 0;
     std::vector<double> reserved;
@@ -105,7 +105,7 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
       }
       reserved.push_back(std::abs(ratio(static_cast<double>(g.reserved_est), static_cast<double>(g.reserved_meas)) - 1));
     }
-    CHECK(peak_within_2 >= 8);
+    CHECK(peak_within_2 >= 9);
     CHECK(worst_peak <= 0.05);
     CHECK(worst_dynamic_peak <= 0.05);  // the target
     std::sort(reserved.begin(), reserved.end());
