@@ -3,10 +3,10 @@
 #include "core/deps/dependencies.h"
 
 #include "core/util/postorder.h"
+#include "core/util/short_stable_sort.h"
 
 #include <algorithm>
 #include <numeric>
-#include <unordered_set>
 
 namespace schedlab {
 
@@ -74,7 +74,6 @@ class DependencyBuilder {
   DependencyInfo info_;
   AliasClasses aliases_;
   std::vector<BufId> renamed_to_;  // mutation_renames: the next version of a buffer
-  std::unordered_set<std::uint64_t> user_seen_;
 
   void unite_aliases() {
     for (const Node& n : g_.nodes)
@@ -94,10 +93,14 @@ class DependencyBuilder {
     return b;
   }
 
+  // Adds (user, weak) to the buffer's class once. A node adds all its uses
+  // while it is scheduled (and kNone, the graph's outputs, comes last), so
+  // its entries are the tail of the list, at most two of them (weak or not).
   void add_user(BufId b, NodeId user, bool weak) {
-    BufId cls = aliases_.find(rename(b));
-    std::uint64_t key = (static_cast<std::uint64_t>(cls) << 33) | (static_cast<std::uint64_t>(user + 1) << 1) | (weak ? 1u : 0u);
-    if (user_seen_.insert(key).second) info_.users[cls].push_back({user, weak});
+    std::vector<BufferUser>& users = info_.users[aliases_.find(rename(b))];
+    for (auto it = users.rbegin(); it != users.rend() && it->node == user; ++it)
+      if (it->weak == weak) return;
+    users.push_back({user, weak});
   }
 
   static bool reads_buffer(const std::vector<Dep>& reads, BufId b) {
@@ -196,17 +199,16 @@ Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, cons
 
   // Producers to visit before v: its unmet deps sorted by buffer name (stable,
   // duplicates kept as Inductor's visit() skips them through `seen`).
-  auto sorted_producers = [&](NodeId v) {
-    std::vector<std::int32_t> idx = deps.unmet[v];
-    std::stable_sort(idx.begin(), idx.end(), [&](std::int32_t a, std::int32_t b) {
+  std::vector<std::int32_t> idx;  // one node's at a time, reused
+  auto sorted_producers = [&](NodeId v, std::vector<NodeId>& out) {
+    idx = deps.unmet[v];
+    short_stable_sort(idx.begin(), idx.end(), [&](std::int32_t a, std::int32_t b) {
       return g.buffers[deps.reads[v][a].buf].name < g.buffers[deps.reads[v][b].buf].name;
     });
-    std::vector<NodeId> out;
     for (std::int32_t i : idx) {
       NodeId p = g.buffers[deps.reads[v][i].buf].producer;
       if (in_set[p]) out.push_back(p);
     }
-    return out;
   };
 
   Order result;

@@ -5,13 +5,13 @@
 #include <cstdint>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "core/fusion/fusion_engine.h"
 #include "core/fusion/python_sort.h"
 #include "core/util/postorder.h"
+#include "core/util/short_stable_sort.h"
 #include "core/util/error.h"
 
 namespace schedlab::fusion_detail {
@@ -95,9 +95,10 @@ FusionEngine::FusionEngine(const Graph& g, const DependencyInfo& deps, const Ord
   intern_deps(schedule);
   subnode_of_.assign(g.nodes.size(), kNone);
   group_mark_.assign(groups_.size() * 2 + 1, 0);
-  create_foreach_nodes();
-  buf_mark_.assign(g.buffers.size(), 0);
+  buf_mark_.assign(g.buffers.size(), 0);  // before create_foreach_nodes, whose merges use it
   buf_slot_.assign(g.buffers.size(), 0);
+  create_foreach_nodes();
+  number_reuse_keys();
   topo_.reset(order_);
 }
 
@@ -205,11 +206,12 @@ Group FusionEngine::merged(const Group& a, const Group& b) {
       }
   fused.buffers = a.buffers;
   fused.buffers.insert(fused.buffers.end(), b.buffers.begin(), b.buffers.end());
-  std::unordered_set<BufId> own_buffers(fused.buffers.begin(), fused.buffers.end());
+  const std::uint32_t own = next_buf_epoch();
+  for (BufId buf : fused.buffers) buf_mark_[buf] = own;
   const std::uint32_t unmet = next_dep_epoch();
   for (const auto* src : {&a.unmet, &b.unmet})
     for (DepId d : *src) {
-      if (own_buffers.count(dep_table_[d].buf)) continue;
+      if (buf_mark_[dep_table_[d].buf] == own) continue;
       if (dep_mark_[d] != written && dep_mark_[d] != unmet) {
         dep_mark_[d] = unmet;
         fused.unmet.push_back(d);
@@ -521,17 +523,16 @@ void FusionEngine::topological_sort_groups() {
   const std::uint32_t seen = next_group_epoch();
   std::vector<GroupId> result;
   result.reserve(order_.size());
-  auto producers = [&](GroupId gid) {
-    std::vector<DepId> unmet = groups_[gid].unmet;
-    std::stable_sort(unmet.begin(), unmet.end(), [&](DepId x, DepId y) {
+  std::vector<DepId> unmet;  // one node's at a time, reused
+  auto producers = [&](GroupId gid, std::vector<GroupId>& out) {
+    unmet = groups_[gid].unmet;
+    short_stable_sort(unmet.begin(), unmet.end(), [&](DepId x, DepId y) {
       return g_.buffers[dep_table_[x].buf].name < g_.buffers[dep_table_[y].buf].name;
     });
-    std::vector<GroupId> out;
     for (DepId d : unmet) {
       NodeId p = g_.buffers[dep_table_[d].buf].producer;
       if (p != kNone && owner_[p] != kNone) out.push_back(owner_[p]);
     }
-    return out;
   };
   depth_first_postorder(
       order_, [&](GroupId v) { return group_mark_[v] == seen ? false : (group_mark_[v] = seen, true); }, producers,

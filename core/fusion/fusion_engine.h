@@ -116,9 +116,17 @@ class FusionEngine {
   // Scratch marks over dep ids / groups, reset by bumping the epoch.
   std::vector<std::uint32_t> dep_mark_, group_mark_, buf_mark_;
   std::uint32_t dep_epoch_ = 0, group_epoch_ = 0, buf_epoch_ = 0;
+  // can_fusion_increase_peak_memory's buffer reuse keys (dtype, elements),
+  // numbered: per buffer its key, or kNone when no single-user buffer the
+  // check counts; per key its elements, and a mark (epoch) for set algebra.
+  std::vector<std::int32_t> reuse_key_of_buf_;
+  std::vector<std::int64_t> reuse_key_elements_;
+  std::vector<std::uint32_t> reuse_key_mark_;
+  std::uint32_t reuse_key_epoch_ = 0;
   // can_fuse_vertical's deps by buffer: a slot per buffer, lists reused.
   std::vector<std::int32_t> buf_slot_;
   std::vector<std::vector<DepId>> buckets_;
+  std::vector<GroupId> vertical_producers_;  // can_fuse_vertical's producers of unmatched deps, reused
   // A topological order of the current nodes, kept valid across fusions.
   GroupOrder topo_;
 
@@ -163,6 +171,8 @@ class FusionEngine {
   // pairs 1, every other pair 0 (Triton: all 0).
   void keep_highest_priority_pairs(std::vector<std::pair<GroupId, GroupId>>& pairs) const;
   bool can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes);
+  void number_reuse_keys();
+  std::uint32_t next_reuse_key_epoch();
   bool fusable_weak_dep(DepId weak, GroupId n1, GroupId n2) const;
   bool fusable_read_and_write(DepId read, DepId write) const;
   std::uint32_t next_dep_epoch();

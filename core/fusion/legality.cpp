@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "core/fusion/affine_index.h"
@@ -309,7 +308,8 @@ Verdict FusionEngine::can_fuse_vertical(GroupId n1, GroupId n2) {
   const std::uint32_t own = next_buf_epoch();
   for (BufId buf : a.buffers) buf_mark_[buf] = own;
   const std::uint32_t producer_seen = next_group_epoch();
-  std::vector<GroupId> producers;
+  std::vector<GroupId>& producers = vertical_producers_;
+  producers.clear();
   for (std::size_t i = 0; i < used; ++i)
     for (DepId d : buckets_[i]) {
       BufId buf = dep_table_[d].buf;
@@ -512,26 +512,48 @@ void FusionEngine::keep_highest_priority_pairs(std::vector<std::pair<GroupId, Gr
   pairs.erase(std::remove_if(pairs.begin(), pairs.end(), outer_loop_pair), pairs.end());
 }
 
+// The buffers can_fusion_increase_peak_memory counts (not inputs, a fixed
+// or multi-output layout, one user) and their buffer reuse keys, numbered
+// once: the check runs for most candidate pairs, and building two sets of
+// (dtype string, elements) per pair cost more than the rest of can_fuse.
+void FusionEngine::number_reuse_keys() {
+  std::map<std::pair<std::string_view, std::int64_t>, std::int32_t> numbers;
+  reuse_key_of_buf_.assign(g_.buffers.size(), kNone);
+  for (BufId b = 0; b < g_.num_buffers(); ++b) {
+    const Buffer& buf = g_.buffers[b];
+    if (buf.is_input || (buf.layout != Layout::Fixed && buf.layout != Layout::MultiOutputItem) || deps_.users[b].size() != 1) continue;
+    const std::int64_t elements = buf.bytes / itemsize(buf.dtype);
+    auto [it, added] = numbers.emplace(std::pair{std::string_view(buf.dtype), elements}, static_cast<std::int32_t>(reuse_key_elements_.size()));
+    if (added) reuse_key_elements_.push_back(elements);
+    reuse_key_of_buf_[b] = it->second;
+  }
+  reuse_key_mark_.assign(reuse_key_elements_.size(), 0);
+}
+
+std::uint32_t FusionEngine::next_reuse_key_epoch() {
+  if (++reuse_key_epoch_ == 0) {
+    std::fill(reuse_key_mark_.begin(), reuse_key_mark_.end(), 0);
+    reuse_key_epoch_ = 1;
+  }
+  return reuse_key_epoch_;
+}
+
 // Inductor's lower bound on the memory a fusion costs: buffers that each
 // node reads as their only user could be reused if the nodes stay apart.
+// The overhead sums the elements of the reuse keys both nodes' sets hold.
 bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes) {
-  auto single_user_keys = [&](const Group& grp) {
-    std::set<std::pair<std::string, std::int64_t>> keys;  // buffer reuse key: (dtype, elements)
-    for (DepId r : grp.reads) {
-      const Buffer& buf = g_.buffers[dep_table_[r].buf];
-      if (buf.is_input) continue;
-      if (buf.layout != Layout::Fixed && buf.layout != Layout::MultiOutputItem) continue;
-      if (deps_.users[dep_table_[r].buf].size() != 1) continue;
-      keys.insert({buf.dtype, buf.bytes / itemsize(buf.dtype)});
-    }
-    return keys;
-  };
-  auto lhs = single_user_keys(groups_[n1]);
-  auto rhs = single_user_keys(groups_[n2]);
+  const std::uint32_t in_lhs = next_reuse_key_epoch();
+  for (DepId r : groups_[n1].reads)
+    if (std::int32_t key = reuse_key_of_buf_[dep_table_[r].buf]; key != kNone) reuse_key_mark_[key] = in_lhs;
+  const std::uint32_t counted = next_reuse_key_epoch();
+  const std::int64_t limit = saturating_mul(32, shared_bytes);
   std::int64_t overhead = 0;
-  for (const auto& k : lhs)
-    if (rhs.count(k)) overhead = saturating_add(overhead, k.second);
-  return overhead > saturating_mul(32, shared_bytes);
+  for (DepId r : groups_[n2].reads)
+    if (std::int32_t key = reuse_key_of_buf_[dep_table_[r].buf]; key != kNone && reuse_key_mark_[key] == in_lhs) {
+      reuse_key_mark_[key] = counted;  // a key counts once
+      overhead = saturating_add(overhead, reuse_key_elements_[key]);
+    }
+  return overhead > limit;
 }
 
 // Would fusing n1 and n2 close a cycle through another node? In the graph of

@@ -22,11 +22,11 @@ Order topological_sort_dfs(const Graph& g, const MemoryPlanningInfo& info, const
   std::vector<std::uint8_t> seen(g.nodes.size(), 0);
   Order result;
   result.reserve(input.size());
-  auto producers_lightest_first = [&](NodeId v) {
+  auto producers_lightest_first = [&](NodeId v, std::vector<NodeId>& out) {
     auto row = info.dep_nodes.row(v);
-    std::vector<NodeId> deps(row.begin(), row.end());
-    std::sort(deps.begin(), deps.end(), lighter);
-    return deps;
+    const auto first = static_cast<std::ptrdiff_t>(out.size());
+    out.insert(out.end(), row.begin(), row.end());
+    std::sort(out.begin() + first, out.end(), lighter);
   };
   Order roots(input);
   std::stable_sort(roots.begin(), roots.end(), lighter);
