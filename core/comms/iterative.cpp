@@ -51,14 +51,15 @@ IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, con
   return graph;
 }
 
-IterativeState init_iterative_state(const IterativeGraph& graph, const Order& order, double budget) {
+IterativeState init_iterative_state(const IterativeGraph& graph, const Order& order, double budget, OrderTree::Storage tree_storage) {
   const CommGraph& cg = graph.cg;
   const Graph& g = *cg.graph;
   const std::int32_t n = cg.num_nodes();
   auto replanned = graph.replan_per_order ? std::make_unique<const MemoryPlanningInfo>(planning_info_for_order(g, graph.planning, order)) : nullptr;
   const MemoryPlanningInfo& info = replanned ? *replanned : graph.planning;
   AllocFreeEstimate est = estimate_peak_memory_allocfree(g, info, order);
-  OrderTree tree(order, est.node_alloc, est.node_free, graph.compute, graph.role, graph.waits_of_collective, graph.collectives_of_wait);
+  OrderTree tree(order, est.node_alloc, est.node_free, graph.compute, graph.role, graph.waits_of_collective, graph.collectives_of_wait,
+                 std::move(tree_storage));
   IterativeState s{cg, std::move(replanned), info, graph.runtime, graph.data_readers, est.peak, budget, 0, std::move(est.last_use), {}, {}, std::move(tree)};
   s.max_potential_peak = largest_within_budget(s);
   s.last_used_by.resize(n);

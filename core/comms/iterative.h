@@ -68,18 +68,22 @@ struct IterativeState {
   std::int32_t position(NodeId v) const { return order.position(v); }
 };
 
-// _initialize_memory_tracking and the list; `budget` is the pass's peak-memory budget.
-IterativeState init_iterative_state(const IterativeGraph& graph, const Order& order, double budget);
+// _initialize_memory_tracking and the list; `budget` is the pass's
+// peak-memory budget; the tree is built in `tree_storage` (see OrderTree::Storage).
+IterativeState init_iterative_state(const IterativeGraph& graph, const Order& order, double budget, OrderTree::Storage tree_storage = {});
 
 // What a pass reports: everything (the pass on its own), or the order alone
 // (overlap_schedule's inner runs, which weigh the order themselves).
 enum class IterativeReport { Full, OrderOnly };
 
 // The two passes on a shared IterativeGraph: for callers that run them many
-// times (overlap_schedule), so that what no order changes is built once.
+// times (overlap_schedule), so that what no order changes is built once and
+// each run's tree is built in the previous run's (`tree_storage`, taken and
+// handed back).
 CommPassResult reorder_communication_preserving_peak_memory(const IterativeGraph& graph, const Order& order, const CommKnobs& k,
-                                                            IterativeReport report);
-CommPassResult sink_waits_iterative(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report);
+                                                            IterativeReport report, OrderTree::Storage& tree_storage);
+CommPassResult sink_waits_iterative(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report,
+                                    OrderTree::Storage& tree_storage);
 
 struct Exposure {
   double comm_us = 0;

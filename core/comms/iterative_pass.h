@@ -29,14 +29,22 @@ namespace schedlab::comms_detail {
 template <class Pass>
 class IterativePass {
  protected:
-  IterativePass(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report, double budget)
+  // `tree_storage` (may be null) lends the tree's arrays and gets them back.
+  IterativePass(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report, double budget,
+                OrderTree::Storage* tree_storage)
       : cg_(graph.cg),
         k_(k),
         report_(report),
-        s_(init_iterative_state(graph, order, budget)),
+        tree_storage_(tree_storage),
+        s_(init_iterative_state(graph, order, budget, tree_storage ? std::move(*tree_storage) : OrderTree::Storage{})),
         in_group_(graph.cg.num_nodes(), -1),
         moving_free_(graph.cg.num_nodes(), 0),
         post_alloc_after_(graph.cg.num_nodes(), 0) {}
+  ~IterativePass() {
+    if (tree_storage_) *tree_storage_ = std::move(s_.order).release();
+  }
+  IterativePass(const IterativePass&) = delete;
+  IterativePass& operator=(const IterativePass&) = delete;
 
   // The group moves one candidate (or, without runtime estimations, one run
   // of plain swaps and then one candidate) at a time until a candidate stops it.
@@ -87,6 +95,11 @@ class IterativePass {
     return true;
   }
 
+  // The exposed times of the moving node's window are reported in the stats
+  // and read by runtime estimations; an order-only run without estimations
+  // skips measuring them (they never change the order).
+  bool measures_windows(bool use_estimates) const { return report_ == IterativeReport::Full || use_estimates; }
+
   // Why a data dependency stops the move.
   std::string data_dependency_limit(NodeId candidate, const std::string& not_groupable) const {
     return "data dependency: " + cg_.graph->nodes[candidate].name + " (" + not_groupable + ")";
@@ -102,6 +115,7 @@ class IterativePass {
   const CommGraph& cg_;
   const CommKnobs& k_;
   IterativeReport report_;
+  OrderTree::Storage* tree_storage_;
   IterativeState s_;
   std::int32_t stamp_ = 0;  // one per processed collective or wait
   std::vector<std::int32_t> in_group_;

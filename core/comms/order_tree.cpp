@@ -19,20 +19,20 @@ std::uint64_t priority_of(std::uint64_t v) {
 
 OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
                      const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, const Adjacency& key_sources,
-                     const Adjacency& key_dependents)
-    : key_sources_(&key_sources), key_dependents_(&key_dependents) {
+                     const Adjacency& key_dependents, Storage storage)
+    : links_(std::move(storage.links)),
+      items_(std::move(storage.items)),
+      label_(std::move(storage.labels)),
+      key_sources_(&key_sources),
+      key_dependents_(&key_dependents),
+      moved_(std::move(storage.moved)) {
   const std::size_t n = alloc.size();
+  // Every field is written: the storage may hold a previous tree.
   items_.resize(n);
-  links_.resize(n);
+  links_.assign(n, Link{});
   label_.assign(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    Item& it = items_[v];
-    it.priority = priority_of(v);
-    it.alloc = alloc[v];
-    it.net = alloc[v] - freed[v];
-    it.runtime = compute_runtime[v];
-    it.role = role[v];
-  }
+  for (std::size_t v = 0; v < n; ++v)
+    items_[v] = Item{.priority = priority_of(v), .alloc = alloc[v], .net = alloc[v] - freed[v], .runtime = compute_runtime[v], .role = role[v]};
   const std::int64_t spacing = kLabelEnd / static_cast<std::int64_t>(n + 1);
   for (std::size_t i = 0; i < order.size(); ++i) label_[order[i]] = spacing * static_cast<std::int64_t>(i + 1);
   for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) items_[v].key = key_from_sources(v);
@@ -58,6 +58,11 @@ OrderTree::OrderTree(const Order& order, const std::vector<std::int64_t>& alloc,
     if (spine.size() == 1) root_ = spine.back();
     spine.pop_back();
   }
+}
+
+OrderTree::Storage OrderTree::release() && {
+  root_ = kNone;
+  return {std::move(links_), std::move(items_), std::move(label_), std::move(moved_)};
 }
 
 void OrderTree::pull(Index t) {

@@ -16,6 +16,7 @@
 // the nodes before it plus its own `alloc`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -35,14 +36,51 @@ struct BlockQuery {
 };
 
 class OrderTree {
+  static constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::max();
+  using Index = std::int32_t;  // a NodeId, or kNone for the empty tree
+
+  // The tree's shape, apart from the rest: walks from a node to the root
+  // (position, neighbours) read these alone, four nodes to a cache line.
+  struct Link {
+    Index left = kNone, right = kNone, parent = kNone;
+    std::int32_t count = 1;  // nodes in the subtree
+  };
+  // One node's subtree aggregates and its own values side by side: a move
+  // or a query reads O(log N) of them. The aggregates fill the first cache
+  // line (with the priority, which merges compare), so reading a child's
+  // costs one line; the node's own values are in the second.
+  struct alignas(64) Item {
+    // Subtree aggregates; max_post_alloc is relative to the subtree's start.
+    std::int64_t net_sum = 0, max_post_alloc = 0, min_net = 0, max_net = 0, min_key = kNoKey;
+    double runtime_sum = 0;
+    std::uint8_t role_any = 0;
+    std::uint64_t priority = 0;
+    std::int64_t alloc = 0, net = 0, key = kNoKey;
+    double runtime = 0;
+    std::uint8_t role = 0;
+  };
+  static_assert(offsetof(Item, priority) + sizeof(Item::priority) <= 64, "a child's aggregates and priority on one cache line");
+
  public:
+  // A tree's arrays, handed to the next tree built by a caller that builds
+  // many (overlap_schedule's runs of the iterative passes): at 100k nodes
+  // they are 15 MB, and fresh memory costs a page fault per 4 KiB written.
+  struct Storage {
+    std::vector<Link> links;
+    std::vector<Item> items;
+    std::vector<std::int64_t> labels;
+    std::vector<NodeId> moved;
+  };
+
   // Per NodeId: bytes allocated, bytes freed, the runtime counted as compute
   // (0 for collectives), role bits, key sources and their reverse (the
   // nodes whose key each node is a source of; both must outlive the tree).
   // `order` is a permutation of the nodes.
   OrderTree(const Order& order, const std::vector<std::int64_t>& alloc, const std::vector<std::int64_t>& freed,
             const std::vector<double>& compute_runtime, const std::vector<std::uint8_t>& role, const Adjacency& key_sources,
-            const Adjacency& key_dependents);
+            const Adjacency& key_dependents, Storage storage = {});
+  // The arrays, for the next tree; this one is left empty.
+  Storage release() &&;
 
   std::int32_t size() const { return static_cast<std::int32_t>(items_.size()); }
   std::int32_t position(NodeId v) const;
@@ -71,11 +109,9 @@ class OrderTree {
   Order to_order() const;
 
  private:
-  static constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::max();
   static constexpr std::int64_t kLabelEnd = std::int64_t{1} << 62;
   static constexpr std::int64_t kMinLabelStep = 2;
 
-  using Index = std::int32_t;  // a NodeId, or kNone for the empty tree
   struct Parts {
     Index before, middle, after;
   };
@@ -100,25 +136,6 @@ class OrderTree {
   void collect(Index t, std::vector<NodeId>& out) const;
   std::int32_t count(Index t) const { return t == kNone ? 0 : links_[t].count; }
   std::int64_t net_sum(Index t) const { return t == kNone ? 0 : items_[t].net_sum; }
-
-  // The tree's shape, apart from the rest: walks from a node to the root
-  // (position, neighbours) read these alone, four nodes to a cache line.
-  struct Link {
-    Index left = kNone, right = kNone, parent = kNone;
-    std::int32_t count = 1;  // nodes in the subtree
-  };
-  // One node's own values and its subtree's aggregates side by side: a move
-  // or a query reads O(log N) of them, each on two cache lines.
-  struct alignas(64) Item {
-    std::uint64_t priority = 0;
-    std::int64_t alloc = 0, net = 0, key = kNoKey;
-    double runtime = 0;
-    std::uint8_t role = 0;
-    // Subtree aggregates; max_post_alloc is relative to the subtree's start.
-    std::uint8_t role_any = 0;
-    std::int64_t net_sum = 0, max_post_alloc = 0, min_net = 0, max_net = 0, min_key = kNoKey;
-    double runtime_sum = 0;
-  };
 
   Index root_ = kNone;
   std::vector<Link> links_;

@@ -315,13 +315,14 @@ class IterativeRuns {
     CommKnobs knobs = k_;
     knobs.reorder_iterative_peak_memory_budget = knobs.sink_iterative_peak_memory_budget = budget;
     constexpr auto kOrderOnly = comms_detail::IterativeReport::OrderOnly;
-    Order out = pass == Pass::Reorder ? comms_detail::reorder_communication_preserving_peak_memory(graph_, o, knobs, kOrderOnly).order
-                                      : comms_detail::sink_waits_iterative(graph_, o, knobs, kOrderOnly).order;
+    Order out = pass == Pass::Reorder ? comms_detail::reorder_communication_preserving_peak_memory(graph_, o, knobs, kOrderOnly, tree_storage_).order
+                                      : comms_detail::sink_waits_iterative(graph_, o, knobs, kOrderOnly, tree_storage_).order;
     return done_.emplace(std::move(key), std::move(out)).first->second;
   }
 
   const CommKnobs& k_;
   const comms_detail::IterativeGraph graph_;  // shared by every run
+  comms_detail::OrderTree::Storage tree_storage_;  // each run's tree is built in the last one's
   std::map<std::tuple<Pass, double, Order>, Order> done_;
 };
 

@@ -45,8 +45,9 @@ struct ReorderGroup {
 
 class ReorderPass : public comms_detail::IterativePass<ReorderPass> {
  public:
-  ReorderPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report)
-      : IterativePass(graph, order, k, report, k.reorder_iterative_peak_memory_budget), group_reads_from_(graph.cg.num_nodes(), -1) {}
+  ReorderPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report,
+              comms_detail::OrderTree::Storage* tree_storage = nullptr)
+      : IterativePass(graph, order, k, report, k.reorder_iterative_peak_memory_budget, tree_storage), group_reads_from_(graph.cg.num_nodes(), -1) {}
 
   CommPassResult run(const Order& order);
 
@@ -98,10 +99,12 @@ CommPassResult ReorderPass::run(const Order& order) {
 OverlapStat ReorderPass::reorder_collective(NodeId curr) {
   OverlapStat info;
   info.node = curr;
-  const Exposure ex = comms_detail::collective_exposure(s_, curr);
-  info.comm_time_us = ex.comm_us;
-  info.comp_time_us = ex.comp_us;
-  info.initial_exposed_us = info.final_exposed_us = ex.comm_us - ex.comp_us;
+  if (measures_windows(k_.reorder_iterative_use_runtime_estimations)) {
+    const Exposure ex = comms_detail::collective_exposure(s_, curr);
+    info.comm_time_us = ex.comm_us;
+    info.comp_time_us = ex.comp_us;
+    info.initial_exposed_us = info.final_exposed_us = ex.comm_us - ex.comp_us;
+  }
   ++stamp_;
   ReorderGroup group;
   group.peak = s_.order.post_alloc(curr);
@@ -162,10 +165,12 @@ void ReorderPass::pass_run_of_candidates(ReorderGroup& group, std::int32_t first
   const std::int32_t head_pos = s_.position(group.head()), tail_pos = s_.position(group.tail());
   // Each passed candidate becomes the first node of the collective's window:
   // compute adds up, a synchronous collective restarts it.
-  const std::int32_t sync = s_.order.first_match(first, head_pos - 1, {.role_mask = comms_detail::kRoleSyncCollective});
-  if (sync >= 0) info.comp_time_us = s_.order.compute_sum(first, sync - 1);
-  else info.comp_time_us += s_.order.compute_sum(first, head_pos - 1);
-  info.final_exposed_us = info.comm_time_us - info.comp_time_us;
+  if (measures_windows(k_.reorder_iterative_use_runtime_estimations)) {
+    const std::int32_t sync = s_.order.first_match(first, head_pos - 1, {.role_mask = comms_detail::kRoleSyncCollective});
+    if (sync >= 0) info.comp_time_us = s_.order.compute_sum(first, sync - 1);
+    else info.comp_time_us += s_.order.compute_sum(first, head_pos - 1);
+    info.final_exposed_us = info.comm_time_us - info.comp_time_us;
+  }
   info.moves += head_pos - first;
   s_.order.move_range(head_pos, tail_pos, first);
 }
@@ -286,13 +291,13 @@ void ReorderPass::update_memory_tracking_after_swap(NodeId candidate) {
 namespace comms_detail {
 
 CommPassResult reorder_communication_preserving_peak_memory(const IterativeGraph& graph, const Order& order, const CommKnobs& k,
-                                                            IterativeReport report) {
+                                                            IterativeReport report, OrderTree::Storage& tree_storage) {
   if (std::none_of(order.begin(), order.end(), [&](NodeId v) { return graph.cg.is_collective(v); })) {
     CommPassResult result;
     result.order = order;
     return result;
   }
-  return ReorderPass(graph, order, k, report).run(order);
+  return ReorderPass(graph, order, k, report, &tree_storage).run(order);
 }
 
 }  // namespace comms_detail

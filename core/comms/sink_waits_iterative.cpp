@@ -57,8 +57,9 @@ std::string not_groupable_for_sink_waits(const CommGraph& cg, NodeId candidate, 
 
 class SinkWaitsPass : public comms_detail::IterativePass<SinkWaitsPass> {
  public:
-  SinkWaitsPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report)
-      : IterativePass(graph, order, k, report, k.sink_iterative_peak_memory_budget), group_pos_(graph.cg.num_nodes(), 0) {}
+  SinkWaitsPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report,
+              comms_detail::OrderTree::Storage* tree_storage = nullptr)
+      : IterativePass(graph, order, k, report, k.sink_iterative_peak_memory_budget, tree_storage), group_pos_(graph.cg.num_nodes(), 0) {}
 
   CommPassResult run(const Order& order);
 
@@ -108,6 +109,7 @@ CommPassResult SinkWaitsPass::run(const Order& order) {
 }
 
 void SinkWaitsPass::record_window(OverlapStat& info, NodeId curr) {
+  if (!measures_windows(k_.sink_iterative_use_runtime_estimations)) return;
   ex_ = comms_detail::wait_exposure(s_, curr);
   info.comm_time_us = ex_.comm_us;
   info.comp_time_us = ex_.comp_us;
@@ -314,9 +316,10 @@ CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, con
 
 namespace comms_detail {
 
-CommPassResult sink_waits_iterative(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report) {
+CommPassResult sink_waits_iterative(const IterativeGraph& graph, const Order& order, const CommKnobs& k, IterativeReport report,
+                                    OrderTree::Storage& tree_storage) {
   if (order.empty()) return {};
-  return SinkWaitsPass(graph, order, k, report).run(order);
+  return SinkWaitsPass(graph, order, k, report, &tree_storage).run(order);
 }
 
 }  // namespace comms_detail
