@@ -137,23 +137,26 @@ void FusionEngine::intern_deps(const Order& schedule) {
   for (std::size_t i = 0; i < schedule.size(); ++i) pos[schedule[i]] = static_cast<std::int32_t>(i);
 
   groups_.reserve(schedule.size() * 2);
+  std::vector<bool> is_unmet;  // one node's at a time, reused
+  std::vector<DepId> read_ids, unmet_ids, write_ids;
   for (NodeId v : schedule) {
     const Node& n = g_.nodes[v];
     Group grp;
     grp.members = {v};
     const auto& reads = deps_.reads[v];
-    std::vector<bool> is_unmet(reads.size(), false);
+    is_unmet.assign(reads.size(), false);
     for (std::int32_t i : deps_.unmet[v]) is_unmet[i] = true;
     // Insertion-ordered sets: a dep joins a set the first time the set's
     // mark is not on it, so a node with R reads costs O(R).
-    std::vector<DepId> read_ids, unmet_ids;
+    read_ids.clear();
+    unmet_ids.clear();
+    write_ids.clear();
     for (std::size_t i = 0; i < reads.size(); ++i) {
       NodeId p = g_.buffers[reads[i].buf].producer;
       if (p != kNone && pos[p] < 0) continue;  // a weak dep on a removed node is pruned
       read_ids.push_back(intern(reads[i]));
       if (is_unmet[i]) unmet_ids.push_back(read_ids.back());
     }
-    std::vector<DepId> write_ids;
     for (const Dep& w : n.writes) write_ids.push_back(intern(w));
     for (auto [from, into] : {std::pair{&read_ids, &grp.reads}, std::pair{&unmet_ids, &grp.unmet}, std::pair{&write_ids, &grp.writes}}) {
       const std::uint32_t in_set = next_dep_epoch();

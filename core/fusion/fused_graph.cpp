@@ -3,8 +3,8 @@
 // directly in its own id space: inputs, then each group's outputs in order.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
-#include <set>
 #include <string_view>
 #include <unordered_set>
 
@@ -27,6 +27,7 @@ class FusedGraphAssembler {
       : pre_(pre), deps_(deps), groups_(groups), kept_(pre.nodes.size(), false), to_post_(pre.buffers.size(), kNone) {
     for (const auto& grp : groups)
       for (NodeId v : grp) kept_[v] = true;
+    names_taken_.reserve(pre.nodes.size() + groups.size());
     for (const Node& n : pre.nodes) names_taken_.insert(n.name);
   }
 
@@ -54,7 +55,10 @@ class FusedGraphAssembler {
   std::vector<bool> kept_;
   std::vector<BufId> to_post_;  // pre buffer id -> post buffer id (kNone: removed with its node)
   GraphBuilder b_;
-  std::unordered_set<std::string> names_taken_;  // every pre-fusion node name, then each generated one
+  // Every pre-fusion node name (views of pre_'s), then each generated one
+  // (views of generated_names_, whose elements never move).
+  std::unordered_set<std::string_view> names_taken_;
+  std::deque<std::string> generated_names_;
 
   // Inductor names a fused node by joining its members' names with "_" and
   // keys everything else by operation names, so it never meets two nodes of
@@ -63,11 +67,10 @@ class FusedGraphAssembler {
   // "NAME#2", "NAME#3", ... ('#' is never in an Inductor name); its members
   // keep saying what it is.
   std::string unique_fused_name(std::string joined) {
-    if (names_taken_.insert(joined).second) return joined;
-    for (int k = 2;; ++k) {
-      std::string candidate = joined + "#" + std::to_string(k);
-      if (names_taken_.insert(candidate).second) return candidate;
-    }
+    std::string name = joined;
+    for (int k = 2; names_taken_.count(name); ++k) name = joined + "#" + std::to_string(k);
+    names_taken_.insert(generated_names_.emplace_back(name));
+    return name;
   }
 
   // A sum of member runtimes past the largest double sticks there instead of
@@ -83,14 +86,14 @@ class FusedGraphAssembler {
     return b;
   }
 
-  // Reads of a node as scheduled: weak deps on removed nodes are pruned.
-  std::vector<Dep> live_reads(NodeId v) const {
-    std::vector<Dep> out;
+  // Calls visit(dep) for each read of a node as scheduled: weak deps on
+  // removed nodes are pruned.
+  template <typename Visit>
+  void for_each_live_read(NodeId v, Visit&& visit) const {
     for (const Dep& d : deps_.reads[v]) {
       NodeId p = pre_.buffers[d.buf].producer;
-      if (p == kNone || kept_[p]) out.push_back(d);
+      if (p == kNone || kept_[p]) visit(d);
     }
-    return out;
   }
 
   // The fused node's fields, with deps still in the pre graph's ids.
@@ -98,7 +101,8 @@ class FusedGraphAssembler {
     Node n;
     if (grp.size() == 1) {
       n = pre_.nodes[grp[0]];
-      n.reads = live_reads(grp[0]);
+      n.reads.clear();
+      for_each_live_read(grp[0], [&](const Dep& d) { n.reads.push_back(d); });
       return n;
     }
     bool any_template = false, any_reduction = false, all_runtimes = true;
@@ -135,10 +139,10 @@ class FusedGraphAssembler {
     // A sum of member estimates is kept only when every member has one.
     if (!all_runtimes) n.runtime_us.reset();
     for (NodeId m : grp)
-      for (const Dep& d : live_reads(m)) {
+      for_each_live_read(m, [&](const Dep& d) {
         bool internal = std::any_of(n.writes.begin(), n.writes.end(), [&](const Dep& w) { return same_dep_value(w, d); });
         if (!internal) add_unique(n.reads, d);
-      }
+      });
     return n;
   }
 
@@ -160,15 +164,18 @@ class FusedGraphAssembler {
   }
 
   // The operation skeleton, in the pre-fusion schedule order; each
-  // operation's reads once each, by name.
+  // operation's reads once each, in order of their names.
   void add_operations() {
+    std::vector<std::string_view> names;
     for (NodeId v = 0; v < pre_.num_nodes(); ++v) {
       if (!kept_[v]) continue;
       Operation op;
       op.name = pre_.nodes[v].name;
       for (BufId o : pre_.nodes[v].outputs) op.outputs.push_back(mapped(o, "operation output"));
-      std::set<std::string_view> names;
-      for (const Dep& d : live_reads(v)) names.insert(pre_.buffers[d.buf].name);
+      names.clear();
+      for_each_live_read(v, [&](const Dep& d) { names.push_back(pre_.buffers[d.buf].name); });
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
       for (std::string_view nm : names) op.reads.push_back(b_.find_buffer(nm));
       b_.add_operation(std::move(op));
     }

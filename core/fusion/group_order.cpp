@@ -18,7 +18,9 @@ void GroupOrder::reset(const std::vector<Id>& order) {
 void GroupOrder::set_label(Id id, std::int64_t label) {
   if (label_.size() <= static_cast<std::size_t>(id)) label_.resize(static_cast<std::size_t>(id) + 1, 0);
   label_[static_cast<std::size_t>(id)] = label;
-  by_label_[label] = id;
+  // reset() sets labels in increasing order, so the end is the right hint and
+  // saves each search there; elsewhere a wrong hint costs what a plain insert does.
+  by_label_.insert_or_assign(by_label_.end(), label, id);
 }
 
 void GroupOrder::renumber() {
