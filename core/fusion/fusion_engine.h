@@ -7,6 +7,7 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/deps/dependencies.h"
@@ -194,6 +195,9 @@ class FusionEngine {
     Between between;
   };
   Searched searched_;
+  // Pairs of live nodes will_fusion_create_cycle found cyclic, as
+  // (smaller id << 32 | larger id): a node's id dies when it fuses.
+  std::unordered_set<std::uint64_t> cyclic_pairs_;
   Between between_for_fusion(GroupId lower, GroupId higher);
 };
 

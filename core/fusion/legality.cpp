@@ -560,9 +560,20 @@ bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::
 // current nodes: a path from one of them through some other node to the
 // other. topo_ is a topological order of the current nodes, so such a path
 // only visits nodes ranked between the two.
+//
+// A fusion only merges nodes, so a path through a third node survives every
+// fusion that leaves both ends as they are: a pair found cyclic stays cyclic
+// while both of its nodes live. The fixed point retries such pairs every
+// round (they still share data), so their answer is remembered.
 bool FusionEngine::will_fusion_create_cycle(GroupId n1, GroupId n2) {
   GroupId lower = topo_.label(n1) < topo_.label(n2) ? n1 : n2, higher = lower == n1 ? n2 : n1;
+  const std::uint64_t pair = (static_cast<std::uint64_t>(std::min(n1, n2)) << 32) | static_cast<std::uint32_t>(std::max(n1, n2));
+  if (cyclic_pairs_.count(pair)) {
+    searched_ = {};
+    return true;
+  }
   searched_ = {lower, higher, search_between(lower, higher)};
+  if (searched_.between.cycle) cyclic_pairs_.insert(pair);
   return searched_.between.cycle;
 }
 
