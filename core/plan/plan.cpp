@@ -72,7 +72,11 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
 
 void simulation_stage(PlanResult& r, const PlanOptions& opts) {
   r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch) : r.simulation_before_comm;
-  r.predicted = predict(r.planned(), r.order, opts.hardware);
+  // With calibrated runtimes (the default) that simulation is the one the
+  // prediction's default-mode wall time needs: same order, runtimes and launch path.
+  const bool calibrated = opts.runtime_source == "calibrated";
+  r.predicted = predict(r.planned(), r.order, opts.hardware, r.calibrated_runtimes_us,
+                        calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt);
 }
 
 constexpr PlanStage kStages[] = {

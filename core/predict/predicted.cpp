@@ -29,18 +29,21 @@ LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagra
   return m;
 }
 
-Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::map<std::string, std::int64_t>& observed_bytes,
-                   bool price_collectives) {
+namespace {
+
+// predict's figures for runtimes `us` (calibrated; unpriced collectives
+// already zeroed).
+Prediction predict_from_runtimes(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& us,
+                                 std::optional<double> default_mode_wall_us, const std::map<std::string, std::int64_t>& observed_bytes,
+                                 bool price_collectives) {
   Prediction p;
   p.hardware = hw.name;
   p.runtime_source = hw.time_model ? "calibrated" : "roofline";
-  std::vector<double> us = calibrated_runtimes_us(g, hw);
   double inductor = 0;
   bool inductor_complete = true;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.nodes[v];
     const KernelClass c = classify_node(g, n);
-    if (c == KernelClass::Collective && !price_collectives) us[v] = 0;
     if (c == KernelClass::None || (c == KernelClass::Collective && !price_collectives)) continue;
     p.kernel_time_us = add_us(p.kernel_time_us, us[v], "kernel time");
     p.class_time_us[c] += us[v];
@@ -48,12 +51,28 @@ Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw
     else inductor_complete = false;
   }
   if (inductor_complete) p.inductor_kernel_time_us = inductor;
-  p.wall_time_us = simulate_two_streams(g, order, us, launch_model(g, hw, false)).step_time_us;
+  p.wall_time_us = default_mode_wall_us ? *default_mode_wall_us : simulate_two_streams(g, order, us, launch_model(g, hw, false)).step_time_us;
   p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true)).step_time_us;
   p.memory = estimate_memory_as_executed(g, order, observed_bytes);
   p.peak_bytes = p.memory.peak_bytes;
   p.reserved_bytes = p.memory.reserved_bytes;
   return p;
+}
+
+}  // namespace
+
+Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::map<std::string, std::int64_t>& observed_bytes,
+                   bool price_collectives) {
+  std::vector<double> us = calibrated_runtimes_us(g, hw);
+  if (!price_collectives)
+    for (NodeId v = 0; v < g.num_nodes(); ++v)
+      if (classify_node(g, g.nodes[v]) == KernelClass::Collective) us[v] = 0;
+  return predict_from_runtimes(g, order, hw, us, std::nullopt, observed_bytes, price_collectives);
+}
+
+Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& calibrated_us,
+                   std::optional<double> default_mode_wall_us) {
+  return predict_from_runtimes(g, order, hw, calibrated_us, default_mode_wall_us, {}, true);
 }
 
 std::string prediction_to_text(const Prediction& p) {

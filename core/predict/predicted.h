@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/cost/cost_model.h"
 #include "core/memory/executed.h"
@@ -42,6 +43,14 @@ struct Prediction {
 // group, which launches them but moves nothing) and count in no kernel time.
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw,
                    const std::map<std::string, std::int64_t>& observed_bytes = {}, bool price_collectives = true);
+
+// The same figures from what a plan has already computed (collectives
+// priced, nothing observed): `calibrated_us`, calibrated_runtimes_us(g, hw),
+// and `default_mode_wall_us`, the step time of simulating `order` with them
+// and launch_model(g, hw, false), when the plan ran that very simulation
+// (its default runtime source); else predict simulates it.
+Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& calibrated_us,
+                   std::optional<double> default_mode_wall_us);
 
 // schedplan/1 `predicted` is written by core/io/plan_writer.h.
 std::string prediction_to_text(const Prediction& p);
