@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "core/alloc/caching_allocator.h"
+#include "core/memory/estimate.h"
+#include "core/util/range_add_max_tree.h"
 #include "core/cost/kernel_class.h"
 #include "core/util/error.h"
 #include "core/util/saturating.h"
@@ -62,6 +64,122 @@ struct Replay {
            bytes[b] > 0;
   }
 
+  // Per buffer: the operation (g.operations) that makes it; -1 when the file
+  // has no operations or none makes it.
+  std::vector<std::int32_t> made_by_operation;
+  std::vector<BufId> took_over;       // per buffer: the buffer whose storage it took over in place
+  std::vector<std::uint8_t> removed;  // per buffer: local to its kernel, never allocated
+
+  // A Triton kernel's output that nothing outside the kernel reads is not
+  // stored (remove_kernel_local_buffers: V.graph.removed_buffers); the
+  // wrapper neither allocates nor frees it. A buffer taken over in place
+  // goes with its group: removed only when every buffer of the in-place
+  // chain is local (remove_inplace_buffer), so bert's `buf3 =
+  // reinterpret_tensor(buf1, ...); del buf1  # reuse` keeps buf1, whose
+  // taker is a graph output. (transformer_l's backward: 21 small f32
+  // buffers of fused reductions the model allocated and chained through the
+  // pool never appear in the code.)
+  bool kernel_local(BufId b, std::int32_t step) const {
+    const Buffer& buf = g.buffers[b];
+    const NodeKind kind = g.nodes[buf.producer].kind;
+    return (kind == NodeKind::Pointwise || kind == NodeKind::Reduction) && !graph_output[real[b]] && buf.layout == Layout::Fixed &&
+           buf.aliases.empty() && buf.mutation_of == kNone && last_use[b] == step;
+  }
+  bool removed_from_kernel(BufId b, std::int32_t step) const {
+    if (g.buffers[b].is_input) return false;
+    const NodeId node = g.buffers[b].producer;
+    BufId root = b;
+    for (; took_over[root] != kNone; root = took_over[root])
+      if (g.buffers[took_over[root]].is_input || g.buffers[took_over[root]].producer != node) return false;  // an outside donor stays
+    for (BufId x = root; x != kNone; x = donated_to[x])
+      if (!kernel_local(x, step)) return false;
+    return true;
+  }
+
+  void index_operations() {
+    made_by_operation.assign(g.buffers.size(), -1);
+    for (std::size_t i = 0; i < g.operations.size(); ++i)
+      for (BufId b : g.operations[i].outputs) made_by_operation[b] = static_cast<std::int32_t>(i);
+  }
+
+  // The operations of `out`'s fused node that `out`'s own operation depends
+  // on (its ancestors inside the node), by index into g.operations.
+  std::vector<std::int32_t> ancestors_in_node(BufId out) const {
+    const NodeId node = g.buffers[out].producer;
+    std::vector<std::int32_t> ancestors, pending{made_by_operation[out]};
+    while (!pending.empty()) {
+      const std::int32_t op = pending.back();
+      pending.pop_back();
+      for (BufId b : g.operations[op].reads) {
+        const std::int32_t maker = made_by_operation[b];
+        if (maker < 0 || g.buffers[b].producer != node || std::find(ancestors.begin(), ancestors.end(), maker) != ancestors.end()) continue;
+        ancestors.push_back(maker);
+        pending.push_back(maker);
+      }
+    }
+    return ancestors;
+  }
+
+  // The buffers whose storage an output may take over, as Inductor asks
+  // (decide_inplace_update runs per SchedulerNode, inside a fused kernel
+  // too): the reads of the operation inside a fused node that makes `out`,
+  // when the file has its operations, and only those that no other operation
+  // of the node reads, but for the operation's own ancestors there
+  // (remaining_uses leaves out self.ancestors: the one remaining user must
+  // be that operation); else the node's own reads. (bert's forward: a fused
+  // layer-norm kernel reads buf31 in one operation and writes buf36 in
+  // another; at the node's level buf36 looked like it could take buf31
+  // over, but the code allocates buf36 and keeps buf31 for a later matrix
+  // product's `# reuse`.)
+  std::vector<BufId> inplace_candidates(const Node& n, BufId out) const {
+    std::vector<BufId> candidates;
+    const std::int32_t op = made_by_operation[out];
+    if (n.members.size() < 2 || op < 0) {
+      for (const Dep& r : n.reads)
+        if (r.kind == DepKind::Memory) candidates.push_back(r.buf);
+      return candidates;
+    }
+    const std::vector<std::int32_t> ancestors = ancestors_in_node(out);
+    // The first that qualifies wins, in the order the operation loads them,
+    // which the file does not keep (an operation's reads are sorted by name):
+    // what the kernel made itself first, then the node's reads in their
+    // order. On the 41 graphs whose wrappers are kept
+    // (tests/data/measured/h100/wrapper_reuses.json), the two orders give the
+    // same peaks on every measured graph but unet_gn's forward, whose
+    // layer-norm kernel writes its output over the buffer it made itself
+    // (0.998 this way, 0.944 the other); the other order matches 3 more
+    // reuse lines of the 389.
+    std::vector<BufId> op_reads;
+    for (const auto* deps : {&n.writes, &n.reads})
+      for (const Dep& e : *deps)
+        if (std::find(g.operations[op].reads.begin(), g.operations[op].reads.end(), e.buf) != g.operations[op].reads.end() &&
+            std::find(op_reads.begin(), op_reads.end(), e.buf) == op_reads.end())
+          op_reads.push_back(e.buf);
+    for (BufId d : op_reads) {
+      bool remaining_use_elsewhere = false;
+      for (const Dep& w : n.writes) {
+        const std::int32_t other = made_by_operation[w.buf];
+        if (other < 0 || other == op || std::find(ancestors.begin(), ancestors.end(), other) != ancestors.end()) continue;
+        for (BufId r : g.operations[other].reads) remaining_use_elsewhere = remaining_use_elsewhere || r == d;
+      }
+      if (!remaining_use_elsewhere) candidates.push_back(d);
+    }
+    return candidates;
+  }
+
+  // The node's one memory dep on `d`: its read, or for a buffer made and
+  // used inside the fused node, its write (null when absent or not one).
+  static const Dep* memory_dep_on(const Node& n, BufId d) {
+    const Dep* found = nullptr;
+    for (const auto* deps : {&n.reads, &n.writes})
+      for (const Dep& e : *deps)
+        if (e.buf == d && !e.is_weak()) {
+          if (found || e.kind != DepKind::Memory) return nullptr;  // single_index_in_fused_node
+          found = &e;
+        }
+    return found;
+  }
+
   // --- can_reuse + can_inplace + can_match_buffer_size + single_index_in_fused_node.
   BufId inplace_donor(const Node& n, BufId out, std::int32_t step) const {
     if (n.kind != NodeKind::Pointwise && n.kind != NodeKind::Reduction) return kNone;
@@ -71,20 +189,20 @@ struct Replay {
     for (const Dep& w : n.writes)
       if (w.buf == out && w.kind == DepKind::Memory) write = write ? nullptr : &w;
     if (!write) return kNone;
-    for (const Dep& r : n.reads) {
-      if (r.kind != DepKind::Memory) continue;
-      const BufId d = r.buf;
+    for (BufId d : inplace_candidates(n, out)) {
       const Buffer& donor = g.buffers[d];
-      if (donor.is_input || graph_output[d] || donated_to[d] != kNone || donor.layout != Layout::Fixed) continue;
+      // A graph input may be taken over only when the graph owns it: a
+      // freeable input is a donated buffer (AOTAutograd's saved activations;
+      // wrapper.py can_reuse refuses other graph inputs). llama_block's
+      // backward writes `buf5 = reinterpret_tensor(mm_10, ...); del mm_10  # reuse`.
+      if (d == out || (donor.is_input && !donor.freeable) || graph_output[d] || donated_to[d] != kNone || donor.layout != Layout::Fixed) continue;
       if (donor.mutation_of != kNone || !donor.aliases.empty()) continue;
-      if (donor.producer == kNone || g.nodes[donor.producer].kind == NodeKind::Nop) continue;
-      if (last_use[d] != step || donor.dtype != g.buffers[out].dtype) continue;
+      if (donor.producer != kNone && g.nodes[donor.producer].kind == NodeKind::Nop) continue;
+      // Inputs carry no dtype in schedgraph/1: their bytes and the equal index decide.
+      if (last_use[d] != step || (donor.dtype != g.buffers[out].dtype && !(donor.is_input && donor.dtype.empty()))) continue;
       if (!(bytes[out] <= bytes[d] && 20 * bytes[out] >= 19 * bytes[d])) continue;
-      if (r.index != write->index || r.size != write->size) continue;
-      int deps_on_donor = 0;
-      for (const auto* deps : {&n.reads, &n.writes})
-        for (const Dep& e : *deps) deps_on_donor += e.buf == d && !e.is_weak();
-      if (deps_on_donor == 1) return d;
+      const Dep* dep = memory_dep_on(n, d);
+      if (dep && dep->index == write->index && dep->size == write->size) return d;
     }
     return kNone;
   }
@@ -189,18 +307,30 @@ std::vector<Line> emit_lines(Replay& r) {
     const NodeId v = r.order[s];
     const Node& node = g.nodes[v];
     const bool pooled = writes_into_wrapper_buffer(node);
+    // decide_inplace_update for every output first: whether a buffer local
+    // to the kernel is removed depends on the outputs that take it over.
+    std::vector<BufId> own_lines;
     for (BufId b : node.outputs) {
       if (g.buffers[b].layout == Layout::MultiOutput) {
         for (BufId item : r.items[b])  // the fallback allocates its results itself
-          if (r.allocates(item)) lines.push_back({ExecutedEvent::Kind::Allocate, item, kNone, v, false});
+          if (r.allocates(item)) own_lines.push_back(item);
         continue;
       }
       if (!r.allocates(b) || g.buffers[b].layout == Layout::MultiOutputItem) continue;
       if (BufId donor = r.inplace_donor(node, b, s); donor != kNone) {
         r.donated_to[donor] = b;
-        lines.push_back({ExecutedEvent::Kind::Reuse, b, donor, v});
+        r.took_over[b] = donor;
+      }
+      own_lines.push_back(b);
+    }
+    for (BufId b : own_lines) {
+      if (r.removed_from_kernel(b, s)) {
+        r.removed[b] = 1;
+      } else if (r.took_over[b] != kNone) {
+        lines.push_back({ExecutedEvent::Kind::Reuse, b, r.took_over[b], v});
       } else {
-        lines.push_back({ExecutedEvent::Kind::Allocate, b, kNone, v, pooled});
+        const bool item = g.buffers[b].layout == Layout::MultiOutputItem;
+        lines.push_back({ExecutedEvent::Kind::Allocate, b, kNone, v, pooled && !item});
       }
     }
     if (const std::int64_t ws = workspace_bytes(r, node); ws > 0) lines.push_back({ExecutedEvent::Kind::Allocate, kNone, kNone, v, false, false, ws});
@@ -208,15 +338,26 @@ std::vector<Line> emit_lines(Replay& r) {
     auto& dying = dying_at[s];
     std::sort(dying.begin(), dying.end(), [&](BufId a, BufId b) { return g.buffers[a].name < g.buffers[b].name; });
     for (BufId b : dying)
-      if (r.donated_to[b] == kNone) lines.push_back({ExecutedEvent::Kind::Free, b, kNone, v, !g.buffers[b].is_input});
+      if (r.donated_to[b] == kNone && !r.removed[b]) lines.push_back({ExecutedEvent::Kind::Free, b, kNone, v, !g.buffers[b].is_input});
   }
   return lines;
 }
 
 // MemoryPlanningState: a pooled free line waits under (dtype, bytes); the
-// next allocation of that key takes the most recent one and the free line
-// then releases nothing.
+// next allocation of that key considers the most recent one
+// (AllocateLine.plan). It takes it over, and the free line then releases
+// nothing, when the free was at the step just before, or when holding the
+// storage from the free to here does not lift the scheduler's own memory
+// curve above its peak (should_reuse_buffer: Inductor's estimate_peak_memory
+// over the order, EfficientPeakEstimate; a reuse adds its bytes to the curve
+// between the two steps). Otherwise the free line goes back to the pool and
+// the allocation is fresh. (transformer_l's backward: a 32 KB f32 buffer
+// freed early was not taken by a later one of the same key, which the
+// pool without this check did.)
 void plan_pool_reuse(Replay& r, std::vector<Line>& lines) {
+  const MemoryPlanningInfo info = compute_planning_info(r.g, r.order);
+  const PeakMemoryEstimate scheduler_estimate = estimate_peak_memory(r.g, info, r.order);
+  RangeAddMaxTree curve(scheduler_estimate.curve);
   std::map<std::pair<std::string_view, std::int64_t>, std::vector<std::size_t>> pool;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     Line& l = lines[i];
@@ -228,6 +369,12 @@ void plan_pool_reuse(Replay& r, std::vector<Line>& lines) {
       auto it = pool.find(key);
       if (it == pool.end() || it->second.empty()) continue;
       Line& freed = lines[it->second.back()];
+      const std::int32_t freed_at = r.step_of[freed.at], allocated_at = r.step_of[l.at];
+      const std::int64_t planned_bytes = r.g.buffers[l.buf].bytes;  // what the scheduler's curve counts
+      if (freed_at + 1 != allocated_at) {
+        if (curve.max(freed_at + 1, allocated_at - 1) + planned_bytes > scheduler_estimate.peak) continue;
+        curve.add(freed_at + 1, allocated_at - 1, planned_bytes);
+      }
       it->second.pop_back();
       freed.reused = true;
       l.kind = ExecutedEvent::Kind::Reuse;
@@ -308,7 +455,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   const std::int32_t n = g.num_nodes();
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
   Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
-           std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone), storage_roots(g)};
+           std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone), storage_roots(g), {}, std::vector<BufId>(g.buffers.size(), kNone), std::vector<std::uint8_t>(g.buffers.size(), 0)};
   for (std::int32_t s = 0; s < n; ++s) {
     if (order[s] < 0 || order[s] >= n || r.step_of[order[s]] != -1) throw Error("memory as executed: the order does not hold every node once");
     r.step_of[order[s]] = s;
@@ -320,6 +467,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   }
   for (BufId b : g.outputs) r.graph_output[r.real[b]] = 1;
   r.compute_last_usage();
+  r.index_operations();
 
   std::vector<Line> lines = emit_lines(r);
   plan_pool_reuse(r, lines);
@@ -328,7 +476,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   for (const Line& l : lines) {
     if (l.kind == ExecutedEvent::Kind::Free && l.reused) continue;  // a later allocation takes the storage over
     if (l.kind == ExecutedEvent::Kind::Reuse)
-      ++(g.buffers[l.donor].producer != kNone && r.donated_to[l.donor] == l.buf ? out.inplace_reuses : out.pool_reuses);
+      ++(r.donated_to[l.donor] == l.buf ? out.inplace_reuses : out.pool_reuses);
     if (l.buf == kNone) {  // a kernel's workspace: allocated and released at its step
       out.events.push_back({ExecutedEvent::Kind::Allocate, kNone, kNone, l.at, l.workspace});
       out.events.push_back({ExecutedEvent::Kind::Free, kNone, kNone, l.at, l.workspace});

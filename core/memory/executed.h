@@ -9,14 +9,21 @@
 //   items itself, at its own step;
 // - in-place reuse (scheduler.py decide_inplace_update / can_inplace,
 //   wrapper.py can_reuse / can_match_buffer_size): a pointwise or reduction
-//   output takes over a buffer the node reads through one identical index,
-//   when that read is the buffer's last use, the dtype matches and the
-//   output is 95..100 % of its size; graph inputs are never taken over;
+//   output takes over a buffer its own operation reads (inside a fused node,
+//   per operation, when the file has `operations`) through one identical
+//   index, when no other operation still reads it, the dtype matches and the
+//   output is 95..100 % of its size; of the graph inputs only freeable ones
+//   (donated buffers) can be taken over;
+// - a Triton kernel's output read by nothing outside the kernel is never
+//   allocated (remove_kernel_local_buffers), unless its in-place chain
+//   reaches a buffer that is;
 // - the wrapper's reuse pool (MemoryPlanningState): a buffer freed after its
 //   last use is kept under (dtype, bytes); the next allocation of the same
-//   key takes it (`# reuse`), last freed first; a freed buffer nobody takes
-//   is released where it was freed. Buffers allocated by extern kernels
-//   themselves (fallbacks, convolution) never take from the pool;
+//   key takes the last one freed (`# reuse`) when that was at the step just
+//   before or does not lift the scheduler's memory curve over its peak
+//   (should_reuse_buffer); a freed buffer nobody takes is released where it
+//   was freed. Buffers allocated by extern kernels themselves (fallbacks,
+//   convolution) never take from the pool;
 // - a convolution backward's workspace (copies of its operands in cuDNN's
 //   layouts) is allocated and released at its step, after its outputs;
 // - frees follow the node's kernel, in buffer-name order; graph outputs and

@@ -8,6 +8,7 @@
 // fails; the ones that meet the target assert the target):
 //   peak as executed, no data-dependent sizes   2 %       met on 9 of 11 graphs; worst 4.7 % (unet_gn bwd:
 //                                                         cuDNN's wgrad split-K workspace), bert fwd 2.9 %
+//                                                         (an unsplit cache block in the measuring process)
 //   peak as executed, data-dependent sizes      5 %       met: 0.0 % (moe_dropless)
 // (peaks in the order the call ran: Inductor's, after its memory reordering)
 //   reserved peak                               5 %       met but H100 unet_gn fwd (7.7 %)
