@@ -428,29 +428,44 @@ async function main() {
 
   await test(`bench: ${args.benchNodes}-node layered graph, first report, long tasks, hover, the virtual order list`, async () => {
     const expected = cliPlan(args.cli, big, tmp).plan;
-    await page.goto(url);
-    await ready();
-    await page.evaluate(() => { window.__longTasks = []; });
-    const t0 = Date.now();
-    await page.setInputFiles('#file-input', big);
-    // Status and progress are visible throughout.
-    const seen = new Set();
-    while (!/planned in/.test(await page.locator('#status').textContent())) {
-      const visible = await page.evaluate(() => {
-        const s = document.getElementById('status').getBoundingClientRect();
-        return s.top >= 0 && s.bottom <= innerHeight && document.getElementById('status').textContent.length > 0;
-      });
-      assert(visible, 'the status line is not visible while planning');
-      seen.add((await page.locator('#status .status-text').textContent()).split(':')[0]);
-      if (Date.now() - t0 > 120000) throw new Error('the plan took over 2 minutes');
-      await page.waitForTimeout(100);
-    }
-    const ms = Date.now() - t0;
-    assert.strictEqual(await peakText(page), String(expected.final.peak_bytes));
-    const longTasks = await page.evaluate(() => window.__longTasks);
-    console.log(`bench:   ${args.benchNodes}-node graph: first report in ${ms} ms (${await page.locator('#status').textContent()}); stages seen: ${[...seen].join(', ')}`);
-    console.log(`bench:   where the time went: ${await page.locator('#status').getAttribute('data-stages')}`);
-    console.log(`bench:   long tasks during it: ${longTasks.length}, longest ${Math.round(Math.max(0, ...longTasks))} ms`);
+    // One fresh page load, then the file: the time to the first report, with
+    // the status line and its progress visible throughout.
+    const firstReport = async () => {
+      await page.goto(url);
+      await ready();
+      await page.evaluate(() => { window.__longTasks = []; });
+      const t0 = Date.now();
+      await page.setInputFiles('#file-input', big);
+      const seen = new Set();
+      while (!/planned in/.test(await page.locator('#status').textContent())) {
+        const visible = await page.evaluate(() => {
+          const s = document.getElementById('status').getBoundingClientRect();
+          return s.top >= 0 && s.bottom <= innerHeight && document.getElementById('status').textContent.length > 0;
+        });
+        assert(visible, 'the status line is not visible while planning');
+        seen.add((await page.locator('#status .status-text').textContent()).split(':')[0]);
+        if (Date.now() - t0 > 120000) throw new Error('the plan took over 2 minutes');
+        await page.waitForTimeout(100);
+      }
+      const ms = Date.now() - t0;
+      assert.strictEqual(await peakText(page), String(expected.final.peak_bytes));
+      return {
+        ms, seen,
+        status: await page.locator('#status').textContent(),
+        stages: await page.locator('#status').getAttribute('data-stages'),
+        longTasks: await page.evaluate(() => window.__longTasks),
+      };
+    };
+    // A single page load is noisy on a shared machine: three, reported with
+    // their median (the last stays loaded for the checks below).
+    const samples = [];
+    for (let i = 0; i < 3; i++) samples.push(await firstReport());
+    const median = [...samples].sort((a, b) => a.ms - b.ms)[1];
+    const longTasks = samples.flatMap((x) => x.longTasks);
+    console.log(`bench:   ${args.benchNodes}-node graph: first report in ${median.ms} ms (${median.status}); stages seen: ${[...median.seen].join(', ')}`);
+    console.log(`bench:   first report, ${samples.length} fresh page loads: ${samples.map((x) => x.ms).join(', ')} ms; median ${median.ms} ms`);
+    console.log(`bench:   where the time went (the median load): ${median.stages}`);
+    console.log(`bench:   long tasks during them: ${longTasks.length}, longest ${Math.round(Math.max(0, ...longTasks))} ms`);
     // Hover: pointer move to guide, tooltip and highlighted row updated.
     const hover = await page.evaluate(async () => {
       const plot = document.querySelector('#memory-chart .chart-plot');
