@@ -28,9 +28,11 @@ std::int64_t largest_within_budget(const IterativeState& s) {
 
 }  // namespace
 
-IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning) {
+IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning, const Order& order) {
   const std::int32_t n = cg.num_nodes();
-  IterativeGraph graph{cg, planning, freeable_input_sizes_depend_on_order(*cg.graph), scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult), std::vector<double>(n, 0), cg.role, {}, {}, {}};
+  IterativeGraph graph{cg, planning, freeable_input_sizes_depend_on_order(*cg.graph), {}, scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult), std::vector<double>(n, 0), cg.role, {}, {}, {}};
+  if (!graph.replan_per_order)
+    graph.bufs_of_successor = buffers_kept_alive(planning, estimate_peak_memory_allocfree(*cg.graph, planning, order).last_use, n);
   for (NodeId v = 0; v < n; ++v) {
     if (!cg.is_collective(v)) graph.compute[v] = graph.runtime[v];
     else if (!cg.is_async_collective(v)) graph.role[v] |= kRoleSyncCollective;
@@ -51,25 +53,28 @@ IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, con
   return graph;
 }
 
+Adjacency buffers_kept_alive(const MemoryPlanningInfo& info, const std::vector<NodeId>& last_use, std::int32_t num_nodes) {
+  std::vector<std::pair<std::int32_t, std::int32_t>> kept_alive;
+  for (BufId b = 0; b < static_cast<BufId>(last_use.size()); ++b) {
+    if (last_use[b] == kNone) continue;
+    for (NodeId succ : info.buffer_succ_nodes.row(b)) kept_alive.emplace_back(succ, b);
+  }
+  return Adjacency::from_pairs(num_nodes, kept_alive);
+}
+
 IterativeState init_iterative_state(const IterativeGraph& graph, const Order& order, double budget, OrderTree::Storage tree_storage) {
   const CommGraph& cg = graph.cg;
   const Graph& g = *cg.graph;
-  const std::int32_t n = cg.num_nodes();
-  auto replanned = graph.replan_per_order ? std::make_unique<const MemoryPlanningInfo>(planning_info_for_order(g, graph.planning, order)) : nullptr;
-  const MemoryPlanningInfo& info = replanned ? *replanned : graph.planning;
+  std::unique_ptr<IterativeState::Replanned> replanned;
+  if (graph.replan_per_order) replanned.reset(new IterativeState::Replanned{planning_info_for_order(g, graph.planning, order), {}});
+  const MemoryPlanningInfo& info = replanned ? replanned->info : graph.planning;
   AllocFreeEstimate est = estimate_peak_memory_allocfree(g, info, order);
+  if (replanned) replanned->bufs_of_successor = buffers_kept_alive(info, est.last_use, cg.num_nodes());
+  const Adjacency& bufs_of_successor = replanned ? replanned->bufs_of_successor : graph.bufs_of_successor;
   OrderTree tree(order, est.node_alloc, est.node_free, graph.compute, graph.role, graph.waits_of_collective, graph.collectives_of_wait,
                  std::move(tree_storage));
-  IterativeState s{cg, std::move(replanned), info, graph.runtime, graph.data_readers, est.peak, budget, 0, std::move(est.last_use), {}, {}, std::move(tree)};
+  IterativeState s{cg, std::move(replanned), info, bufs_of_successor, graph.runtime, graph.data_readers, est.peak, budget, 0, std::move(est.last_use), std::move(tree)};
   s.max_potential_peak = largest_within_budget(s);
-  s.last_used_by.resize(n);
-  std::vector<std::pair<std::int32_t, std::int32_t>> kept_alive;
-  for (BufId b = 0; b < g.num_buffers(); ++b) {
-    if (s.last_use[b] == kNone) continue;
-    s.last_used_by[s.last_use[b]].push_back(b);
-    for (NodeId succ : s.info.buffer_succ_nodes.row(b)) kept_alive.emplace_back(succ, b);
-  }
-  s.bufs_of_successor = Adjacency::from_pairs(n, kept_alive);
   return s;
 }
 

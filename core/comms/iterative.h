@@ -37,6 +37,7 @@ struct IterativeGraph {
   const CommGraph& cg;
   const MemoryPlanningInfo& planning;
   bool replan_per_order = false;     // freeable_input_sizes_depend_on_order
+  Adjacency bufs_of_successor;       // of `planning` (see buffers_kept_alive); empty when re-planned per run
   std::vector<double> runtime;       // scaled by the passes' multipliers
   std::vector<double> compute;       // runtime, 0 for collectives (they run on the comm stream)
   std::vector<std::uint8_t> role;    // cg.role plus kRoleSyncCollective
@@ -45,23 +46,32 @@ struct IterativeGraph {
   Adjacency data_readers;            // per node: nodes with a data dependency on one of its outputs
 };
 
-// The runtimes are scaled by the knobs reorder_sink_runtime_estimations_*_mult.
-IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning);
+// The runtimes are scaled by the knobs reorder_sink_runtime_estimations_*_mult;
+// `planning` is planned for `order`.
+IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning, const Order& order);
+
+// _build_candidate_buffer_map: per node, the buffers it keeps alive among
+// those ever freed (`last_use` of any order: every producer and user runs
+// once in each, so which buffers are freed does not depend on the order).
+Adjacency buffers_kept_alive(const MemoryPlanningInfo& info, const std::vector<NodeId>& last_use, std::int32_t num_nodes);
 
 struct IterativeState {
   const CommGraph& cg;
   // Planned for the pass's input order: the graph's own planning when no
   // order changes it (freeable_input_sizes_depend_on_order), else re-planned here.
-  std::unique_ptr<const MemoryPlanningInfo> replanned;
+  struct Replanned {
+    MemoryPlanningInfo info;
+    Adjacency bufs_of_successor;
+  };
+  std::unique_ptr<const Replanned> replanned;
   const MemoryPlanningInfo& info;
+  const Adjacency& bufs_of_successor;  // per node: freed buffers it keeps alive
   const std::vector<double>& runtime;  // the graph's scaled runtimes
   const Adjacency& data_readers;       // the graph's
   std::int64_t peak = 0;        // the input's peak: the budget's base
   double budget = 0;            // the pass's peak-memory budget (a fraction of `peak`)
   std::int64_t max_potential_peak = 0;  // the largest potential peak the budget allows
   std::vector<NodeId> last_use;         // per buffer; kNone for buffers never freed
-  std::vector<std::vector<BufId>> last_used_by;  // per node: buffers it was made the last use of (may be stale)
-  Adjacency bufs_of_successor;          // per node: freed buffers it keeps alive (_build_candidate_buffer_map)
   OrderTree order;
 
   bool within_budget(std::int64_t potential_peak) const;

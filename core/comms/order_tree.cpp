@@ -181,13 +181,23 @@ void OrderTree::set_freed(NodeId v, std::int64_t bytes) {
 }
 
 void OrderTree::move_range(std::int32_t first, std::int32_t last, std::int32_t to) {
-  Parts p = cut(first, last);
+  if (to == first) return;
+  // The moved nodes and the ones they pass form one span, cut out and
+  // rotated on its own: the splits and merges inside it are only as deep as
+  // its subtree, which for the usual short moves is shallow. (A treap's
+  // shape depends only on its order and priorities, so it is the same tree
+  // however it is reached.)
+  const std::int32_t count = last - first + 1;
+  Parts p = cut(std::min(first, to), std::max(last, to + count - 1));
+  const bool earlier = to < first;
+  auto [head, tail] = split(p.middle, earlier ? first - to : count);  // earlier: passed, moved; else moved, passed
+  const Index moved = earlier ? tail : head, passed = earlier ? head : tail;
   moved_.clear();
-  collect(p.middle, moved_);
-  const Index rest = merge(p.before, p.after);
-  auto [a, b] = split(rest, to);
-  const NodeId before = edge_node(a, true), after = edge_node(b, false);
-  root_ = merge(merge(a, p.middle), b);
+  collect(moved, moved_);
+  const NodeId before = earlier ? edge_node(p.before, true) : edge_node(passed, true);
+  const NodeId after = earlier ? edge_node(passed, false) : edge_node(p.after, false);
+  p.middle = earlier ? merge(moved, passed) : merge(passed, moved);
+  join(p);
   // New labels between the neighbours' for the moved nodes only; when the
   // gap is too narrow, the smallest sparse enough window around them.
   const std::int64_t lo = before == kNone ? 0 : label_[before];
@@ -209,8 +219,10 @@ void OrderTree::relabel_around(std::int32_t first, std::int32_t last) {
     const std::int64_t lo = lo_pos > 0 ? label_[at(lo_pos - 1)] : 0;
     const std::int64_t hi = hi_pos < n - 1 ? label_[at(hi_pos + 1)] : kLabelEnd;
     const std::int64_t count = hi_pos - lo_pos + 1;
-    // Leave the window at least twice as sparse as a move needs.
-    if ((hi - lo) / (count + 1) < 2 * kMinLabelStep && !(lo_pos == 0 && hi_pos == n - 1)) continue;
+    // Leave the window sparse enough for many later moves into each of its
+    // gaps (a move halves a gap): relabelling at the first density that
+    // would do makes moves that keep landing in one place relabel every time.
+    if ((hi - lo) / (count + 1) < kRelabelStep && !(lo_pos == 0 && hi_pos == n - 1)) continue;
     Parts p = cut(lo_pos, hi_pos);
     moved_.clear();
     collect(p.middle, moved_);

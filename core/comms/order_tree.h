@@ -111,6 +111,7 @@ class OrderTree {
  private:
   static constexpr std::int64_t kLabelEnd = std::int64_t{1} << 62;
   static constexpr std::int64_t kMinLabelStep = 2;
+  static constexpr std::int64_t kRelabelStep = std::int64_t{1} << 20;  // the spacing a relabelled window gets
 
   struct Parts {
     Index before, middle, after;

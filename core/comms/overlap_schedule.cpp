@@ -165,6 +165,11 @@ class OverlapListStrategy {
     return lightest_ready();  // kNone when only unready collectives remain: a dependency cycle
   }
 
+  // Whether, without `forecast_compute`, the forecast would have refused a
+  // node that was let in: else every answer of `fits` and so every pick
+  // would have been the same with it.
+  bool forecast_would_refuse() const { return forecast_would_refuse_; }
+
   void scheduled(NodeId v) {
     frontier_ = std::max(frontier_, ctx_.index[v]);
     memory_.run(v);
@@ -216,8 +221,11 @@ class OverlapListStrategy {
   // would too (conservative: it assumes the rest of the input's peak is ahead).
   bool fits(NodeId v) const {
     const auto from = static_cast<std::size_t>(std::max(frontier_, ctx_.index[v]));
-    const std::int64_t rise = ctx_.forecast_compute ? ctx_.suffix_max_post_alloc[from] - ctx_.input_post_alloc[from] : 0;
-    return static_cast<double>(memory_.post_alloc_if_run(v) + std::max<std::int64_t>(0, rise)) <= budget_;
+    const std::int64_t rise = std::max<std::int64_t>(0, ctx_.suffix_max_post_alloc[from] - ctx_.input_post_alloc[from]);
+    const bool own_fits = static_cast<double>(memory_.post_alloc_if_run(v)) <= budget_;
+    if (ctx_.forecast_compute) return static_cast<double>(memory_.post_alloc_if_run(v) + rise) <= budget_;
+    if (own_fits && static_cast<double>(memory_.post_alloc_if_run(v) + rise) > budget_) forecast_would_refuse_ = true;
+    return own_fits;
   }
   // The first node of `keys` (in order) that fits the budget.
   NodeId first_fitting(const std::set<Key>& keys) const {
@@ -288,11 +296,22 @@ class OverlapListStrategy {
   std::set<std::pair<double, Key>> stalled_;
   std::size_t next_collective_ = 0;
   std::int32_t frontier_ = 0;  // furthest input position scheduled so far
+  mutable bool forecast_would_refuse_ = false;
 };
 
-Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budget, std::vector<std::uint8_t>& held_by_memory) {
-  OverlapListStrategy strategy(ctx, issue_limit, budget, held_by_memory);
-  return schedule_by_comm_deps(ctx.cg, ctx.order, strategy);
+struct ListSchedule {
+  Order order;
+  std::vector<std::uint8_t> held_by_memory;
+  bool same_with_forecast = false;  // forecast_compute would give the same schedule (known only when off)
+};
+
+ListSchedule list_schedule(const ScheduleContext& ctx, double issue_limit, double budget) {
+  ListSchedule out;
+  out.held_by_memory.assign(static_cast<std::size_t>(ctx.cg.num_nodes()), 0);
+  OverlapListStrategy strategy(ctx, issue_limit, budget, out.held_by_memory);
+  out.order = schedule_by_comm_deps(ctx.cg, ctx.order, strategy);
+  out.same_with_forecast = !ctx.forecast_compute && !strategy.forecast_would_refuse();
+  return out;
 }
 
 // Inductor's iterative passes as overlap_schedule runs them: the rankings
@@ -300,9 +319,9 @@ Order list_schedule(const ScheduleContext& ctx, double issue_limit, double budge
 // once; all runs share the planning info of the input.
 class IterativeRuns {
  public:
-  IterativeRuns(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& info)
+  IterativeRuns(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& info, const Order& order)
       : k_(k),
-        graph_(comms_detail::make_iterative_graph(cg, k, info)) {}
+        graph_(comms_detail::make_iterative_graph(cg, k, info, order)) {}
 
   const Order& reorder(const Order& o, double budget) { return run(Pass::Reorder, o, budget); }
   const Order& sink_waits(const Order& o, double budget) { return run(Pass::SinkWaits, o, budget); }
@@ -397,23 +416,33 @@ void consider_polished(OverlapSearch& search, const Order& o, std::int64_t peak,
 // memory while later compute allocates, so for each ranking the limits are
 // lowered step by step until the whole schedule's real peak fits the budget
 // (more headroom first: it hides more); that first fit is polished.
+// A ranking's run with forecast_compute repeats its run without wherever
+// the forecast refuses nothing that was let in: those steps' schedules are
+// the same, already weighed (and, for the first fit, polished), so it
+// starts after them, and is skipped when they are all it would have run.
 void try_list_schedules(OverlapSearch& search, ScheduleContext& ctx) {
   constexpr int kLimitSteps = 8;
   using Ranking = ScheduleContext::Ranking;
   const double input_peak = static_cast<double>(search.input_peak);
+  std::array<int, 3> steps_run{}, steps_same_with_forecast{};  // per ranking, of its run without forecast
   for (int variant = 0; variant < 6; ++variant) {
-    ctx.ranking = std::array{Ranking::FeedAll, Ranking::FeedNext, Ranking::InputOrder}[variant % 3];
+    const int ranking = variant % 3;
+    ctx.ranking = std::array{Ranking::FeedAll, Ranking::FeedNext, Ranking::InputOrder}[ranking];
     ctx.forecast_compute = variant >= 3;
-    for (int step = 0; step <= kLimitSteps; ++step) {
+    if (ctx.forecast_compute && steps_same_with_forecast[ranking] == steps_run[ranking]) continue;
+    for (int step = ctx.forecast_compute ? steps_same_with_forecast[ranking] : 0; step <= kLimitSteps; ++step) {
       // Both limits tighten together: the issue limit towards half the input
       // peak, the limit on filling stalls with compute towards the input peak.
       const double frac = static_cast<double>(step) / kLimitSteps;
       const double issue_limit = search.budget - (search.budget - input_peak * 0.5) * frac;
       const double compute_limit = search.budget - (search.budget - input_peak) * frac;
-      std::vector<std::uint8_t> held(static_cast<std::size_t>(search.cg.num_nodes()), 0);
-      Order candidate = list_schedule(ctx, issue_limit, compute_limit, held);
-      if (auto peak = search.candidates.consider(candidate, held)) {
-        consider_polished(search, candidate, *peak, std::move(held));
+      ListSchedule candidate = list_schedule(ctx, issue_limit, compute_limit);
+      if (!ctx.forecast_compute) {
+        ++steps_run[ranking];
+        if (candidate.same_with_forecast && steps_same_with_forecast[ranking] == step) ++steps_same_with_forecast[ranking];
+      }
+      if (auto peak = search.candidates.consider(candidate.order, candidate.held_by_memory)) {
+        consider_polished(search, candidate.order, *peak, std::move(candidate.held_by_memory));
         break;  // a variant's first fit is its best
       }
     }
@@ -466,7 +495,7 @@ CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const C
   const std::int64_t input_peak = allocfree_peak(g, info, order);
   const double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
   ScheduleContext ctx = make_schedule_context(cg, order, info);
-  IterativeRuns runs(cg, k, info);
+  IterativeRuns runs(cg, k, info, order);
   Candidates candidates(cg, order, info, budget);
   OverlapSearch search{cg, k, budget, input_peak, runs, candidates};
   try_list_schedules(search, ctx);

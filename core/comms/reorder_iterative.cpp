@@ -41,13 +41,52 @@ struct ReorderGroup {
   std::priority_queue<std::pair<std::int32_t, BufId>> last_use_readers;
   NodeId head() const { return members.front(); }
   NodeId tail() const { return members.back(); }
+  // The members run back to back: a node joins right before the head, and the group moves as one.
+  std::int32_t size() const { return static_cast<std::int32_t>(members.size()); }
+};
+
+// Per node, the buffers whose last use it is (buf_to_snode_last_use
+// inverted), as lists threaded through the buffers: built without an
+// allocation per node, and a buffer changes lists in O(1).
+class BuffersByLastUse {
+ public:
+  BuffersByLastUse(std::int32_t num_nodes, const std::vector<NodeId>& last_use)
+      : first_(static_cast<std::size_t>(num_nodes), kNone), next_(last_use.size(), kNone), prev_(last_use.size(), kNone) {
+    for (BufId b = 0; b < static_cast<BufId>(last_use.size()); ++b)
+      if (last_use[b] != kNone) link(last_use[b], b);
+  }
+  void move(BufId b, NodeId from, NodeId to) {
+    unlink(from, b);
+    link(to, b);
+  }
+  template <class Visit>
+  void for_each(NodeId v, Visit&& visit) const {
+    for (BufId b = first_[v]; b != kNone; b = next_[b]) visit(b);
+  }
+
+ private:
+  void link(NodeId v, BufId b) {
+    prev_[b] = kNone;
+    next_[b] = first_[v];
+    if (first_[v] != kNone) prev_[first_[v]] = b;
+    first_[v] = b;
+  }
+  void unlink(NodeId v, BufId b) {
+    (prev_[b] != kNone ? next_[prev_[b]] : first_[v]) = next_[b];
+    if (next_[b] != kNone) prev_[next_[b]] = prev_[b];
+  }
+
+  std::vector<BufId> first_;       // per node
+  std::vector<BufId> next_, prev_;  // per buffer
 };
 
 class ReorderPass : public comms_detail::IterativePass<ReorderPass> {
  public:
   ReorderPass(const comms_detail::IterativeGraph& graph, const Order& order, const CommKnobs& k, comms_detail::IterativeReport report,
               comms_detail::OrderTree::Storage* tree_storage = nullptr)
-      : IterativePass(graph, order, k, report, k.reorder_iterative_peak_memory_budget, tree_storage), group_reads_from_(graph.cg.num_nodes(), -1) {}
+      : IterativePass(graph, order, k, report, k.reorder_iterative_peak_memory_budget, tree_storage),
+        group_reads_from_(graph.cg.num_nodes(), -1),
+        last_used_by_(graph.cg.num_nodes(), s_.last_use) {}
 
   CommPassResult run(const Order& order);
 
@@ -57,9 +96,9 @@ class ReorderPass : public comms_detail::IterativePass<ReorderPass> {
   OverlapStat reorder_collective(NodeId curr);
   NodeId next_candidate(const ReorderGroup& group) const { return s_.order.prev(group.head()); }
   void join_group(ReorderGroup& group, NodeId v);
-  std::int32_t nearest_stop_before_group(ReorderGroup& group);
+  std::int32_t nearest_stop_before_group(ReorderGroup& group, std::int32_t head_pos);
   bool pass_run_up_to_nearest_stop(ReorderGroup& group, OverlapStat& info);
-  void pass_run_of_candidates(ReorderGroup& group, std::int32_t first, OverlapStat& info);
+  void pass_run_of_candidates(ReorderGroup& group, std::int32_t first, std::int32_t head_pos, OverlapStat& info);
   bool try_candidate(ReorderGroup& group, NodeId candidate, OverlapStat& info);
   std::string runtime_estimation_limit(ReorderGroup& group, NodeId candidate, const OverlapStat& info);
   void find_buffers_with_changed_last_use(NodeId candidate);
@@ -71,6 +110,7 @@ class ReorderPass : public comms_detail::IterativePass<ReorderPass> {
   void update_memory_tracking_after_swap(NodeId candidate);
 
   std::vector<std::int32_t> group_reads_from_;
+  BuffersByLastUse last_used_by_;
   std::vector<BufId> changed_bufs_;
 };
 
@@ -124,18 +164,16 @@ void ReorderPass::join_group(ReorderGroup& group, NodeId v) {
   }
   // Buffers whose last use joins the group: their other readers before it
   // would become the last use on a swap.
-  for (BufId b : s_.last_used_by[v]) {
-    if (s_.last_use[b] != v) continue;
+  last_used_by_.for_each(v, [&](BufId b) {
     for (NodeId r : s_.info.buffer_succ_nodes.row(b)) {
       if (in_group_[r] == stamp_) continue;
       const std::int32_t p = s_.position(r);
       if (p < head_pos) group.last_use_readers.emplace(p, b);
     }
-  }
+  });
 }
 
-std::int32_t ReorderPass::nearest_stop_before_group(ReorderGroup& group) {
-  const std::int32_t head_pos = s_.position(group.head());
+std::int32_t ReorderPass::nearest_stop_before_group(ReorderGroup& group, std::int32_t head_pos) {
   std::int32_t stop = -1;
   while (!group.producers.empty() && group.producers.top() >= head_pos) group.producers.pop();
   if (!group.producers.empty()) stop = group.producers.top();
@@ -156,13 +194,14 @@ std::int32_t ReorderPass::nearest_stop_before_group(ReorderGroup& group) {
 }
 
 bool ReorderPass::pass_run_up_to_nearest_stop(ReorderGroup& group, OverlapStat& info) {
-  const std::int32_t stop = nearest_stop_before_group(group);
-  if (stop + 1 < s_.position(group.head())) pass_run_of_candidates(group, stop + 1, info);
+  const std::int32_t head_pos = s_.position(group.head());
+  const std::int32_t stop = nearest_stop_before_group(group, head_pos);
+  if (stop + 1 < head_pos) pass_run_of_candidates(group, stop + 1, head_pos, info);
   return stop >= 0;
 }
 
-void ReorderPass::pass_run_of_candidates(ReorderGroup& group, std::int32_t first, OverlapStat& info) {
-  const std::int32_t head_pos = s_.position(group.head()), tail_pos = s_.position(group.tail());
+void ReorderPass::pass_run_of_candidates(ReorderGroup& group, std::int32_t first, std::int32_t head_pos, OverlapStat& info) {
+  const std::int32_t tail_pos = head_pos + group.size() - 1;
   // Each passed candidate becomes the first node of the collective's window:
   // compute adds up, a synchronous collective restarts it.
   if (measures_windows(k_.reorder_iterative_use_runtime_estimations)) {
@@ -265,8 +304,9 @@ std::int64_t ReorderPass::calculate_potential_peak_memory(const ReorderGroup& gr
 }
 
 void ReorderPass::perform_double_linked_list_swap(const ReorderGroup& group, NodeId candidate) {
+  // The candidate runs right before the group's head.
   const std::int32_t at = s_.position(candidate);
-  s_.order.move_range(at, at, s_.position(group.tail()));
+  s_.order.move_range(at, at, at + group.size());
 }
 
 // The tree derives every node's memory from the frees, so only the nodes
@@ -274,8 +314,8 @@ void ReorderPass::perform_double_linked_list_swap(const ReorderGroup& group, Nod
 void ReorderPass::update_memory_tracking_after_swap(NodeId candidate) {
   if (changed_bufs_.empty()) return;
   for (BufId b : changed_bufs_) {
+    last_used_by_.move(b, s_.last_use[b], candidate);
     s_.last_use[b] = candidate;
-    s_.last_used_by[candidate].push_back(b);
   }
   std::int64_t moved_total = 0;
   for (NodeId gn : changed_nodes_) {
@@ -310,7 +350,7 @@ CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg,
     return result;
   }
   const MemoryPlanningInfo planning = compute_planning_info(*cg.graph, order);
-  const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning);
+  const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning, order);
   return ReorderPass(graph, order, k, comms_detail::IterativeReport::Full).run(order);
 }
 

@@ -42,6 +42,8 @@ struct SinkGroup {
   MinQueue readers, last_uses;
   NodeId head() const { return members.front(); }
   NodeId tail() const { return members.back(); }
+  // The members run back to back: a node joins right after the tail, and the group moves as one.
+  std::int32_t size() const { return static_cast<std::int32_t>(members.size()); }
 };
 
 // _is_node_groupable_for_sink_waits; empty when groupable.
@@ -69,9 +71,9 @@ class SinkWaitsPass : public comms_detail::IterativePass<SinkWaitsPass> {
   OverlapStat sink_wait(NodeId curr);
   NodeId next_candidate(const SinkGroup& group) const { return s_.order.next(group.tail()); }
   void join_group(SinkGroup& group, NodeId v);
-  std::int32_t nearest_stop_after_group(SinkGroup& group);
+  std::int32_t nearest_stop_after_group(SinkGroup& group, std::int32_t tail_pos);
   bool pass_run_up_to_nearest_stop(SinkGroup& group, OverlapStat& info);
-  void pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info);
+  void pass_run_of_candidates(const SinkGroup& group, std::int32_t last, std::int32_t tail_pos, OverlapStat& info);
   bool try_candidate(SinkGroup& group, NodeId candidate, OverlapStat& info);
   std::string runtime_estimation_limit(SinkGroup& group, NodeId candidate, const OverlapStat& info);
   // _find_buffers_with_changed_last_use_sink_waits
@@ -145,8 +147,7 @@ void SinkWaitsPass::join_group(SinkGroup& group, NodeId v) {
   }
 }
 
-std::int32_t SinkWaitsPass::nearest_stop_after_group(SinkGroup& group) {
-  const std::int32_t tail_pos = s_.position(group.tail());
+std::int32_t SinkWaitsPass::nearest_stop_after_group(SinkGroup& group, std::int32_t tail_pos) {
   std::int32_t stop = s_.order.size();
   for (MinQueue* q : {&group.readers, &group.last_uses}) {
     while (!q->empty() && q->top() <= tail_pos) q->pop();
@@ -168,13 +169,14 @@ std::int32_t SinkWaitsPass::nearest_stop_after_group(SinkGroup& group) {
 }
 
 bool SinkWaitsPass::pass_run_up_to_nearest_stop(SinkGroup& group, OverlapStat& info) {
-  const std::int32_t stop = nearest_stop_after_group(group);
-  if (stop > s_.position(group.tail()) + 1) pass_run_of_candidates(group, stop - 1, info);
+  const std::int32_t tail_pos = s_.position(group.tail());
+  const std::int32_t stop = nearest_stop_after_group(group, tail_pos);
+  if (stop > tail_pos + 1) pass_run_of_candidates(group, stop - 1, tail_pos, info);
   return stop < s_.order.size();
 }
 
-void SinkWaitsPass::pass_run_of_candidates(const SinkGroup& group, std::int32_t last, OverlapStat& info) {
-  const std::int32_t head_pos = s_.position(group.head()), tail_pos = s_.position(group.tail());
+void SinkWaitsPass::pass_run_of_candidates(const SinkGroup& group, std::int32_t last, std::int32_t tail_pos, OverlapStat& info) {
+  const std::int32_t head_pos = tail_pos - group.size() + 1;
   const std::int32_t count = last - tail_pos;
   s_.order.move_range(head_pos, tail_pos, head_pos + count);
   info.moves += count;
@@ -289,7 +291,9 @@ std::int64_t SinkWaitsPass::calculate_potential_peak_memory(const SinkGroup& gro
 }
 
 void SinkWaitsPass::perform_double_linked_list_swap(const SinkGroup& group, NodeId candidate) {
-  s_.order.move_range(s_.position(candidate), s_.position(candidate), s_.position(group.head()));
+  // The candidate runs right after the group's tail.
+  const std::int32_t at = s_.position(candidate);
+  s_.order.move_range(at, at, at - group.size());
 }
 
 // The tree derives every node's memory from the frees, so only the nodes
@@ -310,7 +314,7 @@ void SinkWaitsPass::update_memory_tracking_after_swap(NodeId candidate) {
 CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k) {
   if (order.empty()) return {};
   const MemoryPlanningInfo planning = compute_planning_info(*cg.graph, order);
-  const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning);
+  const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning, order);
   return SinkWaitsPass(graph, order, k, comms_detail::IterativeReport::Full).run(order);
 }
 
