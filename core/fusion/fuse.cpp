@@ -13,6 +13,7 @@
 #include "core/util/postorder.h"
 #include "core/util/short_stable_sort.h"
 #include "core/util/error.h"
+#include "core/util/key_table.h"
 
 namespace schedlab::fusion_detail {
 namespace {
@@ -33,60 +34,6 @@ bool score_less(const FusionScore& a, const FusionScore& b) {
     return a.memory_score < b.memory_score;
   return std::tie(a.type_score, a.memory_score, a.proximity_score) < std::tie(b.type_score, b.memory_score, b.proximity_score);
 }
-
-// The candidate pairs one round has tried, as (n1 << 32 | n2) keys: open
-// addressing over a power-of-two table. A node-based std::unordered_set
-// allocated and freed one node per pair (a million on a 100k-node graph),
-// which cost more than the pairs' legality checks.
-class PairSet {
- public:
-  explicit PairSet(std::size_t expected) {
-    std::size_t capacity = 16;
-    while (capacity < expected * 2) capacity <<= 1;
-    slots_.assign(capacity, kEmpty);
-  }
-
-  // false when the key was already there.
-  bool insert(std::uint64_t key) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    if (!place(slots_, key)) return false;
-    ++size_;
-    return true;
-  }
-
- private:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // no pair of two group ids
-
-  static std::uint64_t mix(std::uint64_t k) {  // MurmurHash3's finalizer
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return k;
-  }
-
-  static bool place(std::vector<std::uint64_t>& slots, std::uint64_t key) {
-    const std::size_t mask = slots.size() - 1;
-    for (std::size_t i = static_cast<std::size_t>(mix(key)) & mask;; i = (i + 1) & mask) {
-      if (slots[i] == key) return false;
-      if (slots[i] == kEmpty) {
-        slots[i] = key;
-        return true;
-      }
-    }
-  }
-
-  void grow() {
-    std::vector<std::uint64_t> bigger(slots_.size() * 2, kEmpty);
-    for (std::uint64_t key : slots_)
-      if (key != kEmpty) place(bigger, key);
-    slots_.swap(bigger);
-  }
-
-  std::vector<std::uint64_t> slots_;
-  std::size_t size_ = 0;
-};
 
 }  // namespace
 
@@ -439,8 +386,7 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
   for (auto [b, gid] : uses) members[fill[slot[b]]++] = gid;
 
   std::vector<std::pair<GroupId, GroupId>> out;
-  PairSet seen(order_.size());  // grown as pairs come: a table sized for every use (millions on dense graphs) misses the cache on each probe
-  auto key = [](GroupId a, GroupId b) { return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b); };
+  KeyTable seen(order_.size());  // the pairs this round tried, as (n1 << 32 | n2); grown as pairs come: a table sized for every use (millions on dense graphs) misses the cache on each probe
   for (std::size_t s = 0; s + 1 < start.size(); ++s) {
     const GroupId* nodes = members.data() + start[s];
     const std::size_t count = static_cast<std::size_t>(start[s + 1] - start[s]);
@@ -448,7 +394,7 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
       std::size_t end = std::min(count, i + 1 + static_cast<std::size_t>(opts_.max_pairwise_attempts));
       for (std::size_t j = i + 1; j < end; ++j) {
         GroupId n1 = nodes[i], n2 = nodes[j];
-        if (!seen.insert(key(n1, n2))) continue;
+        if (!seen.insert(pair_key(n1, n2))) continue;
         ++result_.pairs_considered;
         Verdict why = can_fuse(n1, n2);
         if (why.ok()) {

@@ -7,17 +7,22 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/deps/dependencies.h"
 #include "core/fusion/fusion.h"
 #include "core/fusion/group_order.h"
+#include "core/util/key_table.h"
 
 namespace schedlab::fusion_detail {
 
 using DepId = std::int32_t;
 using GroupId = std::int32_t;
+
+// An ordered pair of nodes as one key (ids are never negative).
+inline std::uint64_t pair_key(GroupId first, GroupId second) {
+  return (static_cast<std::uint64_t>(first) << 32) | static_cast<std::uint32_t>(second);
+}
 
 // Deps compare by value: buffer, kind, and for memory deps index and size.
 struct DepValueHash {
@@ -195,9 +200,12 @@ class FusionEngine {
     Between between;
   };
   Searched searched_;
-  // Pairs of live nodes will_fusion_create_cycle found cyclic, as
-  // (smaller id << 32 | larger id): a node's id dies when it fuses.
-  std::unordered_set<std::uint64_t> cyclic_pairs_;
+  // Pairs will_fusion_create_cycle found cyclic, smaller id first. A node's
+  // id dies when it fuses, so only pairs of unchanged nodes are found again.
+  KeyTable cyclic_pairs_;
+  // any_op_ancestor's answers (value 1: ancestor) by (of_members, in_ancestors_of):
+  // a node's members never change, and the rounds ask about the same pairs again.
+  mutable KeyTable known_ancestry_;
   Between between_for_fusion(GroupId lower, GroupId higher);
 };
 

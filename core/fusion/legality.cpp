@@ -116,7 +116,11 @@ std::int64_t FusionEngine::score_fusion_memory(GroupId n1, GroupId n2) {
 bool FusionEngine::any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const {
   // A path between members is a path between the current nodes, which topo_ orders.
   if (rank_of(of_members) > rank_of(in_ancestors_of)) return false;
-  return reach_.any_ancestor(groups_[of_members].members, groups_[in_ancestors_of].members);
+  const std::uint64_t pair = pair_key(of_members, in_ancestors_of);
+  if (const std::uint8_t* known = known_ancestry_.find(pair)) return *known != 0;
+  const bool ancestor = reach_.any_ancestor(groups_[of_members].members, groups_[in_ancestors_of].members);
+  known_ancestry_.insert(pair, ancestor ? 1 : 0);
+  return ancestor;
 }
 
 Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
@@ -567,8 +571,8 @@ bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::
 // round (they still share data), so their answer is remembered.
 bool FusionEngine::will_fusion_create_cycle(GroupId n1, GroupId n2) {
   GroupId lower = topo_.label(n1) < topo_.label(n2) ? n1 : n2, higher = lower == n1 ? n2 : n1;
-  const std::uint64_t pair = (static_cast<std::uint64_t>(std::min(n1, n2)) << 32) | static_cast<std::uint32_t>(std::max(n1, n2));
-  if (cyclic_pairs_.count(pair)) {
+  const std::uint64_t pair = pair_key(std::min(n1, n2), std::max(n1, n2));
+  if (cyclic_pairs_.find(pair)) {
     searched_ = {};
     return true;
   }
