@@ -72,6 +72,8 @@ DepId FusionEngine::intern(const Dep& d) {
     e.index = &d.index;
     e.size = &d.size;
     e.indirect = d.index.find("tmp") != std::string::npos;
+    e.producer = g_.buffers[d.buf].producer;
+    e.buf_name = g_.buffers[d.buf].name;
     dep_table_.push_back(e);
     dep_mark_.push_back(0);
   }
@@ -325,11 +327,11 @@ void FusionEngine::prune_redundant_deps(GroupId gid) {
   if (std::none_of(grp.unmet.begin(), grp.unmet.end(), is_weak)) return;
   std::unordered_map<GroupId, int> strong_count;
   for (DepId d : grp.unmet)
-    if (!is_weak(d)) ++strong_count[owner_[g_.buffers[dep_table_[d].buf].producer]];
+    if (!is_weak(d)) ++strong_count[owner_[dep_table_[d].producer]];
   std::vector<DepId> prune;
   for (DepId d : grp.unmet) {
     if (dep_table_[d].kind != DepKind::Weak && dep_table_[d].kind != DepKind::FakeWeak) continue;
-    GroupId producer = owner_[g_.buffers[dep_table_[d].buf].producer];
+    GroupId producer = owner_[dep_table_[d].producer];
     bool redundant = strong_count.count(producer) && fusable_weak_dep(d, producer, gid);
     if (redundant || producer == gid) prune.push_back(d);
   }
@@ -476,10 +478,10 @@ void FusionEngine::topological_sort_groups() {
   auto producers = [&](GroupId gid, std::vector<GroupId>& out) {
     unmet = groups_[gid].unmet;
     short_stable_sort(unmet.begin(), unmet.end(), [&](DepId x, DepId y) {
-      return g_.buffers[dep_table_[x].buf].name < g_.buffers[dep_table_[y].buf].name;
+      return dep_table_[x].buf_name < dep_table_[y].buf_name;
     });
     for (DepId d : unmet) {
-      NodeId p = g_.buffers[dep_table_[d].buf].producer;
+      NodeId p = dep_table_[d].producer;
       if (p != kNone && owner_[p] != kNone) out.push_back(owner_[p]);
     }
   };

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct DepEntry {
   const std::string* index = nullptr;
   const std::vector<std::int64_t>* size = nullptr;
   bool indirect = false;  // index uses a loaded value (tmpN): never matches
+  // The buffer's producer and name, copied here so that the rounds' hot
+  // loops (sorting unmet deps by name, finding producers) stay in this table.
+  NodeId producer = kNone;
+  std::string_view buf_name;
 };
 
 // Why a pair may not fuse (WhyNoFuse), kept as a code so that the millions

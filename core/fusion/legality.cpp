@@ -204,7 +204,7 @@ GroupId FusionEngine::consumer_subnode_for(GroupId foreach, GroupId producer) co
 GroupId FusionEngine::producer_subnode_for(GroupId foreach, GroupId consumer) const {
   GroupId found = kNone;
   for (DepId d : groups_[consumer].reads) {
-    NodeId p = g_.buffers[dep_table_[d].buf].producer;
+    NodeId p = dep_table_[d].producer;
     if (p == kNone || owner_[p] != foreach) continue;
     if (found != kNone && found != subnode_of_[p]) return kNone;
     found = subnode_of_[p];
@@ -318,7 +318,7 @@ Verdict FusionEngine::can_fuse_vertical(GroupId n1, GroupId n2) {
     for (DepId d : buckets_[i]) {
       BufId buf = dep_table_[d].buf;
       if (buf_mark_[buf] == own) return {Why::MemoryDepsMismatch};
-      NodeId producer = g_.buffers[buf].producer;
+      NodeId producer = dep_table_[d].producer;
       if (producer == kNone || owner_[producer] == kNone || group_mark_[owner_[producer]] == producer_seen) continue;
       group_mark_[owner_[producer]] = producer_seen;
       producers.push_back(owner_[producer]);
