@@ -333,8 +333,9 @@ def scale_cases() -> list[Case]:
               "enforce_comm_ordering_for_fsdp,sink_waits"], (0,), seed=False),
         Case("scale_fuse_node_with_200k_reads", {"g.json": lambda: node_with_many_reads(200000)},
              ["fuse", "{g.json}", "-o", "{dir}/reads.post.json"], (0,), seed=False),
-        # Fusion's ancestry and cycle checks search from both ends at once (docs/fusion.md "Speed"):
-        # 30k irregular nodes take about 2.5 s CPU (40 s before); 100k about 13 s, still super-linear.
+        # Fusion's ancestry and cycle checks search from both ends at once and remember their answers per
+        # pair (docs/fusion.md "Speed"): 30k irregular nodes take about 1 s CPU (40 s two sessions ago);
+        # 100k about 6 s, 300k about 24 s, still super-linear.
         Case("scale_fuse_irregular_30k", {"g.json": lambda: irregular_dag(30000)},
              ["fuse", "{g.json}", "-o", "{dir}/irr.post.json"], (0,), seed=False),
         Case("scale_fuse_fully_connected_180k_edges", {"g.json": lambda: fully_connected_layers(300, 3)},
