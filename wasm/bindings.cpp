@@ -139,7 +139,8 @@ class PlanSession {
   }
 
   // What the page's first report shows, under the plan's own keys (a subset
-  // of schedplan/1), plus the node the memory method's order runs at its
+  // of schedplan/1; `final` and `predicted` written by core/io's plan writer,
+  // as in the plan), plus the node the memory method's order runs at its
   // peak (`method_peak_node`): the page shows its summary without waiting
   // for the plan text (megabytes on a big graph) and its parse, which come
   // after (planText) for the fusion table, the comm tables and the export.
@@ -154,14 +155,10 @@ class PlanSession {
         method_order.push_back(m.method);
         methods[m.method] = m.error.empty() ? json{{"peak", m.peak}} : json{{"error", m.error}};
       }
-      const Prediction& p = r.predicted;
       json out = {
           {"graph", g.name},
           {"nodes", g.nodes.size()},
-          {"final",
-           {{"peak_bytes", r.final_memory.peak},
-            {"peak_step", r.final_memory.peak_step},
-            {"peak_node", std::string(node_at_step(g, r.order, r.final_memory.peak_step))}}},
+          {"final", json::parse(final_section_json(r))},
           {"memory",
            {{"chosen", r.memory.methods[r.memory.chosen].method},
             {"method_order", std::move(method_order)},
@@ -174,14 +171,7 @@ class PlanSession {
            {{"step_time_us", r.simulation.step_time_us},
             {"exposed_comm_us", r.simulation.exposed_comm_us},
             {"collective_count", r.simulation.collectives.size()}}},
-          {"predicted",
-           {{"hardware", p.hardware},
-            {"runtime_source", p.runtime_source},
-            {"peak_bytes", p.peak_bytes},
-            {"reserved_bytes", p.reserved_bytes},
-            {"kernel_time_us", p.kernel_time_us},
-            {"wall_time_us", p.wall_time_us},
-            {"wall_time_us_cudagraphs", p.wall_time_us_cudagraphs}}},
+          {"predicted", json::parse(prediction_section_json(r.predicted))},
       };
       if (r.front_end) out["front_end"] = {{"input_nodes", r.input->nodes.size()}};
       if (r.comm)

@@ -181,6 +181,15 @@ std::int64_t output_bytes(const Graph& g, const Node& node) {
 }
 
 // The memory counter track and the collective -> waiter flows of a trace.
+// The final order's peak, its step and the node running there.
+void write_final(JsonWriter& w, const PlanResult& r) {
+  w.begin_object();
+  w.field("peak_bytes", r.final_memory.peak);
+  w.field("peak_node", node_at_step(r.planned(), r.order, r.final_memory.peak_step));
+  w.field("peak_step", r.final_memory.peak_step);
+  w.end_object();
+}
+
 void write_prediction(JsonWriter& w, const Prediction& p) {
   w.begin_object();
   w.field("hardware", p.hardware);
@@ -267,11 +276,8 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
     w.key("comm");
     write_comm(w, g, *r.comm, r.simulation_before_comm, r.simulation);
   }
-  w.key("final").begin_object();
-  w.field("peak_bytes", r.final_memory.peak);
-  w.field("peak_node", node_at_step(g, r.order, r.final_memory.peak_step));
-  w.field("peak_step", r.final_memory.peak_step);
-  w.end_object();
+  w.key("final");
+  write_final(w, r);
   w.field("format", "schedplan/1");
   if (r.front_end) {
     w.key("front_end");
@@ -293,6 +299,18 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
   write_simulation(w, g, r.simulation, opts.runtime_source == "calibrated" ? std::string_view(r.predicted.runtime_source) : "runtime_us");
   w.end_object();
   w.raw("\n");
+}
+
+std::string final_section_json(const PlanResult& r) {
+  JsonWriter w;
+  write_final(w, r);
+  return w.take_text();
+}
+
+std::string prediction_section_json(const Prediction& p) {
+  JsonWriter w;
+  write_prediction(w, p);
+  return w.take_text();
 }
 
 std::string plan_text_json(const PlanOptions& opts, const PlanResult& r) {

@@ -19,6 +19,11 @@ namespace schedlab {
 
 // Names come from r.planned() (the front end's from r.input).
 void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r);
+// The plan's `final` section (the final order's peak, step and node) and
+// its `predicted` section, each as its own JSON text: the WASM module's first
+// report takes them from here, so that they are the plan's bytes.
+std::string final_section_json(const PlanResult& r);
+std::string prediction_section_json(const Prediction& p);
 // The whole plan as one newline-ended line.
 std::string plan_text_json(const PlanOptions& opts, const PlanResult& r);
 // The same bytes, streamed into `out` as they are produced (a 1M-node plan
