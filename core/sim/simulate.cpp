@@ -13,6 +13,27 @@ Simulation simulate_two_streams(const Graph& g, const Order& order, const std::v
 }
 
 Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch) {
+  return simulate_two_streams(g, make_simulation_graph(g), order, runtime_us, launch);
+}
+
+SimulationGraph make_simulation_graph(const Graph& g) {
+  SimulationGraph sg;
+  sg.is_collective.assign(g.nodes.size(), 0);
+  std::vector<std::pair<std::int32_t, std::int32_t>> inputs;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    sg.is_collective[v] = g.nodes[v].kind == NodeKind::Collective;
+    for (const Dep& d : g.nodes[v].reads) {
+      if (d.kind == DepKind::FakeWeak) continue;
+      const NodeId p = g.buffers[d.buf].producer;
+      if (p != kNone && g.nodes[p].kind == NodeKind::Collective) inputs.emplace_back(v, p);
+    }
+  }
+  sg.collective_inputs = Adjacency::from_pairs(g.num_nodes(), inputs);
+  return sg;
+}
+
+Simulation simulate_two_streams(const Graph& g, const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us,
+                                const LaunchModel& launch) {
   const std::int32_t n = g.num_nodes();
   const bool has_host = !launch.host_us.empty() || !launch.gap_us.empty();
   if (has_host && (launch.host_us.size() != runtime_us.size() || launch.gap_us.size() != runtime_us.size()))
@@ -41,14 +62,15 @@ Simulation simulate_two_streams(const Graph& g, const Order& order, const std::v
       compute_clock = ct.end_us;
     }
   };
+  sim.spans.reserve(order.size());
+  std::vector<std::int32_t> blocking;
   for (NodeId v : order) {
-    const Node& node = g.nodes[v];
     const double rt = runtime_us[v];
     if (has_host) {
       host_clock += launch.host_us[v];
       sim.host_busy_us += launch.host_us[v];
     }
-    if (node.kind == NodeKind::Collective) {
+    if (sg.is_collective[v]) {
       CollectiveTiming ct;
       ct.collective = v;
       ct.issue_us = std::max(compute_clock, host_clock);
@@ -63,12 +85,9 @@ Simulation simulate_two_streams(const Graph& g, const Order& order, const std::v
     }
     // Block on every running collective whose output this node reads, the
     // earliest-ending first so each stall is charged to the one that caused it.
-    std::vector<std::int32_t> blocking;
-    for (const Dep& d : node.reads) {
-      if (d.kind == DepKind::FakeWeak) continue;
-      NodeId p = g.buffers[d.buf].producer;
-      if (p != kNone && timing_of[p] >= 0 && sim.collectives[timing_of[p]].blocked == kNone) blocking.push_back(timing_of[p]);
-    }
+    blocking.clear();
+    for (NodeId p : sg.collective_inputs.row(v))
+      if (timing_of[p] >= 0 && sim.collectives[timing_of[p]].blocked == kNone) blocking.push_back(timing_of[p]);
     std::sort(blocking.begin(), blocking.end(),
               [&](std::int32_t a, std::int32_t b) { return sim.collectives[a].end_us < sim.collectives[b].end_us; });
     for (std::int32_t c : blocking) join(c, v);

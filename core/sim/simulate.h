@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/util/adjacency.h"
 
 namespace schedlab {
 
@@ -57,6 +58,20 @@ struct Simulation {
 // runtimes do not match the graph.
 Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us);
 Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch);
+
+// What the simulation reads of each node, compact: a graph's nodes are large
+// and a walk along an order visits them at random, so callers that simulate
+// many orders of one graph (overlap_schedule weighs each candidate) build
+// this once.
+struct SimulationGraph {
+  std::vector<std::uint8_t> is_collective;  // per node
+  // Per node: the producers of its reads (fake weak deps aside) that are
+  // collectives, in the reads' order, repeats kept.
+  Adjacency collective_inputs;
+};
+SimulationGraph make_simulation_graph(const Graph& g);
+Simulation simulate_two_streams(const Graph& g, const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us,
+                                const LaunchModel& launch = {});
 
 // Written as Chrome trace events and as a plan's `simulation` section by
 // core/io/plan_writer.h.
