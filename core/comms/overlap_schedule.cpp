@@ -28,7 +28,8 @@
 // per-pass budget lowered until the compounded peak fits; the least exposed
 // schedule within the budget wins. Each ranking runs twice, compute held to
 // the budget at its own step or by a forecast of the input order's remaining
-// rise. Cost: up to 54 greedy runs of
+// rise (the second only from the first step where the forecast would change
+// a pick of the first). Cost: up to 54 greedy runs of
 // O((N + E) log N + N x R), R the width of the ready set, plus up to 17 runs
 // of the iterative passes (their bounds are in docs/comms.md); a run or a
 // candidate seen before is answered from memory, and every run re-plans
