@@ -198,6 +198,12 @@ class FusionEngine {
     std::vector<GroupId> nodes;        // valid when !cycle
   };
   Between search_between(GroupId lower, GroupId higher);
+  struct NeighborOps {
+    bool listed = false;
+    std::vector<NodeId> ops;
+  };
+  std::vector<NeighborOps> succ_ops_, pred_ops_;  // by group id; see neighbor_ops
+  const std::vector<NodeId>& neighbor_ops(GroupId gid, bool forward);
   // The last search will_fusion_create_cycle made, which fuse_two reuses
   // when it fuses that very pair next (no fusion in between).
   struct Searched {

@@ -581,6 +581,29 @@ bool FusionEngine::will_fusion_create_cycle(GroupId n1, GroupId n2) {
   return searched_.between.cycle;
 }
 
+// One operation of each other current node that gid's members have an edge
+// to (forward) or from (backward), listed the first time a search expands
+// gid: a node is expanded by many searches, and most of its members' edges
+// lead inside it or to the same neighbours. The list stays complete while
+// gid lives, as nodes only merge: operations that shared a node still do,
+// and the owner of a listed operation is the neighbour now.
+const std::vector<NodeId>& FusionEngine::neighbor_ops(GroupId gid, bool forward) {
+  auto& lists = forward ? succ_ops_ : pred_ops_;
+  if (lists.size() < groups_.size()) lists.resize(groups_.size());
+  auto& list = lists[static_cast<std::size_t>(gid)];
+  if (list.listed) return list.ops;
+  std::vector<std::pair<GroupId, NodeId>> by_owner;
+  for (NodeId m : groups_[gid].members)
+    for (NodeId n : forward ? reach_.succs(m) : reach_.preds(m))
+      if (GroupId t = owner_[n]; t != kNone && t != gid) by_owner.emplace_back(t, n);
+  std::sort(by_owner.begin(), by_owner.end());
+  by_owner.erase(std::unique(by_owner.begin(), by_owner.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+                 by_owner.end());
+  for (const auto& entry : by_owner) list.ops.push_back(entry.second);
+  list.listed = true;
+  return list.ops;
+}
+
 // Two searches inside the window between `lower` and `higher`, one node at a
 // time: forward from lower, backward from higher. A path through another
 // node shows as a search reaching the far end, or the two meeting. Otherwise
@@ -606,38 +629,34 @@ FusionEngine::Between FusionEngine::search_between(GroupId lower, GroupId higher
     return top;
   };
   auto expand_down = [&](GroupId from) {
-    for (NodeId m : groups_[from].members)
-      for (NodeId s : reach_.succs(m)) {
-        GroupId t = owner_[s];
-        if (t == kNone) continue;
-        if (t == higher) {
-          if (from != lower) out.cycle = true;
-          continue;
-        }
-        if (group_mark_[t] == fwd || topo_.label(t) > hi) continue;
-        if (group_mark_[t] == bwd) out.cycle = true;  // met the other search
-        group_mark_[t] = fwd;
-        down_seen.push_back(t);
-        down_heap.push_back({-topo_.label(t), t});
-        std::push_heap(down_heap.begin(), down_heap.end());
+    for (NodeId s : neighbor_ops(from, true)) {
+      GroupId t = owner_[s];
+      if (t == higher) {
+        if (from != lower) out.cycle = true;
+        continue;
       }
+      if (group_mark_[t] == fwd || topo_.label(t) > hi) continue;
+      if (group_mark_[t] == bwd) out.cycle = true;  // met the other search
+      group_mark_[t] = fwd;
+      down_seen.push_back(t);
+      down_heap.push_back({-topo_.label(t), t});
+      std::push_heap(down_heap.begin(), down_heap.end());
+    }
   };
   auto expand_up = [&](GroupId from) {
-    for (NodeId m : groups_[from].members)
-      for (NodeId p : reach_.preds(m)) {
-        GroupId t = owner_[p];
-        if (t == kNone) continue;
-        if (t == lower) {
-          if (from != higher) out.cycle = true;
-          continue;
-        }
-        if (group_mark_[t] == bwd || topo_.label(t) < lo) continue;
-        if (group_mark_[t] == fwd) out.cycle = true;
-        group_mark_[t] = bwd;
-        up_seen.push_back(t);
-        up_heap.push_back({topo_.label(t), t});
-        std::push_heap(up_heap.begin(), up_heap.end());
+    for (NodeId p : neighbor_ops(from, false)) {
+      GroupId t = owner_[p];
+      if (t == lower) {
+        if (from != higher) out.cycle = true;
+        continue;
       }
+      if (group_mark_[t] == bwd || topo_.label(t) < lo) continue;
+      if (group_mark_[t] == fwd) out.cycle = true;
+      group_mark_[t] = bwd;
+      up_seen.push_back(t);
+      up_heap.push_back({topo_.label(t), t});
+      std::push_heap(up_heap.begin(), up_heap.end());
+    }
   };
   expand_down(lower);
   expand_up(higher);
