@@ -203,6 +203,8 @@ class FusionEngine {
     std::vector<NodeId> ops;
   };
   std::vector<NeighborOps> succ_ops_, pred_ops_;  // by group id; see neighbor_ops
+  std::vector<std::uint32_t> neighbor_mark_;      // by group id: in the list being made
+  std::uint32_t neighbor_epoch_ = 0;
   const std::vector<NodeId>& neighbor_ops(GroupId gid, bool forward);
   // The last search will_fusion_create_cycle made, which fuse_two reuses
   // when it fuses that very pair next (no fusion in between).

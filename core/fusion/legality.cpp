@@ -584,22 +584,29 @@ bool FusionEngine::will_fusion_create_cycle(GroupId n1, GroupId n2) {
 // One operation of each other current node that gid's members have an edge
 // to (forward) or from (backward), listed the first time a search expands
 // gid: a node is expanded by many searches, and most of its members' edges
-// lead inside it or to the same neighbours. The list stays complete while
-// gid lives, as nodes only merge: operations that shared a node still do,
-// and the owner of a listed operation is the neighbour now.
+// lead inside it or to the same neighbours. The list stays right while gid
+// lives, as nodes only merge: operations that shared a node still do, and
+// the owner of a listed operation is the neighbour now. Duplicates are
+// dropped through marks, not a sort: on dense graphs (a thousand edges per
+// operation) most nodes are expanded once, and a sort there cost more than
+// the searches.
 const std::vector<NodeId>& FusionEngine::neighbor_ops(GroupId gid, bool forward) {
   auto& lists = forward ? succ_ops_ : pred_ops_;
   if (lists.size() < groups_.size()) lists.resize(groups_.size());
-  auto& list = lists[static_cast<std::size_t>(gid)];
+  NeighborOps& list = lists[static_cast<std::size_t>(gid)];
   if (list.listed) return list.ops;
-  std::vector<std::pair<GroupId, NodeId>> by_owner;
+  if (neighbor_mark_.size() < groups_.size()) neighbor_mark_.resize(groups_.size() * 2, 0);
+  if (++neighbor_epoch_ == 0) {
+    std::fill(neighbor_mark_.begin(), neighbor_mark_.end(), 0);
+    neighbor_epoch_ = 1;
+  }
   for (NodeId m : groups_[gid].members)
-    for (NodeId n : forward ? reach_.succs(m) : reach_.preds(m))
-      if (GroupId t = owner_[n]; t != kNone && t != gid) by_owner.emplace_back(t, n);
-  std::sort(by_owner.begin(), by_owner.end());
-  by_owner.erase(std::unique(by_owner.begin(), by_owner.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
-                 by_owner.end());
-  for (const auto& entry : by_owner) list.ops.push_back(entry.second);
+    for (NodeId n : forward ? reach_.succs(m) : reach_.preds(m)) {
+      const GroupId t = owner_[n];
+      if (t == kNone || t == gid || neighbor_mark_[static_cast<std::size_t>(t)] == neighbor_epoch_) continue;
+      neighbor_mark_[static_cast<std::size_t>(t)] = neighbor_epoch_;
+      list.ops.push_back(n);
+    }
   list.listed = true;
   return list.ops;
 }
