@@ -549,7 +549,8 @@ async function explainPair(e) {
   const a = $('why-a').value.trim();
   const b = $('why-b').value.trim();
   const out = $('why-result');
-  out.hidden = false;
+  // Shown only once it holds this pair's answer: unhidden earlier, it would
+  // show the last pair's answer (or nothing) while the worker explains.
   try {
     const ex = await state.planner.explain(a, b);
     const lines = [];
@@ -569,6 +570,7 @@ async function explainPair(e) {
     out.textContent = err.message;
     out.classList.add('error');
   }
+  out.hidden = false;
 }
 
 // ---- export -----------------------------------------------------------------------------
