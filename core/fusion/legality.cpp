@@ -10,6 +10,7 @@
 
 #include "core/fusion/affine_index.h"
 #include "core/fusion/fusion_engine.h"
+#include "core/util/epoch_marks.h"
 #include "core/util/saturating.h"
 
 namespace schedlab::fusion_detail {
@@ -69,29 +70,11 @@ std::string Verdict::text() const {
   return out;
 }
 
-std::uint32_t FusionEngine::next_dep_epoch() {
-  if (++dep_epoch_ == 0) {
-    std::fill(dep_mark_.begin(), dep_mark_.end(), 0);
-    dep_epoch_ = 1;
-  }
-  return dep_epoch_;
-}
+std::uint32_t FusionEngine::next_dep_epoch() { return next_epoch(dep_mark_, dep_epoch_); }
 
-std::uint32_t FusionEngine::next_buf_epoch() {
-  if (++buf_epoch_ == 0) {
-    std::fill(buf_mark_.begin(), buf_mark_.end(), 0);
-    buf_epoch_ = 1;
-  }
-  return buf_epoch_;
-}
+std::uint32_t FusionEngine::next_buf_epoch() { return next_epoch(buf_mark_, buf_epoch_); }
 
-std::uint32_t FusionEngine::next_group_epoch() {
-  if (++group_epoch_ == 0) {
-    std::fill(group_mark_.begin(), group_mark_.end(), 0);
-    group_epoch_ = 1;
-  }
-  return group_epoch_;
-}
+std::uint32_t FusionEngine::next_group_epoch() { return next_epoch(group_mark_, group_epoch_); }
 
 // Sum of size hints over the deps both nodes read or write.
 std::int64_t FusionEngine::score_fusion_memory(GroupId n1, GroupId n2) {
@@ -534,13 +517,7 @@ void FusionEngine::number_reuse_keys() {
   reuse_key_mark_.assign(reuse_key_elements_.size(), 0);
 }
 
-std::uint32_t FusionEngine::next_reuse_key_epoch() {
-  if (++reuse_key_epoch_ == 0) {
-    std::fill(reuse_key_mark_.begin(), reuse_key_mark_.end(), 0);
-    reuse_key_epoch_ = 1;
-  }
-  return reuse_key_epoch_;
-}
+std::uint32_t FusionEngine::next_reuse_key_epoch() { return next_epoch(reuse_key_mark_, reuse_key_epoch_); }
 
 // Inductor's lower bound on the memory a fusion costs: buffers that each
 // node reads as their only user could be reused if the nodes stay apart.
@@ -596,10 +573,7 @@ const std::vector<NodeId>& FusionEngine::neighbor_ops(GroupId gid, bool forward)
   NeighborOps& list = lists[static_cast<std::size_t>(gid)];
   if (list.listed) return list.ops;
   if (neighbor_mark_.size() < groups_.size()) neighbor_mark_.resize(groups_.size() * 2, 0);
-  if (++neighbor_epoch_ == 0) {
-    std::fill(neighbor_mark_.begin(), neighbor_mark_.end(), 0);
-    neighbor_epoch_ = 1;
-  }
+  next_epoch(neighbor_mark_, neighbor_epoch_);
   for (NodeId m : groups_[gid].members)
     for (NodeId n : forward ? reach_.succs(m) : reach_.preds(m)) {
       const GroupId t = owner_[n];
