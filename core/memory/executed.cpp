@@ -354,9 +354,7 @@ std::vector<Line> emit_lines(Replay& r) {
 // the allocation is fresh. (transformer_l's backward: a 32 KB f32 buffer
 // freed early was not taken by a later one of the same key, which the
 // pool without this check did.)
-void plan_pool_reuse(Replay& r, std::vector<Line>& lines) {
-  const MemoryPlanningInfo info = compute_planning_info(r.g, r.order);
-  const PeakMemoryEstimate scheduler_estimate = estimate_peak_memory(r.g, info, r.order);
+void plan_pool_reuse(Replay& r, std::vector<Line>& lines, const PeakMemoryEstimate& scheduler_estimate) {
   RangeAddMaxTree curve(scheduler_estimate.curve);
   std::map<std::pair<std::string_view, std::int64_t>, std::vector<std::size_t>> pool;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -451,7 +449,8 @@ AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines
 
 }  // namespace
 
-ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, const std::map<std::string, std::int64_t>& observed_bytes) {
+ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, const std::map<std::string, std::int64_t>& observed_bytes,
+                                           const PeakMemoryEstimate* scheduler_estimate) {
   const std::int32_t n = g.num_nodes();
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
   Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
@@ -470,7 +469,11 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   r.index_operations();
 
   std::vector<Line> lines = emit_lines(r);
-  plan_pool_reuse(r, lines);
+  if (scheduler_estimate) {
+    plan_pool_reuse(r, lines, *scheduler_estimate);
+  } else {
+    plan_pool_reuse(r, lines, estimate_peak_memory(g, compute_planning_info(g, order), order));
+  }
 
   ExecutedMemory out;
   for (const Line& l : lines) {

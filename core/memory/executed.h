@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/memory/estimate.h"
 
 namespace schedlab {
 
@@ -62,9 +63,15 @@ struct ExecutedMemory {
 };
 
 // `observed_bytes`: sizes of buffers whose size is data-dependent (by name),
-// as measured; they replace the file's bytes. Throws Error when `order` is
-// not a permutation of the nodes.
+// as measured; they replace the file's bytes. `scheduler_estimate`: the
+// scheduler's own estimate over `order` (the reuse pool's peak check reads
+// it) when the caller has it already, as a plan does; else computed here.
+// It must equal estimate_peak_memory(g, compute_planning_info(g, order),
+// order), which the info of any order gives unless
+// freeable_input_sizes_depend_on_order(g). Throws Error when `order` is not
+// a permutation of the nodes.
 ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order,
-                                           const std::map<std::string, std::int64_t>& observed_bytes = {});
+                                           const std::map<std::string, std::int64_t>& observed_bytes = {},
+                                           const PeakMemoryEstimate* scheduler_estimate = nullptr);
 
 }  // namespace schedlab

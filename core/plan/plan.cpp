@@ -75,8 +75,13 @@ void simulation_stage(PlanResult& r, const PlanOptions& opts) {
   // With calibrated runtimes (the default) that simulation is the one the
   // prediction's default-mode wall time needs: same order, runtimes and launch path.
   const bool calibrated = opts.runtime_source == "calibrated";
-  r.predicted = predict(r.planned(), r.order, opts.hardware, r.calibrated_runtimes_us,
-                        calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt);
+  // final_memory is the scheduler's estimate over the final order, made with
+  // the baseline's planning info: the one memory as executed needs unless
+  // the order changes freeable inputs' sizes.
+  const Graph& g = r.planned();
+  r.predicted = predict(g, r.order, opts.hardware, r.calibrated_runtimes_us,
+                        calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt,
+                        freeable_input_sizes_depend_on_order(g) ? nullptr : &r.final_memory);
 }
 
 constexpr PlanStage kStages[] = {

@@ -45,12 +45,14 @@ Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw
                    const std::map<std::string, std::int64_t>& observed_bytes = {}, bool price_collectives = true);
 
 // The same figures from what a plan has already computed (collectives
-// priced, nothing observed): `calibrated_us`, calibrated_runtimes_us(g, hw),
-// and `default_mode_wall_us`, the step time of simulating `order` with them
+// priced, nothing observed): `calibrated_us`, calibrated_runtimes_us(g, hw);
+// `default_mode_wall_us`, the step time of simulating `order` with them
 // and launch_model(g, hw, false), when the plan ran that very simulation
-// (its default runtime source); else predict simulates it.
+// (its default runtime source), else predict simulates it; and
+// `scheduler_estimate`, the scheduler's estimate over `order` as
+// estimate_memory_as_executed takes it, or null.
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& calibrated_us,
-                   std::optional<double> default_mode_wall_us);
+                   std::optional<double> default_mode_wall_us, const PeakMemoryEstimate* scheduler_estimate);
 
 // schedplan/1 `predicted` is written by core/io/plan_writer.h.
 std::string prediction_to_text(const Prediction& p);
