@@ -1,68 +1,87 @@
 #include "core/fusion/group_order.h"
 
-#include <iterator>
 #include <tuple>
 #include <utility>
 
 namespace schedlab::fusion_detail {
 
+void GroupOrder::grow_to(Id id) {
+  if (label_.size() > static_cast<std::size_t>(id)) return;
+  const std::size_t size = static_cast<std::size_t>(id) + 1;
+  label_.resize(size, 0);
+  prev_.resize(size, kEnd);
+  next_.resize(size, kEnd);
+}
+
 void GroupOrder::reset(const std::vector<Id>& order) {
-  by_label_.clear();
+  first_ = last_ = kEnd;
   std::int64_t next = 0;
   for (Id id : order) {
-    set_label(id, next);
+    grow_to(id);
+    label_[static_cast<std::size_t>(id)] = next;
+    next += kSpacing;
+    link_after(last_, id);
+  }
+}
+
+void GroupOrder::unlink(Id id) {
+  const Id p = prev_[static_cast<std::size_t>(id)], n = next_[static_cast<std::size_t>(id)];
+  (p == kEnd ? first_ : next_[static_cast<std::size_t>(p)]) = n;
+  (n == kEnd ? last_ : prev_[static_cast<std::size_t>(n)]) = p;
+}
+
+void GroupOrder::link_after(Id at, Id id) {
+  const Id n = at == kEnd ? first_ : next_[static_cast<std::size_t>(at)];
+  prev_[static_cast<std::size_t>(id)] = at;
+  next_[static_cast<std::size_t>(id)] = n;
+  (at == kEnd ? first_ : next_[static_cast<std::size_t>(at)]) = id;
+  (n == kEnd ? last_ : prev_[static_cast<std::size_t>(n)]) = id;
+}
+
+void GroupOrder::renumber() {
+  std::int64_t next = 0;
+  for (Id id = first_; id != kEnd; id = next_[static_cast<std::size_t>(id)]) {
+    label_[static_cast<std::size_t>(id)] = next;
     next += kSpacing;
   }
 }
 
-void GroupOrder::set_label(Id id, std::int64_t label) {
-  if (label_.size() <= static_cast<std::size_t>(id)) label_.resize(static_cast<std::size_t>(id) + 1, 0);
-  label_[static_cast<std::size_t>(id)] = label;
-  // reset() sets labels in increasing order, so the end is the right hint and
-  // saves each search there; elsewhere a wrong hint costs what a plain insert does.
-  by_label_.insert_or_assign(by_label_.end(), label, id);
-}
-
-void GroupOrder::renumber() {
-  std::vector<Id> order;
-  order.reserve(by_label_.size());
-  for (const auto& entry : by_label_) order.push_back(entry.second);
-  reset(order);
-}
-
 void GroupOrder::move_next_to(Id anchor, const std::vector<Id>& nodes, bool after) {
   if (nodes.empty()) return;
-  for (Id id : nodes) by_label_.erase(label(id));
-  // The open gap (lo, hi) beside the anchor; past either end of the order
-  // there is always room.
+  for (Id id : nodes) unlink(id);
+  // The open gap (lo, hi) beside the anchor, between it and its neighbour
+  // on that side; past either end of the order there is always room.
   auto bounds = [&] {
-    auto at = by_label_.find(label(anchor));
-    std::int64_t lo, hi;
+    const std::int64_t at = label(anchor);
     if (after) {
-      lo = at->first;
-      auto next = std::next(at);
-      hi = next == by_label_.end() ? lo + kSpacing : next->first;
-    } else {
-      hi = at->first;
-      lo = at == by_label_.begin() ? hi - kSpacing : std::prev(at)->first;
+      const Id n = next_[static_cast<std::size_t>(anchor)];
+      return std::pair{at, n == kEnd ? at + kSpacing : label(n)};
     }
-    return std::pair{lo, hi};
+    const Id p = prev_[static_cast<std::size_t>(anchor)];
+    return std::pair{p == kEnd ? at - kSpacing : label(p), at};
   };
   auto [lo, hi] = bounds();
   const auto count = static_cast<std::int64_t>(nodes.size());
   if (hi - lo <= count) {
-    renumber();  // the moved nodes are out of the map: they get labels below
+    renumber();  // the moved nodes are unlinked: they get labels below
     std::tie(lo, hi) = bounds();
   }
   const std::int64_t step = (hi - lo) / (count + 1);
-  for (std::int64_t i = 0; i < count; ++i) set_label(nodes[static_cast<std::size_t>(i)], lo + step * (i + 1));
+  Id at = after ? anchor : prev_[static_cast<std::size_t>(anchor)];
+  for (std::int64_t i = 0; i < count; ++i) {
+    const Id id = nodes[static_cast<std::size_t>(i)];
+    label_[static_cast<std::size_t>(id)] = lo + step * (i + 1);
+    link_after(at, id);
+    at = id;
+  }
 }
 
 void GroupOrder::replace(Id kept, Id dropped, Id replacement) {
-  const std::int64_t at = label(kept);
-  by_label_.erase(label(dropped));
-  by_label_.erase(at);
-  set_label(replacement, at);
+  grow_to(replacement);
+  unlink(dropped);
+  label_[static_cast<std::size_t>(replacement)] = label(kept);
+  link_after(prev_[static_cast<std::size_t>(kept)], replacement);
+  unlink(kept);
 }
 
 }  // namespace schedlab::fusion_detail

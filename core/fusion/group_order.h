@@ -3,10 +3,14 @@
 // apart, and a fusion only moves the smaller of two sets into the gap next to
 // one of the fused pair (see FusionEngine::fuse_two). A gap that runs out
 // triggers one renumbering of the whole order.
+//
+// The live nodes are chained in label order through per-id links, so the
+// gap beside a node is its neighbour's label and every change is O(1) per
+// node moved (an ordered map did the same with a tree search and an
+// allocation per node, 4-5 % of a 300k-node fusion).
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 namespace schedlab::fusion_detail {
@@ -29,10 +33,14 @@ class GroupOrder {
 
  private:
   static constexpr std::int64_t kSpacing = std::int64_t{1} << 32;
-  std::vector<std::int64_t> label_;   // by id (grown as ids appear)
-  std::map<std::int64_t, Id> by_label_;  // the live nodes in order
+  static constexpr Id kEnd = -1;
+  std::vector<std::int64_t> label_;  // by id (grown as ids appear)
+  std::vector<Id> prev_, next_;      // by id: the live nodes' neighbours in label order (kEnd at the ends)
+  Id first_ = kEnd, last_ = kEnd;
 
-  void set_label(Id id, std::int64_t label);
+  void grow_to(Id id);
+  void unlink(Id id);
+  void link_after(Id at, Id id);  // at == kEnd: as the first node
   void move_next_to(Id anchor, const std::vector<Id>& nodes, bool after);
   void renumber();
 };
