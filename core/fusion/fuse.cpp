@@ -3,6 +3,7 @@
 // FusionScore), FusedSchedulerNode construction, topological_sort_schedule.
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -115,6 +116,7 @@ void FusionEngine::intern_deps(const Order& schedule) {
           into->push_back(d);
         }
     }
+    list_touched(grp);
     grp.buffers = n.outputs;
     grp.reduction = n.kind == NodeKind::Reduction;
     grp.is_template = n.kind == NodeKind::Template;
@@ -156,6 +158,8 @@ Group FusionEngine::merged(const Group& a, const Group& b) {
         dep_mark_[d] = read;
         fused.reads.push_back(d);
       }
+  // The reads and writes of the two, as one set, are the union of theirs.
+  std::set_union(a.touched.begin(), a.touched.end(), b.touched.begin(), b.touched.end(), std::back_inserter(fused.touched));
   fused.buffers = a.buffers;
   fused.buffers.insert(fused.buffers.end(), b.buffers.begin(), b.buffers.end());
   const std::uint32_t own = next_buf_epoch();
@@ -335,6 +339,8 @@ void FusionEngine::prune_redundant_deps(GroupId gid) {
     bool redundant = strong_count.count(producer) && fusable_weak_dep(d, producer, gid);
     if (redundant || producer == gid) prune.push_back(d);
   }
+  if (prune.empty()) return;
+  grp.deps_changed = true;
   const std::uint32_t pruned = next_dep_epoch();
   for (DepId d : prune) dep_mark_[d] = pruned;
   auto drop = [&](std::vector<DepId>& v) {
@@ -342,6 +348,7 @@ void FusionEngine::prune_redundant_deps(GroupId gid) {
   };
   drop(grp.unmet);
   drop(grp.reads);
+  list_touched(grp);
 }
 
 void FusionEngine::refuse(GroupId n1, GroupId n2, const Verdict& why) {

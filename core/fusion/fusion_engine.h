@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -70,6 +71,7 @@ struct Verdict {
 struct Group {
   std::vector<NodeId> members;
   std::vector<DepId> reads, writes, unmet;  // insertion-ordered sets
+  std::vector<DepId> touched;                // reads and writes as one sorted set (see score_fusion_memory)
   std::vector<BufId> buffers;               // outputs of all members
   bool reduction = false, is_template = false, unfusable = false, aliasing_or_mutation = false;
   std::int64_t numel = 0, rnumel = 1;  // Triton group: of its first reduction member, else its first member
@@ -89,6 +91,9 @@ struct Group {
   NodeId outer_first = kNone, outer_last = kNone;
   std::int32_t min_order = 0, max_order = 0;
   bool alive = true;
+  // Reads or unmet deps pruned, or loops reordered, after the node was
+  // made: verdicts remembered for its pairs may no longer hold.
+  bool deps_changed = false;
 };
 
 class FusionEngine {
@@ -99,7 +104,7 @@ class FusionEngine {
   void run();
   FusionResult take_result();
 
-  // Legality with the reference's reason.
+  // Legality with the reference's reason; lasting verdicts are remembered.
   Verdict can_fuse(GroupId n1, GroupId n2);
   bool will_fusion_create_cycle(GroupId n1, GroupId n2);
 
@@ -146,6 +151,13 @@ class FusionEngine {
 
   // Loop reordering (the round after the fixed point, loop_ordering_after_fusion).
   std::int64_t shared_data_after_reordering_loop(GroupId n1, GroupId n2);
+  std::vector<std::pair<BufId, DepId>> lhs_name_to_dep_, rhs_name_to_dep_;  // its scratch, reused
+  // A dep's StrideOrderForm as a number (equal forms, equal numbers; kNone:
+  // not an affine memory dep), per dep id, computed when first asked.
+  static constexpr std::int32_t kFormUnknown = -2;
+  std::vector<std::int32_t> stride_form_of_;
+  std::map<std::pair<std::vector<std::pair<std::int64_t, std::int64_t>>, std::int64_t>, std::int32_t> stride_form_numbers_;
+  std::int32_t stride_form(DepId d);
   bool reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep);
   GroupId fuse_two(GroupId n1, GroupId n2);
   Group merged(const Group& a, const Group& b);  // FusedSchedulerNode of the two (no outer-loop rules)
@@ -169,7 +181,15 @@ class FusionEngine {
   void refuse(GroupId n1, GroupId n2, const Verdict& why);
 
   // legality.cpp
+  // can_fuse's checks; `lasting`: the verdict holds for as long as both
+  // nodes live with their deps unchanged (see can_fuse).
+  Verdict decide_fusion(GroupId n1, GroupId n2, bool& lasting);
+  bool remembers_verdicts(GroupId n1, GroupId n2) const;
+  Verdict replayed(GroupId n1, GroupId n2, Why why) const;
+  // Lasting verdicts (their Why) by ordered pair (n1, n2).
+  KeyTable lasting_verdicts_;
   std::int64_t score_fusion_memory(GroupId n1, GroupId n2);
+  static void list_touched(Group& grp);  // fills grp.touched from reads and writes
   bool any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const;
   Verdict can_fuse_vertical(GroupId n1, GroupId n2);
   Verdict backend_can_fuse(GroupId n1, GroupId n2, bool vertical) const;

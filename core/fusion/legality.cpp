@@ -76,22 +76,34 @@ std::uint32_t FusionEngine::next_buf_epoch() { return next_epoch(buf_mark_, buf_
 
 std::uint32_t FusionEngine::next_group_epoch() { return next_epoch(group_mark_, group_epoch_); }
 
-// Sum of size hints over the deps both nodes read or write.
+// Sum of size hints over the deps both nodes read or write: a merge of
+// their sorted dep sets. The pair loop asks this of millions of pairs, and
+// marking one node's deps in a table over all deps missed the cache on
+// every dep; the two sorted lists are read front to back. (Hints are never
+// negative, so the saturating sum does not depend on the order.)
 std::int64_t FusionEngine::score_fusion_memory(GroupId n1, GroupId n2) {
-  const Group& a = groups_[n1];
-  const Group& b = groups_[n2];
-  const std::uint32_t mark = next_dep_epoch();
-  for (const auto* set : {&a.reads, &a.writes})
-    for (DepId d : *set) dep_mark_[d] = mark;
+  const std::vector<DepId>& a = groups_[n1].touched;
+  const std::vector<DepId>& b = groups_[n2].touched;
   std::int64_t total = 0;
-  const std::uint32_t counted = next_dep_epoch();
-  for (const auto* set : {&b.reads, &b.writes})
-    for (DepId d : *set)
-      if (dep_mark_[d] == mark) {
-        dep_mark_[d] = counted;  // a dep both read and written by b counts once
-        total = saturating_add(total, dep_table_[d].size_hint);
-      }
+  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end();) {
+    if (*i < *j) {
+      ++i;
+    } else if (*j < *i) {
+      ++j;
+    } else {
+      total = saturating_add(total, dep_table_[*i].size_hint);
+      ++i;
+      ++j;
+    }
+  }
   return total;
+}
+
+void FusionEngine::list_touched(Group& grp) {
+  grp.touched = grp.reads;
+  grp.touched.insert(grp.touched.end(), grp.writes.begin(), grp.writes.end());
+  std::sort(grp.touched.begin(), grp.touched.end());
+  grp.touched.erase(std::unique(grp.touched.begin(), grp.touched.end()), grp.touched.end());
 }
 
 // Is some member of `of_members` an operation-level ancestor of some member
@@ -106,7 +118,46 @@ bool FusionEngine::any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) 
   return ancestor;
 }
 
+// The rounds ask about the same pairs again and again (they still share
+// data), and most verdicts of a pair cannot change while both nodes live
+// as they are: a node's members are fixed until it fuses (then its id
+// retires), ancestry between members is a question about the fixed
+// pre-fusion graph, and the shared bytes, sizes, orders and backend groups
+// come from the two nodes alone. Such a verdict is remembered and given
+// again, reason and all, so the report counts every refusal as before.
+// Not remembered: what follows a passing can_fuse_vertical (its
+// "intermediate nodes" test can turn true once a node between them fuses
+// with a producer of node2), pairs with a foreach node or a subnode, nodes
+// whose deps were pruned or reordered, and the loop-reordering round.
 Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
+  const bool remembered = remembers_verdicts(n1, n2);
+  const std::uint64_t pair = pair_key(n1, n2);
+  if (remembered)
+    if (const std::uint8_t* known = lasting_verdicts_.find(pair)) return replayed(n1, n2, static_cast<Why>(*known));
+  bool lasting = true;
+  Verdict why = decide_fusion(n1, n2, lasting);
+  if (remembered && lasting) lasting_verdicts_.insert(pair, static_cast<std::uint8_t>(why.why));
+  return why;
+}
+
+bool FusionEngine::remembers_verdicts(GroupId n1, GroupId n2) const {
+  if (reorder_round_) return false;
+  for (GroupId gid : {n1, n2}) {
+    const Group& grp = groups_[gid];
+    if (grp.deps_changed || grp.is_foreach() || grp.container != kNone) return false;
+  }
+  return true;
+}
+
+// A remembered reason with the numbers its text carries (the nodes' groups).
+Verdict FusionEngine::replayed(GroupId n1, GroupId n2, Why why) const {
+  if (why != Why::ReduceMismatch && why != Why::NonReduceMismatch) return {why};
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  return {why, a.numel, b.numel, a.rnumel, b.rnumel};
+}
+
+Verdict FusionEngine::decide_fusion(GroupId n1, GroupId n2, bool& lasting) {
   if (n1 == n2) return {Why::SameNode};
   const Group& a = groups_[n1];
   const Group& b = groups_[n2];
@@ -134,6 +185,7 @@ Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
 
   if (any_op_ancestor(n1, n2)) {  // node2 depends on node1's outputs
     if (Verdict why = can_fuse_vertical(n1, n2); !why.ok()) return why;
+    lasting = false;
     if (a.is_foreach() || b.is_foreach()) return foreach_can_fuse(n1, n2);  // the backend's first check
     return backend_can_fuse(n1, n2, true);
   }

@@ -4,7 +4,7 @@
 // touch a buffer in the same elements but with permuted loops share no dep;
 // permuting the pointwise node's loops makes their deps equal.
 #include <algorithm>
-#include <unordered_map>
+#include <map>
 
 #include "core/fusion/affine_index.h"
 #include "core/fusion/fusion_engine.h"
@@ -44,30 +44,28 @@ std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId
   // Inductor does not reorder loops for the C++ backend (is_cpu), nor for templates.
   if (g_.device == "cpu" || a.is_template || b.is_template) return -1;
   // Per buffer name, the last dep in reads-then-writes order (Inductor's
-  // name2dep dicts): insertion-ordered entries plus a hash index, so a node
-  // with R reads costs O(R).
-  struct NameToDep {
-    std::vector<std::pair<BufId, DepId>> entries;
-    std::unordered_map<BufId, std::size_t> slot;
-  };
-  auto name_to_dep = [&](const Group& grp) {
-    NameToDep out;
+  // name2dep dicts), through the per-buffer slots: node1's as
+  // insertion-ordered entries, then node2's, looked up by buffer. A node
+  // with R reads costs O(R), and nothing is hashed or allocated (the
+  // reordering round asks this of every pair sharing too little).
+  auto name_to_dep = [&](const Group& grp, std::vector<std::pair<BufId, DepId>>& entries) {
+    const std::uint32_t listed = next_buf_epoch();
+    entries.clear();
     for (const auto* set : {&grp.reads, &grp.writes})
       for (DepId d : *set) {
-        auto [it, fresh] = out.slot.try_emplace(dep_table_[d].buf, out.entries.size());
-        if (fresh) out.entries.emplace_back(dep_table_[d].buf, d);
-        else out.entries[it->second].second = d;
+        const BufId buf = dep_table_[d].buf;
+        if (buf_mark_[buf] == listed) {
+          entries[static_cast<std::size_t>(buf_slot_[buf])].second = d;
+          continue;
+        }
+        buf_mark_[buf] = listed;
+        buf_slot_[buf] = static_cast<std::int32_t>(entries.size());
+        entries.emplace_back(buf, d);
       }
-    return out;
+    return listed;
   };
-  const NameToDep lhs_deps = name_to_dep(a), rhs_deps = name_to_dep(b);
-  auto stride_form = [&](DepId d) -> std::optional<StrideOrderForm> {
-    const DepEntry& e = dep_table_[d];
-    if (e.kind != DepKind::Memory) return std::nullopt;
-    auto affine = parse_affine_index(*e.index, e.size->size());
-    if (!affine) return std::nullopt;
-    return normalize_with_stride_order(*affine, *e.size);
-  };
+  name_to_dep(a, lhs_name_to_dep_);
+  const std::uint32_t in_rhs = name_to_dep(b, rhs_name_to_dep_);
   auto numel = [&](DepId d) {
     const DepEntry& e = dep_table_[d];
     std::int64_t n = 1;
@@ -79,12 +77,11 @@ std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId
   // The largest common buffer whose two accesses differ at most in loop order.
   DepId lhs = -1, rhs = -1;
   std::int64_t best = -1;
-  for (const auto& [buf, ld] : lhs_deps.entries) {
-    auto it = rhs_deps.slot.find(buf);
-    if (it == rhs_deps.slot.end()) continue;
-    DepId rd = rhs_deps.entries[it->second].second;
-    auto lf = stride_form(ld), rf = stride_form(rd);
-    bool same = (lf && rf) ? *lf == *rf : ld == rd;
+  for (const auto& [buf, ld] : lhs_name_to_dep_) {
+    if (buf_mark_[buf] != in_rhs) continue;
+    const DepId rd = rhs_name_to_dep_[static_cast<std::size_t>(buf_slot_[buf])].second;
+    const std::int32_t lf = stride_form(ld), rf = stride_form(rd);
+    const bool same = (lf >= 0 && rf >= 0) ? lf == rf : ld == rd;
     if (!same) continue;
     std::int64_t n = numel(ld);
     if (n > best) {
@@ -109,6 +106,24 @@ std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId
   if (!a.reduction) reordered = reorder_loops_by_dep_pair(n1, lhs, rhs);
   else if (!b.reduction) reordered = reorder_loops_by_dep_pair(n2, rhs, lhs);
   return reordered ? score_fusion_memory(n1, n2) : -1;
+}
+
+// Deps with equal numbers have equal normal forms; computed once per dep
+// and form (the rounds ask about the same few index expressions millions of times).
+std::int32_t FusionEngine::stride_form(DepId d) {
+  if (stride_form_of_.size() < dep_table_.size()) stride_form_of_.resize(dep_table_.size(), kFormUnknown);
+  std::int32_t& form = stride_form_of_[static_cast<std::size_t>(d)];
+  if (form != kFormUnknown) return form;
+  form = kNone;
+  const DepEntry& e = dep_table_[d];
+  if (e.kind != DepKind::Memory) return form;
+  auto affine = parse_affine_index(*e.index, e.size->size());
+  if (!affine) return form;
+  StrideOrderForm normal = normalize_with_stride_order(*affine, *e.size);
+  auto [it, added] = stride_form_numbers_.emplace(std::pair{std::move(normal.loops), normal.offset},
+                                                  static_cast<std::int32_t>(stride_form_numbers_.size()));
+  form = it->second;
+  return form;
 }
 
 bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep) {
@@ -176,6 +191,8 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
   };
   for (auto* set : {&grp.reads, &grp.writes, &grp.unmet})
     for (DepId& d : *set) d = reordered(d);
+  list_touched(grp);
+  grp.deps_changed = true;
   return true;
 }
 
