@@ -293,6 +293,7 @@ GroupId FusionEngine::add_foreach(const std::vector<GroupId>& subnodes, GroupId 
   fe.container = kNone;
   fe.alive = true;
   const GroupId id = add_group(std::move(fe));
+  has_subnodes_ = true;
   for (GroupId sub : subnodes) {
     groups_[sub].container = id;
     groups_[sub].alive = false;

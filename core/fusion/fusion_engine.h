@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -126,6 +127,7 @@ class FusionEngine {
   std::vector<GroupId> owner_;  // per original node: the group it is in now (kNone: not scheduled)
   std::vector<GroupId> order_;  // the current node list
   std::vector<GroupId> subnode_of_;  // per original node inside a foreach node: its current subnode
+  bool has_subnodes_ = false;        // some node is a foreach node's subnode (see rank_of)
   FusionResult result_;
   std::int64_t refusals_by_why_[static_cast<int>(Why::Count)] = {};
   int round_ = 0;
@@ -218,14 +220,19 @@ class FusionEngine {
     std::vector<GroupId> nodes;        // valid when !cycle
   };
   Between search_between(GroupId lower, GroupId higher);
-  struct NeighborOps {
-    bool listed = false;
-    std::vector<NodeId> ops;
+  // neighbor_ops' lists, appended to one arena as nodes are first expanded:
+  // per group id and direction, where its list starts and how long it is.
+  // Eight bytes a node (a vector was 32 and one allocation each) keep the
+  // "listed yet?" read that every expansion makes in cache more often.
+  static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
+  struct NeighborSpan {
+    std::uint32_t begin = 0, count = kUnlisted;
   };
-  std::vector<NeighborOps> succ_ops_, pred_ops_;  // by group id; see neighbor_ops
-  std::vector<std::uint32_t> neighbor_mark_;      // by group id: in the list being made
+  std::vector<NeighborSpan> succ_spans_, pred_spans_;  // by group id
+  std::vector<NodeId> neighbor_arena_;
+  std::vector<std::uint32_t> neighbor_mark_;  // by group id: in the list being made
   std::uint32_t neighbor_epoch_ = 0;
-  const std::vector<NodeId>& neighbor_ops(GroupId gid, bool forward);
+  std::span<const NodeId> neighbor_ops(GroupId gid, bool forward);
   // The last search will_fusion_create_cycle made, which fuse_two reuses
   // when it fuses that very pair next (no fusion in between).
   struct Searched {

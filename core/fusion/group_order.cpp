@@ -6,9 +6,9 @@
 namespace schedlab::fusion_detail {
 
 void GroupOrder::grow_to(Id id) {
-  if (label_.size() > static_cast<std::size_t>(id)) return;
+  if (slot_.size() > static_cast<std::size_t>(id)) return;
   const std::size_t size = static_cast<std::size_t>(id) + 1;
-  label_.resize(size, 0);
+  slot_.resize(size);
   prev_.resize(size, kEnd);
   next_.resize(size, kEnd);
 }
@@ -18,10 +18,18 @@ void GroupOrder::reset(const std::vector<Id>& order) {
   std::int64_t next = 0;
   for (Id id : order) {
     grow_to(id);
-    label_[static_cast<std::size_t>(id)] = next;
+    slot_[static_cast<std::size_t>(id)].label = next;
     next += kSpacing;
     link_after(last_, id);
   }
+}
+
+std::uint32_t GroupOrder::next_epoch() {
+  if (++epoch_ == 0) {  // wrapped: no mark may equal a later epoch by accident
+    for (Slot& s : slot_) s.mark = 0;
+    epoch_ = 1;
+  }
+  return epoch_;
 }
 
 void GroupOrder::unlink(Id id) {
@@ -41,7 +49,7 @@ void GroupOrder::link_after(Id at, Id id) {
 void GroupOrder::renumber() {
   std::int64_t next = 0;
   for (Id id = first_; id != kEnd; id = next_[static_cast<std::size_t>(id)]) {
-    label_[static_cast<std::size_t>(id)] = next;
+    slot_[static_cast<std::size_t>(id)].label = next;
     next += kSpacing;
   }
 }
@@ -70,7 +78,7 @@ void GroupOrder::move_next_to(Id anchor, const std::vector<Id>& nodes, bool afte
   Id at = after ? anchor : prev_[static_cast<std::size_t>(anchor)];
   for (std::int64_t i = 0; i < count; ++i) {
     const Id id = nodes[static_cast<std::size_t>(i)];
-    label_[static_cast<std::size_t>(id)] = lo + step * (i + 1);
+    slot_[static_cast<std::size_t>(id)].label = lo + step * (i + 1);
     link_after(at, id);
     at = id;
   }
@@ -79,7 +87,7 @@ void GroupOrder::move_next_to(Id anchor, const std::vector<Id>& nodes, bool afte
 void GroupOrder::replace(Id kept, Id dropped, Id replacement) {
   grow_to(replacement);
   unlink(dropped);
-  label_[static_cast<std::size_t>(replacement)] = label(kept);
+  slot_[static_cast<std::size_t>(replacement)].label = label(kept);
   link_after(prev_[static_cast<std::size_t>(kept)], replacement);
   unlink(kept);
 }

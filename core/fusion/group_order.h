@@ -21,7 +21,14 @@ class GroupOrder {
 
   // Labels in the order given, spaced kSpacing apart.
   void reset(const std::vector<Id>& order);
-  std::int64_t label(Id id) const { return label_[static_cast<std::size_t>(id)]; }
+  std::int64_t label(Id id) const { return slot_[static_cast<std::size_t>(id)].label; }
+
+  // A scratch mark per node, kept beside its label because the cycle
+  // searches read both at every step (one cache miss instead of two). A node
+  // is in the current set when its mark equals the epoch next_epoch returned.
+  std::uint32_t next_epoch();
+  std::uint32_t mark(Id id) const { return slot_[static_cast<std::size_t>(id)].mark; }
+  void set_mark(Id id, std::uint32_t epoch) { slot_[static_cast<std::size_t>(id)].mark = epoch; }
 
   // Moves `nodes` (sorted by label) into the gap just before (or after)
   // `anchor`, keeping their relative order. None of them is `anchor`.
@@ -34,7 +41,12 @@ class GroupOrder {
  private:
   static constexpr std::int64_t kSpacing = std::int64_t{1} << 32;
   static constexpr Id kEnd = -1;
-  std::vector<std::int64_t> label_;  // by id (grown as ids appear)
+  struct Slot {
+    std::int64_t label = 0;
+    std::uint32_t mark = 0;
+  };
+  std::vector<Slot> slot_;           // by id (grown as ids appear)
+  std::uint32_t epoch_ = 0;
   std::vector<Id> prev_, next_;      // by id: the live nodes' neighbours in label order (kEnd at the ends)
   Id first_ = kEnd, last_ = kEnd;
 

@@ -197,6 +197,9 @@ Verdict FusionEngine::decide_fusion(GroupId n1, GroupId n2, bool& lasting) {
 }
 
 std::int64_t FusionEngine::rank_of(GroupId gid) const {
+  // Asked for most candidate pairs: without foreach nodes the node itself
+  // is not read (a cache miss per node on big graphs).
+  if (!has_subnodes_) return topo_.label(gid);
   // An op-level path into or out of a subnode is one into or out of its
   // foreach node, so the foreach node's place bounds it.
   const GroupId container = groups_[gid].container;
@@ -619,22 +622,31 @@ bool FusionEngine::will_fusion_create_cycle(GroupId n1, GroupId n2) {
 // dropped through marks, not a sort: on dense graphs (a thousand edges per
 // operation) most nodes are expanded once, and a sort there cost more than
 // the searches.
-const std::vector<NodeId>& FusionEngine::neighbor_ops(GroupId gid, bool forward) {
-  auto& lists = forward ? succ_ops_ : pred_ops_;
-  if (lists.size() < groups_.size()) lists.resize(groups_.size());
-  NeighborOps& list = lists[static_cast<std::size_t>(gid)];
-  if (list.listed) return list.ops;
-  if (neighbor_mark_.size() < groups_.size()) neighbor_mark_.resize(groups_.size() * 2, 0);
-  next_epoch(neighbor_mark_, neighbor_epoch_);
-  for (NodeId m : groups_[gid].members)
-    for (NodeId n : forward ? reach_.succs(m) : reach_.preds(m)) {
-      const GroupId t = owner_[n];
-      if (t == kNone || t == gid || neighbor_mark_[static_cast<std::size_t>(t)] == neighbor_epoch_) continue;
-      neighbor_mark_[static_cast<std::size_t>(t)] = neighbor_epoch_;
-      list.ops.push_back(n);
+std::span<const NodeId> FusionEngine::neighbor_ops(GroupId gid, bool forward) {
+  auto& spans = forward ? succ_spans_ : pred_spans_;
+  if (spans.size() < groups_.size()) spans.resize(groups_.size() * 2);
+  NeighborSpan& span = spans[static_cast<std::size_t>(gid)];
+  if (span.count == kUnlisted) {
+    // The lists are a cache: when the arena's 32-bit offsets could run out
+    // (a list holds at most one operation per node), every list is dropped
+    // and made again as nodes are expanded.
+    if (neighbor_arena_.size() + groups_.size() >= kUnlisted) {
+      neighbor_arena_.clear();
+      for (auto* all : {&succ_spans_, &pred_spans_}) std::fill(all->begin(), all->end(), NeighborSpan{});
     }
-  list.listed = true;
-  return list.ops;
+    if (neighbor_mark_.size() < groups_.size()) neighbor_mark_.resize(groups_.size() * 2, 0);
+    next_epoch(neighbor_mark_, neighbor_epoch_);
+    span.begin = static_cast<std::uint32_t>(neighbor_arena_.size());
+    for (NodeId m : groups_[gid].members)
+      for (NodeId n : forward ? reach_.succs(m) : reach_.preds(m)) {
+        const GroupId t = owner_[n];
+        if (t == kNone || t == gid || neighbor_mark_[static_cast<std::size_t>(t)] == neighbor_epoch_) continue;
+        neighbor_mark_[static_cast<std::size_t>(t)] = neighbor_epoch_;
+        neighbor_arena_.push_back(n);
+      }
+    span.count = static_cast<std::uint32_t>(neighbor_arena_.size() - span.begin);
+  }
+  return {neighbor_arena_.data() + span.begin, span.count};
 }
 
 // Two searches inside the window between `lower` and `higher`, one node at a
@@ -644,9 +656,9 @@ const std::vector<NodeId>& FusionEngine::neighbor_ops(GroupId gid, bool forward)
 // most twice the smaller side (a descendant set can be most of a random DAG
 // while the ancestor set at the other end is tiny, and vice versa).
 FusionEngine::Between FusionEngine::search_between(GroupId lower, GroupId higher) {
-  const std::uint32_t fwd = next_group_epoch(), bwd = next_group_epoch();
-  group_mark_[lower] = fwd;
-  group_mark_[higher] = bwd;
+  const std::uint32_t fwd = topo_.next_epoch(), bwd = topo_.next_epoch();
+  topo_.set_mark(lower, fwd);
+  topo_.set_mark(higher, bwd);
   const std::int64_t lo = topo_.label(lower), hi = topo_.label(higher);
   Between out;
   std::vector<GroupId> down_seen, up_seen;  // the nodes each side reached, in the order reached
@@ -668,9 +680,10 @@ FusionEngine::Between FusionEngine::search_between(GroupId lower, GroupId higher
         if (from != lower) out.cycle = true;
         continue;
       }
-      if (group_mark_[t] == fwd || topo_.label(t) > hi) continue;
-      if (group_mark_[t] == bwd) out.cycle = true;  // met the other search
-      group_mark_[t] = fwd;
+      const std::uint32_t mark = topo_.mark(t);
+      if (mark == fwd || topo_.label(t) > hi) continue;
+      if (mark == bwd) out.cycle = true;  // met the other search
+      topo_.set_mark(t, fwd);
       down_seen.push_back(t);
       down_heap.push_back({-topo_.label(t), t});
       std::push_heap(down_heap.begin(), down_heap.end());
@@ -683,9 +696,10 @@ FusionEngine::Between FusionEngine::search_between(GroupId lower, GroupId higher
         if (from != higher) out.cycle = true;
         continue;
       }
-      if (group_mark_[t] == bwd || topo_.label(t) < lo) continue;
-      if (group_mark_[t] == fwd) out.cycle = true;
-      group_mark_[t] = bwd;
+      const std::uint32_t mark = topo_.mark(t);
+      if (mark == bwd || topo_.label(t) < lo) continue;
+      if (mark == fwd) out.cycle = true;
+      topo_.set_mark(t, bwd);
       up_seen.push_back(t);
       up_heap.push_back({topo_.label(t), t});
       std::push_heap(up_heap.begin(), up_heap.end());
