@@ -40,13 +40,13 @@ bool score_less(const FusionScore& a, const FusionScore& b) {
 
 FusionEngine::FusionEngine(const Graph& g, const DependencyInfo& deps, const Order& schedule, const FusionOptions& opts)
     : g_(g), deps_(deps), opts_(opts), reach_(g, deps, schedule), owner_(g.nodes.size(), kNone) {
+  number_reuse_keys();
   intern_deps(schedule);
   subnode_of_.assign(g.nodes.size(), kNone);
   group_mark_.assign(groups_.size() * 2 + 1, 0);
   buf_mark_.assign(g.buffers.size(), 0);  // before create_foreach_nodes, whose merges use it
   buf_slot_.assign(g.buffers.size(), 0);
   create_foreach_nodes();
-  number_reuse_keys();
   topo_.reset(order_);
 }
 
@@ -75,6 +75,8 @@ DepId FusionEngine::intern(const Dep& d) {
     e.indirect = d.index.find("tmp") != std::string::npos;
     e.producer = g_.buffers[d.buf].producer;
     e.buf_name = g_.buffers[d.buf].name;
+    e.latest_buf = deps_.latest_version[d.buf];
+    e.reuse_key = reuse_key_of_buf_[d.buf];
     dep_table_.push_back(e);
     dep_mark_.push_back(0);
   }
@@ -342,6 +344,7 @@ void FusionEngine::prune_redundant_deps(GroupId gid) {
   }
   if (prune.empty()) return;
   grp.deps_changed = true;
+  grp.producers_listed = false;
   const std::uint32_t pruned = next_dep_epoch();
   for (DepId d : prune) dep_mark_[d] = pruned;
   auto drop = [&](std::vector<DepId>& v) {
@@ -467,11 +470,14 @@ void FusionEngine::fuse_once() {
     }
     nodes.push_back(fuse_two(n1, n2));
   }
-  std::vector<GroupId> alive;
+  // The live nodes by min_order, a bucket per schedule position: live
+  // nodes hold disjoint members, so no two share one.
+  std::vector<GroupId> by_position(g_.nodes.size(), kNone);
   for (GroupId gid : nodes)
-    if (groups_[gid].alive) alive.push_back(gid);
-  std::sort(alive.begin(), alive.end(), [&](GroupId x, GroupId y) { return groups_[x].min_order < groups_[y].min_order; });
-  order_ = std::move(alive);
+    if (groups_[gid].alive) by_position[static_cast<std::size_t>(groups_[gid].min_order)] = gid;
+  order_.clear();
+  for (GroupId gid : by_position)
+    if (gid != kNone) order_.push_back(gid);
   topological_sort_groups();
   topo_.reset(order_);
 }
@@ -482,21 +488,31 @@ void FusionEngine::topological_sort_groups() {
   const std::uint32_t seen = next_group_epoch();
   std::vector<GroupId> result;
   result.reserve(order_.size());
-  std::vector<DepId> unmet;  // one node's at a time, reused
   auto producers = [&](GroupId gid, std::vector<GroupId>& out) {
-    unmet = groups_[gid].unmet;
-    short_stable_sort(unmet.begin(), unmet.end(), [&](DepId x, DepId y) {
-      return dep_table_[x].buf_name < dep_table_[y].buf_name;
-    });
-    for (DepId d : unmet) {
-      NodeId p = dep_table_[d].producer;
-      if (p != kNone && owner_[p] != kNone) out.push_back(owner_[p]);
-    }
+    for (NodeId p : producers_by_name(gid))
+      if (owner_[p] != kNone) out.push_back(owner_[p]);
   };
   depth_first_postorder(
       order_, [&](GroupId v) { return group_mark_[v] == seen ? false : (group_mark_[v] = seen, true); }, producers,
       [&](GroupId v) { result.push_back(v); });
   order_ = std::move(result);
+}
+
+// The operations producing gid's unmet deps, sorted by buffer name (stable),
+// as the topological sort visits them. Sorted once per node, not once per
+// round: the unmet deps stay as they are unless pruned or reordered, and the
+// owners are looked up at each sort.
+const std::vector<NodeId>& FusionEngine::producers_by_name(GroupId gid) {
+  Group& grp = groups_[gid];
+  if (grp.producers_listed) return grp.producers_by_name;
+  std::vector<DepId>& unmet = producer_scratch_;
+  unmet = grp.unmet;
+  short_stable_sort(unmet.begin(), unmet.end(), [&](DepId x, DepId y) { return dep_table_[x].buf_name < dep_table_[y].buf_name; });
+  grp.producers_by_name.clear();
+  for (DepId d : unmet)
+    if (NodeId p = dep_table_[d].producer; p != kNone) grp.producers_by_name.push_back(p);
+  grp.producers_listed = true;
+  return grp.producers_by_name;
 }
 
 void FusionEngine::run() {

@@ -164,19 +164,21 @@ class FusedGraphAssembler {
   }
 
   // The operation skeleton, in the pre-fusion schedule order; each
-  // operation's reads once each, in order of their names.
+  // operation's reads once each, in order of their names. (Buffer names
+  // are unique, and a post buffer is the pre buffer of its name, so the
+  // reads map through to_post_ instead of a lookup by name.)
   void add_operations() {
-    std::vector<std::string_view> names;
+    std::vector<BufId> reads;
     for (NodeId v = 0; v < pre_.num_nodes(); ++v) {
       if (!kept_[v]) continue;
       Operation op;
       op.name = pre_.nodes[v].name;
       for (BufId o : pre_.nodes[v].outputs) op.outputs.push_back(mapped(o, "operation output"));
-      names.clear();
-      for_each_live_read(v, [&](const Dep& d) { names.push_back(pre_.buffers[d.buf].name); });
-      std::sort(names.begin(), names.end());
-      names.erase(std::unique(names.begin(), names.end()), names.end());
-      for (std::string_view nm : names) op.reads.push_back(b_.find_buffer(nm));
+      reads.clear();
+      for_each_live_read(v, [&](const Dep& d) { reads.push_back(d.buf); });
+      std::sort(reads.begin(), reads.end(), [&](BufId x, BufId y) { return pre_.buffers[x].name < pre_.buffers[y].name; });
+      reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+      for (BufId b : reads) op.reads.push_back(to_post_[b]);
       b_.add_operation(std::move(op));
     }
   }

@@ -48,6 +48,11 @@ struct DepEntry {
   // loops (sorting unmet deps by name, finding producers) stay in this table.
   NodeId producer = kNone;
   std::string_view buf_name;
+  // The buffer's latest version (can_fuse_vertical matches deps by it) and
+  // its reuse key (can_fusion_increase_peak_memory; kNone: not counted),
+  // also copied: the pair checks read them for every dep they look at.
+  BufId latest_buf = kNone;
+  std::int32_t reuse_key = kNone;
 };
 
 // Why a pair may not fuse (WhyNoFuse), kept as a code so that the millions
@@ -73,6 +78,10 @@ struct Group {
   std::vector<NodeId> members;
   std::vector<DepId> reads, writes, unmet;  // insertion-ordered sets
   std::vector<DepId> touched;                // reads and writes as one sorted set (see score_fusion_memory)
+  // The producers of its unmet deps in the order the topological sort
+  // visits them (by buffer name; see producers_by_name), listed once.
+  std::vector<NodeId> producers_by_name;
+  bool producers_listed = false;
   std::vector<BufId> buffers;               // outputs of all members
   bool reduction = false, is_template = false, unfusable = false, aliasing_or_mutation = false;
   std::int64_t numel = 0, rnumel = 1;  // Triton group: of its first reduction member, else its first member
@@ -135,8 +144,9 @@ class FusionEngine {
   std::vector<std::uint32_t> dep_mark_, group_mark_, buf_mark_;
   std::uint32_t dep_epoch_ = 0, group_epoch_ = 0, buf_epoch_ = 0;
   // can_fusion_increase_peak_memory's buffer reuse keys (dtype, elements),
-  // numbered: per buffer its key, or kNone when no single-user buffer the
-  // check counts; per key its elements, and a mark (epoch) for set algebra.
+  // numbered (before the deps are interned, which copy them): per buffer
+  // its key, or kNone when no single-user buffer the check counts; per key
+  // its elements, and a mark (epoch) for set algebra.
   std::vector<std::int32_t> reuse_key_of_buf_;
   std::vector<std::int64_t> reuse_key_elements_;
   std::vector<std::uint32_t> reuse_key_mark_;
@@ -180,6 +190,8 @@ class FusionEngine {
   void sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs);
   void fuse_once();
   void topological_sort_groups();
+  const std::vector<NodeId>& producers_by_name(GroupId gid);
+  std::vector<DepId> producer_scratch_;  // producers_by_name's sort, reused
   void refuse(GroupId n1, GroupId n2, const Verdict& why);
 
   // legality.cpp

@@ -255,7 +255,7 @@ bool FusionEngine::fusable_read_and_write(DepId read, DepId write) const {
   const DepEntry& w = dep_table_[write];
   // A star read would need a store mode on the write, which the format has not.
   if (r.kind != DepKind::Memory || w.kind != DepKind::Memory) return false;
-  if (deps_.latest_version[r.buf] != w.buf || r.indirect || w.indirect) return false;
+  if (r.latest_buf != w.buf || r.indirect || w.indirect) return false;
   const std::string* r_index = r.index;
   const std::string* w_index = w.index;
   const std::vector<std::int64_t>* r_size = r.size;
@@ -333,11 +333,11 @@ Verdict FusionEngine::can_fuse_vertical(GroupId n1, GroupId n2) {
   for (DepId d : b.unmet) {
     if (dep_table_[d].kind == DepKind::Weak || dep_table_[d].kind == DepKind::FakeWeak)
       if (fusable_weak_dep(d, n1, n2)) continue;
-    bucket(deps_.latest_version[dep_table_[d].buf], true)->push_back(d);
+    bucket(dep_table_[d].latest_buf, true)->push_back(d);
   }
   for (DepId cd : a.writes) {
     if (dep_table_[cd].kind != DepKind::Memory) continue;
-    auto* list = bucket(deps_.latest_version[dep_table_[cd].buf], false);
+    auto* list = bucket(dep_table_[cd].latest_buf, false);
     if (!list) continue;
     // Inductor removes from the list it iterates, so the element after a
     // removed one is skipped; kept for identical results.
@@ -580,12 +580,12 @@ std::uint32_t FusionEngine::next_reuse_key_epoch() { return next_epoch(reuse_key
 bool FusionEngine::can_fusion_increase_peak_memory(GroupId n1, GroupId n2, std::int64_t shared_bytes) {
   const std::uint32_t in_lhs = next_reuse_key_epoch();
   for (DepId r : groups_[n1].reads)
-    if (std::int32_t key = reuse_key_of_buf_[dep_table_[r].buf]; key != kNone) reuse_key_mark_[key] = in_lhs;
+    if (std::int32_t key = dep_table_[r].reuse_key; key != kNone) reuse_key_mark_[key] = in_lhs;
   const std::uint32_t counted = next_reuse_key_epoch();
   const std::int64_t limit = saturating_mul(32, shared_bytes);
   std::int64_t overhead = 0;
   for (DepId r : groups_[n2].reads)
-    if (std::int32_t key = reuse_key_of_buf_[dep_table_[r].buf]; key != kNone && reuse_key_mark_[key] == in_lhs) {
+    if (std::int32_t key = dep_table_[r].reuse_key; key != kNone && reuse_key_mark_[key] == in_lhs) {
       reuse_key_mark_[key] = counted;  // a key counts once
       overhead = saturating_add(overhead, reuse_key_elements_[key]);
     }

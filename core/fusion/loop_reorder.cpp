@@ -193,6 +193,7 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
     for (DepId& d : *set) d = reordered(d);
   list_touched(grp);
   grp.deps_changed = true;
+  grp.producers_listed = false;
   return true;
 }
 
