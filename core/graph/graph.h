@@ -101,6 +101,12 @@ struct Node {
   std::int64_t foreach = -1;
   std::optional<std::int64_t> flops;
   std::optional<double> runtime_us;
+  // `workspace_bytes` (with `workspace_source: "observed"`): what the node's
+  // kernel allocates for itself and releases before it returns, beyond its
+  // outputs, as observed on the GPU the graph was measured on (a cuDNN
+  // convolution's workspace is its heuristics' choice there). Memory as
+  // executed prices the node with it instead of its own rule.
+  std::optional<std::int64_t> workspace_bytes;
   std::vector<BufId> outputs;
   std::vector<Dep> reads;
   std::vector<Dep> writes;

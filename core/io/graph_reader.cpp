@@ -85,9 +85,13 @@ JsonValue required(const JsonValue& picked, std::string_view key, const Place& w
 }
 
 // The fields of a node and of a buffer, in the order of the indices below.
-constexpr std::array<std::string_view, 14> kNodeFields = {"name", "kind", "outputs", "members", "kernel", "group", "group_expr",
-                                                          "group_dims", "foreach", "flops", "runtime_us", "reads", "writes", "collective"};
-enum NodeField : std::size_t { kNodeName, kKind, kOutputs, kMembers, kKernel, kGroup, kGroupExpr, kGroupDims, kForeach, kFlops, kRuntimeUs, kReads, kWrites, kCollective };
+constexpr std::array<std::string_view, 16> kNodeFields = {"name",       "kind",      "outputs",          "members", "kernel", "group",
+                                                          "group_expr", "group_dims", "foreach",          "flops",   "runtime_us",
+                                                          "workspace_bytes", "workspace_source", "reads", "writes", "collective"};
+enum NodeField : std::size_t {
+  kNodeName, kKind, kOutputs, kMembers, kKernel, kGroup, kGroupExpr, kGroupDims, kForeach, kFlops, kRuntimeUs,
+  kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective
+};
 constexpr std::array<std::string_view, 7> kBufferFields = {"name", "bytes", "layout", "dtype", "shape", "aliases", "hint_bytes"};
 enum BufferField : std::size_t { kBufName, kBytes, kLayout, kDtype, kShape, kAliases, kHintBytes };
 
@@ -303,10 +307,22 @@ class Loader {
     if (auto v = f[kForeach]) n.foreach = get_int(v, where.at("foreach"), 0);
     if (auto v = f[kFlops]) n.flops = get_int(v, where.at("flops"), 0);
     if (auto v = f[kRuntimeUs]) n.runtime_us = get_number(v, where.at("runtime_us"));
+    load_workspace(f[kWorkspaceBytes], f[kWorkspaceSource], n, where);
     n.reads = parse_deps(f[kReads], where.at("reads"));
     n.writes = parse_deps(f[kWrites], where.at("writes"));
     load_mutations(f[kOutputs], n, where);
     load_collective(f[kCollective], n, where);
+  }
+
+  // `workspace_bytes` goes with `workspace_source`, whose one value says the
+  // bytes were observed on a GPU (the exporter's --measure).
+  void load_workspace(const JsonValue& bytes, const JsonValue& source, Node& n, const Place& where) {
+    if (!bytes && !source) return;
+    if (!source) fail(where.at("workspace_bytes"), "needs \"workspace_source\": \"observed\"");
+    if (!bytes) fail(where.at("workspace_source"), "without \"workspace_bytes\"");
+    const std::string_view s = get_string(source, where.at("workspace_source"));
+    if (s != "observed") fail(where.at("workspace_source"), "unknown value " + quoted_name(s) + " (expected \"observed\")");
+    n.workspace_bytes = get_int(bytes, where.at("workspace_bytes"), 0);
   }
 
   void load_mutations(const JsonValue& outs, const Node& n, const Place& where) {

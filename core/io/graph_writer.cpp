@@ -58,6 +58,7 @@ void write_node(JsonWriter& w, const Graph& g, const Node& n) {
   if (n.foreach >= 0) w.field("foreach", n.foreach);
   if (n.flops) w.field("flops", *n.flops);
   if (n.runtime_us) w.field("runtime_us", *n.runtime_us);
+  if (n.workspace_bytes) w.field("workspace_bytes", *n.workspace_bytes).field("workspace_source", "observed");
   w.key("outputs").begin_array();
   for (BufId b : n.outputs) write_buffer(w, g, g.buffers[b]);
   w.end_array();

@@ -211,6 +211,15 @@ void write_prediction(JsonWriter& w, const Prediction& p) {
   w.field("runtime_source", p.runtime_source);
   w.field("wall_time_us", p.wall_time_us);
   w.field("wall_time_us_cudagraphs", p.wall_time_us_cudagraphs);
+  w.key("workspaces").begin_array();
+  for (const KernelWorkspace& ws : p.memory.workspaces) {
+    w.begin_object();
+    w.field("bytes", ws.bytes);
+    w.field("node", ws.name);
+    w.field("source", to_string(ws.source));
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
 }
 

@@ -144,6 +144,7 @@ MeasuredCase load_measured_case(const std::string& path, const std::vector<std::
     throw Error(path + ": its graph " + post + ": " + e.what());
   }
   check_matches(c.measured, c.graph, path);
+  apply_observed_workspaces(c.measured, c.graph);
   return c;
 }
 

@@ -93,6 +93,10 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
     if (!it->is_object()) r.fail("unbacked", "expected an object {symbol: value}");
     for (auto u = it->begin(); u != it->end(); ++u) m.unbacked[u.key()] = r.bytes(u.value(), "unbacked." + u.key());
   }
+  if (auto it = j.find("workspace_bytes"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) r.fail("workspace_bytes", "expected an object {node: bytes}");
+    for (auto u = it->begin(); u != it->end(); ++u) m.workspace_bytes[u.key()] = r.bytes(u.value(), "workspace_bytes." + u.key());
+  }
   return m;
 }
 
@@ -102,6 +106,12 @@ void check_matches(const MeasuredGraph& m, const Graph& g, const std::string& wh
   for (std::size_t i = 0; i < m.kernels.size(); ++i)
     if (!m.kernels[i].node.empty() && g.find_node(m.kernels[i].node) == kNone)
       throw Error(where + ": kernels[" + std::to_string(i) + "].node: no node \"" + m.kernels[i].node + "\" in graph \"" + g.name + "\"");
+  for (const auto& [node, bytes] : m.workspace_bytes)
+    if (g.find_node(node) == kNone) throw Error(where + ": workspace_bytes." + node + ": no node \"" + node + "\" in graph \"" + g.name + "\"");
+}
+
+void apply_observed_workspaces(const MeasuredGraph& m, Graph& g) {
+  for (const auto& [node, bytes] : m.workspace_bytes) g.nodes[g.find_node(node)].workspace_bytes = bytes;
 }
 
 }  // namespace schedlab

@@ -40,6 +40,10 @@ struct MeasuredGraph {
   std::optional<double> host_time_us;  // the wrapper's time for the call to return, when measured
   std::optional<double> wall_time_us_cudagraphs;
   std::map<std::string, std::int64_t> unbacked;  // observed data-dependent symbols
+  // Per node: its kernel's workspace observed on this GPU (the exporter
+  // also writes it into the post graph; the graph beside a file measured on
+  // another GPU may hold that GPU's).
+  std::map<std::string, std::int64_t> workspace_bytes;
 };
 
 // `where` prefixes every error (normally the file's path).
@@ -47,5 +51,10 @@ MeasuredGraph load_measured(std::string_view json_text, const std::string& where
 
 // Throws Error "<where>: ..." when `m` was not measured on `g`.
 void check_matches(const MeasuredGraph& m, const Graph& g, const std::string& where);
+
+// Sets the graph's nodes' `workspace_bytes` to the ones observed on the GPU
+// `m` was measured on, so that memory as executed prices this GPU's
+// kernels. `m` must match `g` (check_matches).
+void apply_observed_workspaces(const MeasuredGraph& m, Graph& g);
 
 }  // namespace schedlab

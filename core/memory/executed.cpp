@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 
 #include "core/alloc/caching_allocator.h"
@@ -15,6 +16,16 @@
 #include "core/util/saturating.h"
 
 namespace schedlab {
+
+std::string_view to_string(WorkspaceSource s) {
+  switch (s) {
+    case WorkspaceSource::Observed: return "observed";
+    case WorkspaceSource::OperandCopies: return "operand_copies";
+    case WorkspaceSource::AttentionLaw: return "attention_law";
+  }
+  return "observed";
+}
+
 namespace {
 
 
@@ -69,6 +80,7 @@ struct Replay {
   std::vector<std::int32_t> made_by_operation;
   std::vector<BufId> took_over;       // per buffer: the buffer whose storage it took over in place
   std::vector<std::uint8_t> removed;  // per buffer: local to its kernel, never allocated
+  std::vector<KernelWorkspace> workspaces;  // the nodes priced with one, in order
 
   // A Triton kernel's output that nothing outside the kernel reads is not
   // stored (remove_kernel_local_buffers: V.graph.removed_buffers); the
@@ -280,17 +292,29 @@ std::int64_t attention_backward_workspace(const Replay& r, const Node& node) {
 }
 
 // What a kernel allocates for itself while it runs and releases before it
-// returns: cuDNN's convolution backward copies its operands (the gradient of
-// the output, the input, the weight) into the layouts its kernels take; an
-// attention backward its accumulators (above).
-std::int64_t workspace_bytes(const Replay& r, const Node& node) {
+// returns: what the graph says was observed on the GPU (`workspace_bytes`:
+// the exporter ran the node's call alone there), else by rule. cuDNN's
+// convolution backward copies its operands (the gradient of the output, the
+// input, the weight) into the layouts its kernels take, an approximation:
+// which engine the heuristics pick, and so whether it copies operands, keeps
+// split-K partial sums or needs nothing, no law of the shape predicts
+// (docs/memory-as-executed.md). An attention backward allocates its
+// accumulators (above). nullopt: no workspace.
+std::optional<KernelWorkspace> workspace_of(const Replay& r, NodeId v) {
+  const Node& node = r.g.nodes[v];
+  if (node.workspace_bytes) return KernelWorkspace{v, node.name, *node.workspace_bytes, WorkspaceSource::Observed};
   const KernelClass cls = classify_node(r.g, node);
-  if (cls == KernelClass::AttentionBackward) return attention_backward_workspace(r, node);
-  if (cls != KernelClass::ConvolutionBackward) return 0;
   std::int64_t bytes = 0;
-  for (const Dep& d : node.reads)
-    if (!d.is_weak()) bytes = checked_add(bytes, r.bytes[d.buf], "workspace bytes");
-  return bytes;
+  WorkspaceSource source = WorkspaceSource::OperandCopies;
+  if (cls == KernelClass::AttentionBackward) {
+    bytes = attention_backward_workspace(r, node);
+    source = WorkspaceSource::AttentionLaw;
+  } else if (cls == KernelClass::ConvolutionBackward) {
+    for (const Dep& d : node.reads)
+      if (!d.is_weak()) bytes = checked_add(bytes, r.bytes[d.buf], "workspace bytes");
+  }
+  if (bytes <= 0) return std::nullopt;
+  return KernelWorkspace{v, node.name, bytes, source};
 }
 
 // The wrapper's lines for `order`, before memory planning.
@@ -333,7 +357,10 @@ std::vector<Line> emit_lines(Replay& r) {
         lines.push_back({ExecutedEvent::Kind::Allocate, b, kNone, v, pooled && !item});
       }
     }
-    if (const std::int64_t ws = workspace_bytes(r, node); ws > 0) lines.push_back({ExecutedEvent::Kind::Allocate, kNone, kNone, v, false, false, ws});
+    if (const auto ws = workspace_of(r, v)) {
+      r.workspaces.push_back(*ws);
+      if (ws->bytes > 0) lines.push_back({ExecutedEvent::Kind::Allocate, kNone, kNone, v, false, false, ws->bytes});
+    }
     // free_buffers(): after the kernel, sorted by name; inputs are deleted, not pooled.
     auto& dying = dying_at[s];
     std::sort(dying.begin(), dying.end(), [&](BufId a, BufId b) { return g.buffers[a].name < g.buffers[b].name; });
@@ -454,7 +481,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   const std::int32_t n = g.num_nodes();
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
   Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
-           std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone), storage_roots(g), {}, std::vector<BufId>(g.buffers.size(), kNone), std::vector<std::uint8_t>(g.buffers.size(), 0)};
+           std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone), storage_roots(g), {}, std::vector<BufId>(g.buffers.size(), kNone), std::vector<std::uint8_t>(g.buffers.size(), 0), {}};
   for (std::int32_t s = 0; s < n; ++s) {
     if (order[s] < 0 || order[s] >= n || r.step_of[order[s]] != -1) throw Error("memory as executed: the order does not hold every node once");
     r.step_of[order[s]] = s;
@@ -476,6 +503,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   }
 
   ExecutedMemory out;
+  out.workspaces = std::move(r.workspaces);
   for (const Line& l : lines) {
     if (l.kind == ExecutedEvent::Kind::Free && l.reused) continue;  // a later allocation takes the storage over
     if (l.kind == ExecutedEvent::Kind::Reuse)

@@ -24,8 +24,10 @@
 //   (should_reuse_buffer); a freed buffer nobody takes is released where it
 //   was freed. Buffers allocated by extern kernels themselves (fallbacks,
 //   convolution) never take from the pool;
-// - a convolution backward's workspace (copies of its operands in cuDNN's
-//   layouts) is allocated and released at its step, after its outputs;
+// - a kernel's workspace is allocated and released at its step, after its
+//   outputs: the node's observed `workspace_bytes` where the graph has it
+//   (measured on the GPU), else a convolution backward's operand copies
+//   (cuDNN's layouts) or an attention backward's accumulators;
 // - frees follow the node's kernel, in buffer-name order; graph outputs and
 //   inputs the graph does not own stay.
 // The sequence then runs through the caching allocator (core/alloc) twice:
@@ -37,6 +39,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -53,6 +56,21 @@ struct ExecutedEvent {
   std::int64_t bytes = 0;   // requested bytes (Allocate/Free)
 };
 
+// Where a node's kernel workspace comes from (plan: predicted.workspaces).
+enum class WorkspaceSource : std::uint8_t {
+  Observed,       // the node's `workspace_bytes`, observed on the GPU the graph was measured on
+  OperandCopies,  // a convolution backward without it: its operands' bytes (cuDNN's layout copies)
+  AttentionLaw,   // an attention backward: its accumulators, from the shape, per backend
+};
+std::string_view to_string(WorkspaceSource s);
+
+struct KernelWorkspace {
+  NodeId node = kNone;
+  std::string name;  // the node's
+  std::int64_t bytes = 0;
+  WorkspaceSource source = WorkspaceSource::Observed;
+};
+
 struct ExecutedMemory {
   std::vector<ExecutedEvent> events;  // in execution order
   std::int64_t peak_bytes = 0;        // allocator's allocated peak over what was live before the call, plus freeable inputs
@@ -60,6 +78,9 @@ struct ExecutedMemory {
   std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0;  // the inputs, as the reserved replay holds them
   NodeId peak_node = kNone;           // the node at whose step the peak is first reached
   std::int32_t inplace_reuses = 0, pool_reuses = 0;
+  // Every node priced with a workspace, in execution order: the observed
+  // ones (0 bytes included) and those a rule gave bytes.
+  std::vector<KernelWorkspace> workspaces;
 };
 
 // `observed_bytes`: sizes of buffers whose size is data-dependent (by name),

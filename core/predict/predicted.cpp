@@ -2,6 +2,7 @@
 // simulation, memory as executed through the caching allocator.
 #include "core/predict/predicted.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/cost/kernel_class.h"
@@ -85,9 +86,17 @@ std::string prediction_to_text(const Prediction& p) {
     std::snprintf(line, sizeof line, "; Inductor's estimate (runtime_us) %.1f us", *p.inductor_kernel_time_us);
     out += line;
   }
-  std::snprintf(line, sizeof line, "\npredicted memory as executed: peak %lld bytes, reserved %lld bytes (%d in-place reuses, %d pool reuses)\n",
+  std::snprintf(line, sizeof line, "\npredicted memory as executed: peak %lld bytes, reserved %lld bytes (%d in-place reuses, %d pool reuses",
                 static_cast<long long>(p.peak_bytes), static_cast<long long>(p.reserved_bytes), p.memory.inplace_reuses, p.memory.pool_reuses);
   out += line;
+  const auto observed = std::count_if(p.memory.workspaces.begin(), p.memory.workspaces.end(),
+                                      [](const KernelWorkspace& ws) { return ws.source == WorkspaceSource::Observed; });
+  if (!p.memory.workspaces.empty()) {
+    std::snprintf(line, sizeof line, "; kernel workspaces: %lld observed, %lld by rule", static_cast<long long>(observed),
+                  static_cast<long long>(p.memory.workspaces.size()) - static_cast<long long>(observed));
+    out += line;
+  }
+  out += ")\n";
   return out;
 }
 

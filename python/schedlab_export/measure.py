@@ -18,7 +18,10 @@ one graph at a time, on those inputs:
   to the node that emitted that launch; the call with the median kernel time
   is written;
 * data-dependent sizes: the `u<k>` locals of the generated `call` function
-  when it returns (sys.setprofile during the memory call).
+  when it returns (sys.setprofile during the memory call);
+* kernel workspaces: each convolution (forward and backward) of the call run
+  alone with the allocator's history on (workspaces.py), written into the
+  post graph as its node's `workspace_bytes`.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-from . import pricing
+from . import pricing, workspaces
 
 FORMAT = "schedmeasured/1"
 MEMORY_CONVENTION = (
@@ -740,6 +743,8 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
     if cudagraphs:
         cudagraph_us, cudagraph_note = measure_cudagraphs(call, samples, warmup)
     kernels = measure_kernels(call, post_nodes, profiled_calls)
+    observed_workspaces = workspaces.observe_workspaces(_callable(call), _fresh_args(call), call.graph.launch_plan,
+                                                        post_nodes)
     measured = {
         "format": FORMAT,
         "graph": post.get("name", f"{graph.case}.post"),
@@ -757,6 +762,8 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
         "wall_time_us_samples": wall["wall_time_us_samples"],
         "unmapped_kernels": kernels["unmapped_kernels"],
     }
+    if observed_workspaces:
+        measured["workspace_bytes"] = observed_workspaces
     if cudagraph_us is None:
         measured["cudagraphs_note"] = cudagraph_note
     if os.environ.get("SCHEDLAB_MEMORY_EVENTS"):
@@ -764,7 +771,7 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
         source = getattr(call.compiled, "source_code", None)
         if source:
             (out_dir / f"{graph.case}.wrapper.py").write_text(source)
-    if apply_observed(post, unbacked):
+    if apply_observed(post, unbacked) | workspaces.apply_workspaces(post, observed_workspaces):
         tmp = post_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(post, separators=(",", ":")) + "\n")
         tmp.replace(post_path)

@@ -27,7 +27,7 @@ const std::string kEveryField = R"({
      "reads": [{"name": "x", "dep": "memory", "index": "c0 + 64*c1", "size": [4, 64], "size_expr": ["s0", "64"], "bytes": 32},
                {"name": "primals_1", "dep": "fake_weak"}],
      "writes": [{"name": "buf0", "dep": "memory", "index": "c0", "size": [256], "bytes": 1024}]},
-    {"name": "op1", "kind": "extern", "members": ["op1"],
+    {"name": "op1", "kind": "extern", "members": ["op1"], "workspace_bytes": 2048, "workspace_source": "observed",
      "outputs": [{"name": "buf1", "bytes": 96, "layout": "multi_output"},
                  {"name": "buf0_upd", "bytes": 1024, "mutation_of": "buf0"}],
      "reads": [{"name": "buf0", "dep": "star", "bytes": 1024}, {"name": "x", "dep": "weak"}]},
@@ -99,6 +99,7 @@ void check_same_graph(const Graph& a, const Graph& b) {
     CHECK(x.foreach == y.foreach);
     CHECK(x.flops == y.flops);
     CHECK(x.runtime_us == y.runtime_us);
+    CHECK(x.workspace_bytes == y.workspace_bytes);
     CHECK(x.outputs == y.outputs);
     check_same_deps(x.reads, y.reads);
     check_same_deps(x.writes, y.writes);
@@ -129,6 +130,7 @@ TEST_CASE("read -> write -> read keeps every field of a graph that uses them all
   REQUIRE(g.nodes[0].foreach == 3);
   REQUIRE(g.nodes[0].reads[0].size_expr.size() == 2);
   REQUIRE(g.buffers[g.find_buffer("buf0")].hint_bytes == 1024);
+  REQUIRE(g.nodes[1].workspace_bytes == 2048);
   REQUIRE(g.buffers[g.find_buffer("buf0_upd")].mutation_of == g.find_buffer("buf0"));
   const std::string text = write_graph_json(g);
   const Graph back = load_graph(text);
@@ -140,7 +142,7 @@ TEST_CASE("a graph without the optional fields writes none of them", "[io][write
   const Graph g = load_graph(R"({"format": "schedgraph/1", "inputs": [], "outputs": ["b"],
     "nodes": [{"name": "n", "kind": "pointwise", "outputs": [{"name": "b", "bytes": 4}]}]})");
   const std::string text = write_graph_json(g);
-  for (const char* key : {"device", "group_expr", "group_dims", "foreach", "size_hint", "hint_bytes", "size_expr"}) {
+  for (const char* key : {"device", "group_expr", "group_dims", "foreach", "size_hint", "hint_bytes", "size_expr", "workspace_bytes", "workspace_source"}) {
     INFO(key);
     CHECK(text.find(std::string("\"") + key + "\"") == std::string::npos);
   }

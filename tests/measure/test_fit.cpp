@@ -150,6 +150,18 @@ TEST_CASE("fit: a class nobody measured borrows a related law, and says so", "[m
   CHECK(back.time_model->laws.size() == 9);
 }
 
+TEST_CASE("a measured file's observed workspaces price its graph's nodes on that GPU", "[measure]") {
+  Graph g = load_graph_file(test::data_path("exported/transformer_s_0_fwd.post.json"));
+  nlohmann::json doc = synthetic_measurement(g, synthetic_truth());
+  doc["workspace_bytes"] = {{g.nodes[1].name, 4096}};
+  const MeasuredGraph m = load_measured(doc.dump(), "x.measured.json");
+  check_matches(m, g, "x.measured.json");
+  REQUIRE_FALSE(g.nodes[1].workspace_bytes.has_value());
+  apply_observed_workspaces(m, g);
+  CHECK(g.nodes[1].workspace_bytes == 4096);
+  CHECK_FALSE(g.nodes[0].workspace_bytes.has_value());
+}
+
 TEST_CASE("measured files: every defect is named by its place", "[measure]") {
   Graph g = load_graph_file(test::data_path("exported/transformer_s_0_fwd.post.json"));
   nlohmann::json good = synthetic_measurement(g, synthetic_truth());
@@ -178,6 +190,15 @@ TEST_CASE("measured files: every defect is named by its place", "[measure]") {
   doc = good;
   doc["kernels"][0]["node"] = "op999";
   CHECK(error_of(doc) == "x.measured.json: kernels[0].node: no node \"op999\" in graph \"" + g.name + "\"");
+  doc = good;
+  doc["workspace_bytes"] = {{"op999", 512}};
+  CHECK(error_of(doc) == "x.measured.json: workspace_bytes.op999: no node \"op999\" in graph \"" + g.name + "\"");
+  doc = good;
+  doc["workspace_bytes"] = {{g.nodes[0].name, -5}};
+  CHECK(error_of(doc).find("x.measured.json: workspace_bytes." + g.nodes[0].name + ": ") == 0);
+  doc = good;
+  doc["workspace_bytes"] = nlohmann::json::array({512});
+  CHECK(error_of(doc) == "x.measured.json: workspace_bytes: expected an object {node: bytes}");
   doc = good;
   doc["format"] = "schedmeasured/2";
   CHECK(error_of(doc) == "x.measured.json: format: expected \"schedmeasured/1\"");

@@ -6,9 +6,10 @@
 // Issue 10's targets on held-out graphs, and where the data stands (the
 // asserted bounds are today's figures, so a change that makes any worse
 // fails; the ones that meet the target assert the target):
-//   peak as executed, no data-dependent sizes   2 %       met on 9 of 11 graphs; worst 4.7 % (unet_gn bwd:
-//                                                         cuDNN's wgrad split-K workspace), bert fwd 2.9 %
-//                                                         (an unsplit cache block in the measuring process)
+//   peak as executed, no data-dependent sizes   2 %       met on 10 of 11 graphs (unet_gn's convolutions
+//                                                         priced with the workspaces observed on each GPU);
+//                                                         bert fwd 2.9 % (an unsplit cache block in the
+//                                                         measuring process)
 //   peak as executed, data-dependent sizes      5 %       met: 0.0 % (moe_dropless)
 // (peaks in the order the call ran: Inductor's, after its memory reordering)
 //   reserved peak                               5 %       met but H100 unet_gn fwd (7.7 %)
@@ -20,12 +21,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/cost/cost_model.h"
 #include "core/io/graph_reader.h"
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/measure/fit.h"
+#include "core/memory/executed.h"
+#include "core/memory/methods.h"
 #include "tests/test_util.h"
 
 using namespace schedlab;
@@ -93,7 +97,7 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     AccuracyReport r = measure_accuracy(s.held, builtin_profile(name), false);
     REQUIRE(r.graphs.size() == 12);
     // Memory as executed (the allocator's view): within 2 % where sizes are
-    // static, on every graph but two.
+    // static, on every graph but bert's forward (2.9 %).
     int peak_within_2 = 0;
     double worst_peak = 0, worst_dynamic_peak = 0;
     std::vector<double> reserved;
@@ -106,8 +110,8 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
       }
       reserved.push_back(std::abs(ratio(static_cast<double>(g.reserved_est), static_cast<double>(g.reserved_meas)) - 1));
     }
-    CHECK(peak_within_2 >= 9);
-    CHECK(worst_peak <= 0.05);
+    CHECK(peak_within_2 >= 10);
+    CHECK(worst_peak <= 0.03);
     CHECK(worst_dynamic_peak <= 0.05);  // the target
     std::sort(reserved.begin(), reserved.end());
     CHECK(reserved[reserved.size() / 2] <= 0.05);  // the target, on the median graph
@@ -137,5 +141,47 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     // 12.3 % (H100) / 13.1 % (H200).
     const ErrorSummary w = wall_time_error(r);
     CHECK(w.median <= 0.14);
+  }
+}
+
+// The graphs with convolutions carry the workspace each convolution's cuDNN
+// call allocated when it ran alone on that GPU (schedlab_export/
+// workspaces.py; the measured file's `workspace_bytes`, the H100's also in
+// the graph). With them, the held-out UNet's backward went from 0.953 to
+// 1.000 on both GPUs, and of the fitting graphs convnet_bn's backward from
+// 0.916, conv_narrow_sweep_1/_3 from 1.146/0.902, conv_sweep_1/_3 from
+// 0.973/1.079; ViT's (held out) stay where they were, its patch
+// convolution's workspace away from its peaks. Still off:
+// conv_narrow_sweep_2's forward (0.960) and, on the
+// H200 only, convnet_bn's forward (1.029: the same allocation requests as
+// on the H100, where it reads 1.000; the measuring process's cache).
+TEST_CASE("graphs with convolutions: memory as executed with the observed workspaces", "[measure][zoo]") {
+  for (auto [gpu, name, within_2] : {std::tuple{"h100", "h100-sxm", 13}, std::tuple{"h200", "h200", 12}}) {
+    INFO(gpu);
+    Split s = load_split(gpu);
+    std::vector<MeasuredCase> conv;
+    for (auto* part : {&s.fitting, &s.held})
+      for (MeasuredCase& c : *part)
+        if (!c.measured.workspace_bytes.empty()) conv.push_back(std::move(c));
+    REQUIRE(conv.size() == 14);  // unet_gn, vit, convnet_bn, conv_sweep, conv_narrow_sweep
+    AccuracyReport r = measure_accuracy(conv, builtin_profile(name), false);
+    int peaks_within_2 = 0;
+    double worst = 0;
+    for (const auto& g : r.graphs) {
+      INFO(g.graph);
+      const double e = std::abs(ratio(static_cast<double>(g.peak_est), static_cast<double>(g.peak_meas)) - 1);
+      peaks_within_2 += e <= 0.02;
+      worst = std::max(worst, e);
+      if (g.graph.rfind("unet_gn", 0) == 0) CHECK(e <= 0.005);
+    }
+    CHECK(peaks_within_2 >= within_2);
+    CHECK(worst <= 0.041);
+    for (const MeasuredCase& c : conv) {
+      INFO(c.path);
+      const MemoryPlan ran = reorder_for_peak_memory(c.graph, c.graph.baseline_order(), default_memory_methods());
+      for (const KernelWorkspace& ws : estimate_memory_as_executed(c.graph, ran.order()).workspaces)
+        if (c.graph.nodes[ws.node].kernel.find("convolution") != std::string::npos)
+          CHECK(ws.source == WorkspaceSource::Observed);  // every convolution was probed
+    }
   }
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "core/io/graph_reader.h"
@@ -96,6 +97,47 @@ TEST_CASE("memory as executed: the reuse pool keeps a freed buffer until its tak
   bool reused_a = false;
   for (const auto& e : m.events) reused_a = reused_a || (e.kind == ExecutedEvent::Kind::Reuse && g.buffers[e.donor].name == "a");
   CHECK(reused_a);
+}
+
+// A convolution backward (cuDNN) whose graph gradient output is 2 MiB, reading
+// the output's gradient (1 MiB), the input (2 MiB) and the weight (64 KiB),
+// none of them freeable: the peak is the gradient plus the kernel's workspace.
+std::string conv_backward_graph(const std::string& workspace_fields) {
+  return R"({"format":"schedgraph/1","name":"conv_bwd",
+    "inputs":[{"name":"g","bytes":1048576,"freeable":false},{"name":"x","bytes":2097152,"freeable":false},
+              {"name":"w","bytes":65536,"freeable":false}],"outputs":["gi"],
+    "nodes":[{"name":"op0","kind":"extern","kernel":"torch.ops.aten.convolution_backward.default")" + workspace_fields + R"(,
+      "outputs":[{"name":"gi","bytes":2097152,"dtype":"f32"}],
+      "reads":[{"name":"g","dep":"star","bytes":1048576},{"name":"x","dep":"star","bytes":2097152},{"name":"w","dep":"star","bytes":65536}]}]})";
+}
+
+TEST_CASE("memory as executed: a kernel's observed workspace replaces the operand-copy rule", "[memory][executed]") {
+  {  // no observation: the rule, copies of the three operands
+    Graph g = load_graph(conv_backward_graph(""));
+    ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.peak_bytes == 2 * MiB + (1 + 2) * MiB + 65536);
+    REQUIRE(m.workspaces.size() == 1);
+    CHECK(m.workspaces[0].name == "op0");
+    CHECK(m.workspaces[0].source == WorkspaceSource::OperandCopies);
+    CHECK(m.workspaces[0].bytes == 3 * MiB + 65536);
+  }
+  {  // observed on the GPU: what cuDNN's chosen engine allocated there
+    Graph g = load_graph(conv_backward_graph(R"(,"workspace_bytes":524288,"workspace_source":"observed")"));
+    ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.peak_bytes == 2 * MiB + 512 * 1024);
+    REQUIRE(m.workspaces.size() == 1);
+    CHECK(m.workspaces[0].source == WorkspaceSource::Observed);
+    CHECK(m.workspaces[0].bytes == 512 * 1024);
+    CHECK(to_string(m.workspaces[0].source) == "observed");
+  }
+  {  // observed none: no transient at all, and the node still says where that came from
+    Graph g = load_graph(conv_backward_graph(R"(,"workspace_bytes":0,"workspace_source":"observed")"));
+    ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.peak_bytes == 2 * MiB);
+    REQUIRE(m.workspaces.size() == 1);
+    CHECK(m.workspaces[0].bytes == 0);
+    CHECK(m.events.size() == 1);  // gi's allocation, no workspace block
+  }
 }
 
 TEST_CASE("memory as executed: observed sizes replace data-dependent ones", "[memory][executed]") {
