@@ -7,10 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/graph_reader.h"
+#include "core/io/plan_writer.h"
+#include "core/io/profiles.h"
 #include "core/memory/estimate.h"
 #include "core/memory/executed.h"
 #include "core/memory/methods.h"
 #include "core/memory/planning_info.h"
+#include "core/predict/predicted.h"
 #include "core/util/range_add_max_tree.h"
 #include "tests/test_util.h"
 
@@ -192,4 +195,24 @@ TEST_CASE("range add / range max tree: Inductor's SegmentedTree against a plain 
       CHECK(tree.max(lo, hi) == expect);
     }
   }
+}
+
+// A checked-in graph exported with --measure: the plan's `predicted`
+// names each convolution's workspace as observed (schedplan/1
+// predicted.workspaces), and the held-out UNet's peak convolution carries
+// the 8,430,247 B its cuDNN call allocated on the H100
+// (docs/memory-as-executed.md, item 4).
+TEST_CASE("memory as executed: predicted.workspaces says where each node's workspace came from", "[memory][executed][measured]") {
+  const Graph g = load_graph_file(test::data_path("exported/unet_gn_1_bwd.post.json"));
+  const MemoryPlan ran = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
+  const auto predicted = nlohmann::json::parse(prediction_section_json(predict(g, ran.order(), builtin_profile("h100-sxm"))));
+  const auto& workspaces = predicted.at("workspaces");
+  REQUIRE(workspaces.size() == 19);
+  std::map<std::string, std::int64_t> bytes;
+  for (const auto& ws : workspaces) {
+    CHECK(ws.at("source") == "observed");
+    bytes[ws.at("node").get<std::string>()] = ws.at("bytes").get<std::int64_t>();
+  }
+  CHECK(bytes.at("op33") == 8430247);
+  CHECK(bytes.at("op2") == 1536);
 }
