@@ -775,6 +775,14 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
         tmp = post_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(post, separators=(",", ":")) + "\n")
         tmp.replace(post_path)
+    pre_path = out_dir / f"{graph.case}.pre.json"
+    if observed_workspaces and pre_path.exists():
+        # an extern node keeps its name through fusion: `plan PRE.json` prices it the same way
+        pre = json.loads(pre_path.read_text())
+        if workspaces.apply_workspaces(pre, observed_workspaces):
+            tmp = pre_path.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(pre, separators=(",", ":")) + "\n")
+            tmp.replace(pre_path)
     path = out_dir / f"{graph.case}.measured.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(measured, indent=1) + "\n")

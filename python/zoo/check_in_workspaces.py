@@ -19,8 +19,9 @@ RUN_DIR is a `run_zoo.py --measure` output whose post graphs carry
 * the workspaces, under the checked-in names, go into the checked-in
   measured file of RUN_DIR's GPU as `workspace_bytes`
   (docs/schedmeasured-1.md), and into the checked-in graph's nodes
-  (`workspace_bytes`, `workspace_source: "observed"`): always into a graph
-  beside the measured file, into one in --graphs with --write-graphs.
+  (`workspace_bytes`, `workspace_source: "observed"`), post and pre: always
+  into a graph beside the measured file, into one in --graphs with
+  --write-graphs.
 """
 
 from __future__ import annotations
@@ -96,11 +97,14 @@ def main() -> int:
         measured["workspace_bytes"] = observed
         write_json(measured_path, measured, compact=False)
         if args.write_graphs or graph_path == beside:
-            for node in old["nodes"]:
-                if node["name"] in observed:
-                    node["workspace_bytes"] = observed[node["name"]]
-                    node["workspace_source"] = "observed"
-            write_json(graph_path, old, compact=True)
+            # the pre graph too: an extern node keeps its name through fusion
+            for path_of_graph in (graph_path, graph_path.with_name(f"{case}.pre.json")):
+                graph = old if path_of_graph == graph_path else json.loads(path_of_graph.read_text())
+                for node in graph["nodes"]:
+                    if node["name"] in observed:
+                        node["workspace_bytes"] = observed[node["name"]]
+                        node["workspace_source"] = "observed"
+                write_json(path_of_graph, graph, compact=True)
     return 0
 
 

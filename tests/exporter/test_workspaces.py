@@ -76,6 +76,15 @@ class CheckedInWorkspaces(unittest.TestCase):
                 measured = DATA / "measured" / "h100" / path.name.replace(".post.json", ".measured.json")
                 self.assertEqual(json.loads(measured.read_text())["workspace_bytes"], in_graph)
 
+    def test_the_pre_fusion_graphs_hold_the_same_observations(self):
+        for folder in (DATA / "exported", DATA / "measured" / "h200"):
+            for path in sorted(folder.glob("*.post.json")):
+                post = json.loads(path.read_text())
+                pre = json.loads(path.with_name(path.name.replace(".post.", ".pre.")).read_text())
+                with self.subTest(graph=str(path.relative_to(DATA))):
+                    self.assertEqual({n["name"]: n["workspace_bytes"] for n in pre["nodes"] if "workspace_bytes" in n},
+                                     {n["name"]: n["workspace_bytes"] for n in post["nodes"] if "workspace_bytes" in n})
+
     def test_convolutions_are_found_by_their_call_when_node_names_differ(self):
         # convnet_bn's backward compiled with one operation more on the H200
         # (pad_mm): the same three convolution calls under other names

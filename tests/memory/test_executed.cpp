@@ -13,6 +13,7 @@
 #include "core/memory/executed.h"
 #include "core/memory/methods.h"
 #include "core/memory/planning_info.h"
+#include "core/plan/plan.h"
 #include "core/predict/predicted.h"
 #include "core/util/range_add_max_tree.h"
 #include "tests/test_util.h"
@@ -215,4 +216,18 @@ TEST_CASE("memory as executed: predicted.workspaces says where each node's works
   }
   CHECK(bytes.at("op33") == 8430247);
   CHECK(bytes.at("op2") == 1536);
+}
+
+// `plan PRE.json` fuses first: an extern node keeps its name and its observed
+// workspace through fusion (the exporter writes it into both graphs), so the
+// prediction is the post graph's.
+TEST_CASE("memory as executed: observed workspaces survive fusion of the pre-fusion graph", "[memory][executed][measured]") {
+  const Graph pre = load_graph_file(test::data_path("exported/unet_gn_1_bwd.pre.json"));
+  const Graph post = load_graph_file(test::data_path("exported/unet_gn_1_bwd.post.json"));
+  const PlanOptions opts;
+  const PlanResult from_pre = run_plan(pre, opts), from_post = run_plan(post, opts);
+  REQUIRE(from_pre.fused_graph);
+  CHECK(from_pre.predicted.peak_bytes == from_post.predicted.peak_bytes);
+  REQUIRE(from_pre.predicted.memory.workspaces.size() == 19);
+  for (const KernelWorkspace& ws : from_pre.predicted.memory.workspaces) CHECK(ws.source == WorkspaceSource::Observed);
 }
