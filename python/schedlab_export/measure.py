@@ -455,9 +455,7 @@ def write_wall_rounds(path: Path, rounds: WallRounds) -> None:
     measured["wall_rounds"] = rounds.rounds
     measured["host_probe_us"] = rounds.probe_us
     measured["wall_method"] = WALL_METHOD_ROUNDS.format(rounds=rounds.rounds, per_round=per_round)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(measured, indent=1) + "\n")
-    tmp.replace(path)
+    _write_json(path, measured, compact=False)
 
 
 FULL_SPEED_SLACK = 1.25
@@ -497,9 +495,7 @@ def settle_wall_at_full_host_speed(paths: list[Path]) -> float | None:
             m["wall_method"] += (f"; wall_time_us and host_time_us: median of the {len(fast)} calls whose host "
                                  f"probe was within {FULL_SPEED_SLACK}x of the run's full-speed probe "
                                  f"({full_speed:.1f} us, its 5th percentile)")
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(m, indent=1) + "\n")
-        tmp.replace(path)
+        _write_json(path, m, compact=False)
     return full_speed
 
 
@@ -730,6 +726,13 @@ def apply_observed(post: dict, unbacked: dict[str, int]) -> bool:
     return changed
 
 
+def _write_json(path: Path, data: dict, compact: bool) -> None:
+    """Writes through a temporary file, so a reader never sees half a file."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text((json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=1)) + "\n")
+    tmp.replace(path)
+
+
 def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: int = 10,
                   cudagraphs: bool = False, profiled_calls: int = 5) -> Path:
     graph = call.graph
@@ -772,19 +775,13 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
         if source:
             (out_dir / f"{graph.case}.wrapper.py").write_text(source)
     if apply_observed(post, unbacked) | workspaces.apply_workspaces(post, observed_workspaces):
-        tmp = post_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(post, separators=(",", ":")) + "\n")
-        tmp.replace(post_path)
+        _write_json(post_path, post, compact=True)
     pre_path = out_dir / f"{graph.case}.pre.json"
     if observed_workspaces and pre_path.exists():
         # an extern node keeps its name through fusion: `plan PRE.json` prices it the same way
         pre = json.loads(pre_path.read_text())
         if workspaces.apply_workspaces(pre, observed_workspaces):
-            tmp = pre_path.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps(pre, separators=(",", ":")) + "\n")
-            tmp.replace(pre_path)
+            _write_json(pre_path, pre, compact=True)
     path = out_dir / f"{graph.case}.measured.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(measured, indent=1) + "\n")
-    tmp.replace(path)
+    _write_json(path, measured, compact=False)
     return path
