@@ -134,6 +134,7 @@ void FusionEngine::intern_deps(const Order& schedule) {
     owner_[v] = static_cast<GroupId>(groups_.size());
     order_.push_back(owner_[v]);
     groups_.push_back(std::move(grp));
+    note_pair_traits(owner_[v]);
   }
 }
 
@@ -202,6 +203,7 @@ void FusionEngine::take_lead(Group& grp) const {
 
 GroupId FusionEngine::add_group(Group grp) {
   groups_.push_back(std::move(grp));
+  note_pair_traits(static_cast<GroupId>(groups_.size() - 1));
   if (group_mark_.size() < groups_.size()) group_mark_.resize(groups_.size() * 2, 0);
   return static_cast<GroupId>(groups_.size() - 1);
 }
@@ -298,6 +300,7 @@ GroupId FusionEngine::add_foreach(const std::vector<GroupId>& subnodes, GroupId 
   has_subnodes_ = true;
   for (GroupId sub : subnodes) {
     groups_[sub].container = id;
+    note_pair_traits(sub);
     groups_[sub].alive = false;
     for (NodeId m : groups_[sub].members) {
       subnode_of_[m] = sub;
@@ -345,6 +348,7 @@ void FusionEngine::prune_redundant_deps(GroupId gid) {
   if (prune.empty()) return;
   grp.deps_changed = true;
   grp.producers_listed = false;
+  note_pair_traits(gid);
   const std::uint32_t pruned = next_dep_epoch();
   for (DepId d : prune) dep_mark_[d] = pruned;
   auto drop = [&](std::vector<DepId>& v) {
@@ -399,24 +403,46 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
   for (auto [b, gid] : uses) members[fill[slot[b]]++] = gid;
 
   std::vector<std::pair<GroupId, GroupId>> out;
-  KeyTable seen(order_.size());  // the pairs this round tried, as (n1 << 32 | n2); grown as pairs come: a table sized for every use (millions on dense graphs) misses the cache on each probe
+  const std::uint64_t this_round = static_cast<std::uint64_t>(round_) << 8;
+  // Per node, the last partner window it was listed with (its start in
+  // `members` and its width). Under a later buffer, a window with the same
+  // partners in the same order holds only pairs tried already: on dense
+  // graphs (every node of a layer reading every buffer of the one before)
+  // nearly all repeats go without a probe into the pair table. Narrow
+  // windows are not compared; there a repeat is rare and the compare a cache miss.
+  struct Window {
+    std::int32_t start = -1, width = 0;
+  };
+  std::vector<Window> last_window(groups_.size());
+  constexpr std::size_t kComparedWidth = 8;
   for (std::size_t s = 0; s + 1 < start.size(); ++s) {
     const GroupId* nodes = members.data() + start[s];
     const std::size_t count = static_cast<std::size_t>(start[s + 1] - start[s]);
     for (std::size_t i = 0; i < count; ++i) {
       std::size_t end = std::min(count, i + 1 + static_cast<std::size_t>(opts_.max_pairwise_attempts));
+      if (const std::size_t width = end - i - 1; width >= kComparedWidth) {
+        Window& last = last_window[static_cast<std::size_t>(nodes[i])];
+        const GroupId* partners = nodes + i + 1;
+        if (last.start >= 0 && static_cast<std::size_t>(last.width) >= width &&
+            std::equal(partners, partners + width, members.data() + last.start))
+          continue;
+        last = {static_cast<std::int32_t>(partners - members.data()), static_cast<std::int32_t>(width)};
+      }
       for (std::size_t j = i + 1; j < end; ++j) {
         GroupId n1 = nodes[i], n2 = nodes[j];
-        if (!seen.insert(pair_key(n1, n2))) continue;
+        bool added = false;
+        std::uint64_t& tried = tried_pairs_.find_or_add(pair_key(n1, n2), added);
+        if ((tried & ~kVerdictBits) == this_round) continue;  // tried this round, through another buffer
+        tried = this_round | (tried & kVerdictBits);
         ++result_.pairs_considered;
-        Verdict why = can_fuse(n1, n2);
+        Verdict why = can_fuse_remembered(n1, n2, tried);  // adds no pair: `tried` stays valid
         if (why.ok()) {
           out.emplace_back(n1, n2);
           continue;
         }
         refuse(n1, n2, why);
         // Epilogue and foreach fusions are order dependent: try the other way round.
-        if (groups_[n2].is_template || groups_[n2].is_foreach()) {
+        if (pair_traits_[static_cast<std::size_t>(n2)] & kTriedBothWays) {
           Verdict why_rev = can_fuse(n2, n1);
           if (why_rev.ok()) out.emplace_back(n2, n1);
           else refuse(n2, n1, why_rev);

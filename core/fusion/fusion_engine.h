@@ -114,7 +114,7 @@ class FusionEngine {
   void run();
   FusionResult take_result();
 
-  // Legality with the reference's reason; lasting verdicts are remembered.
+  // Legality with the reference's reason.
   Verdict can_fuse(GroupId n1, GroupId n2);
   bool will_fusion_create_cycle(GroupId n1, GroupId n2);
 
@@ -198,10 +198,25 @@ class FusionEngine {
   // can_fuse's checks; `lasting`: the verdict holds for as long as both
   // nodes live with their deps unchanged (see can_fuse).
   Verdict decide_fusion(GroupId n1, GroupId n2, bool& lasting);
+  // can_fuse for the pair loop, with the pair's entry in tried_pairs_: the
+  // lasting verdict is taken from it, or put in it.
+  Verdict can_fuse_remembered(GroupId n1, GroupId n2, std::uint64_t& tried);
   bool remembers_verdicts(GroupId n1, GroupId n2) const;
   Verdict replayed(GroupId n1, GroupId n2, Why why) const;
-  // Lasting verdicts (their Why) by ordered pair (n1, n2).
-  KeyTable lasting_verdicts_;
+  // Every ordered pair (n1, n2) the pair loop tried, over all rounds: the
+  // last round it was tried in (bits 8 and up; a pair is tried once a
+  // round) and its lasting verdict (the low byte: Why + 1; 0: none). One
+  // table, so the loop's "tried this round?" and "known?" are one probe.
+  BasicKeyTable<std::uint64_t> tried_pairs_;
+  static constexpr std::uint64_t kVerdictBits = 0xff;
+  // Per node, what the pair loop asks of every pair, in one byte kept
+  // beside the others (a node's record spans several cache lines):
+  // kKeepsVerdicts (not a foreach node or subnode, deps as made) and
+  // kTriedBothWays (template or foreach: fusing it is order dependent).
+  // note_pair_traits refreshes it wherever those fields change.
+  static constexpr std::uint8_t kKeepsVerdicts = 1, kTriedBothWays = 2;
+  std::vector<std::uint8_t> pair_traits_;
+  void note_pair_traits(GroupId gid);
   std::int64_t score_fusion_memory(GroupId n1, GroupId n2);
   static void list_touched(Group& grp);  // fills grp.touched from reads and writes
   bool any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const;

@@ -129,24 +129,31 @@ bool FusionEngine::any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) 
 // "intermediate nodes" test can turn true once a node between them fuses
 // with a producer of node2), pairs with a foreach node or a subnode, nodes
 // whose deps were pruned or reordered, and the loop-reordering round.
-Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
+Verdict FusionEngine::can_fuse_remembered(GroupId n1, GroupId n2, std::uint64_t& tried) {
   const bool remembered = remembers_verdicts(n1, n2);
-  const std::uint64_t pair = pair_key(n1, n2);
-  if (remembered)
-    if (const std::uint8_t* known = lasting_verdicts_.find(pair)) return replayed(n1, n2, static_cast<Why>(*known));
+  if (remembered && (tried & kVerdictBits)) return replayed(n1, n2, static_cast<Why>((tried & kVerdictBits) - 1));
   bool lasting = true;
   Verdict why = decide_fusion(n1, n2, lasting);
-  if (remembered && lasting) lasting_verdicts_.insert(pair, static_cast<std::uint8_t>(why.why));
+  if (remembered && lasting) tried |= static_cast<std::uint64_t>(why.why) + 1;
   return why;
 }
 
+Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
+  bool lasting = true;
+  return decide_fusion(n1, n2, lasting);
+}
+
 bool FusionEngine::remembers_verdicts(GroupId n1, GroupId n2) const {
-  if (reorder_round_) return false;
-  for (GroupId gid : {n1, n2}) {
-    const Group& grp = groups_[gid];
-    if (grp.deps_changed || grp.is_foreach() || grp.container != kNone) return false;
-  }
-  return true;
+  return !reorder_round_ && (pair_traits_[static_cast<std::size_t>(n1)] & pair_traits_[static_cast<std::size_t>(n2)] & kKeepsVerdicts);
+}
+
+void FusionEngine::note_pair_traits(GroupId gid) {
+  if (pair_traits_.size() < groups_.size()) pair_traits_.resize(groups_.size() * 2, 0);
+  const Group& grp = groups_[static_cast<std::size_t>(gid)];
+  std::uint8_t traits = 0;
+  if (!grp.deps_changed && !grp.is_foreach() && grp.container == kNone) traits |= kKeepsVerdicts;
+  if (grp.is_template || grp.is_foreach()) traits |= kTriedBothWays;
+  pair_traits_[static_cast<std::size_t>(gid)] = traits;
 }
 
 // A remembered reason with the numbers its text carries (the nodes' groups).

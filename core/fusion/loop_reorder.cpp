@@ -194,6 +194,7 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
   list_touched(grp);
   grp.deps_changed = true;
   grp.producers_listed = false;
+  note_pair_traits(gid);
   return true;
 }
 

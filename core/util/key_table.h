@@ -1,8 +1,9 @@
-// core/util — a hash table of 64-bit keys, each with a one-byte value, by
-// open addressing over power-of-two flat arrays. The fusion rounds keep
-// millions of node-pair keys (pairs tried, answers remembered); a node-based
-// std::unordered_set allocates and frees one node per key, which costs more
-// than the checks the keys stand for.
+// core/util — a hash table of 64-bit keys, each with a small value, by open
+// addressing over a power-of-two flat array of (key, value) slots. The
+// fusion rounds keep millions of node-pair keys (pairs tried, answers
+// remembered); a node-based std::unordered_set allocates and frees one node
+// per key, which costs more than the checks the keys stand for. A key and
+// its value share a slot, so a probe that finds its key reads one cache line.
 #pragma once
 
 #include <cstdint>
@@ -10,35 +11,51 @@
 
 namespace schedlab {
 
-class KeyTable {
+template <typename Value>
+class BasicKeyTable {
  public:
   static constexpr std::uint64_t kNoKey = ~std::uint64_t{0};  // the one key that cannot be stored
 
-  explicit KeyTable(std::size_t expected = 0) {
+  explicit BasicKeyTable(std::size_t expected = 0) {
     std::size_t capacity = 16;
     while (capacity < expected * 2) capacity <<= 1;
-    keys_.assign(capacity, kNoKey);
-    values_.assign(capacity, 0);
+    slots_.assign(capacity, Slot{});
   }
 
   // Adds `key` with `value`; false (and the old value kept) when it was there.
-  bool insert(std::uint64_t key, std::uint8_t value = 0) {
-    if ((size_ + 1) * 2 > keys_.size()) grow();
-    std::size_t i = slot(keys_, key);
-    if (keys_[i] == key) return false;
-    keys_[i] = key;
-    values_[i] = value;
-    ++size_;
-    return true;
+  bool insert(std::uint64_t key, Value value = Value{}) {
+    bool added = false;
+    Value& stored = find_or_add(key, added);
+    if (added) stored = value;
+    return added;
   }
 
   // The value stored with `key`, or nullptr.
-  const std::uint8_t* find(std::uint64_t key) const {
-    std::size_t i = slot(keys_, key);
-    return keys_[i] == key ? &values_[i] : nullptr;
+  const Value* find(std::uint64_t key) const {
+    const Slot& s = slots_[slot(slots_, key)];
+    return s.key == key ? &s.value : nullptr;
+  }
+
+  // The value stored with `key`, added as Value{} (`added` true) when absent.
+  // The reference holds until the next key is added.
+  Value& find_or_add(std::uint64_t key, bool& added) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    Slot& s = slots_[slot(slots_, key)];
+    added = s.key != key;
+    if (added) {
+      s.key = key;
+      s.value = Value{};
+      ++size_;
+    }
+    return s.value;
   }
 
  private:
+  struct Slot {
+    std::uint64_t key = kNoKey;
+    Value value{};
+  };
+
   static std::uint64_t mix(std::uint64_t k) {  // MurmurHash3's finalizer
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdULL;
@@ -49,29 +66,25 @@ class KeyTable {
   }
 
   // Where `key` is, or the empty slot where it would go.
-  static std::size_t slot(const std::vector<std::uint64_t>& keys, std::uint64_t key) {
-    const std::size_t mask = keys.size() - 1;
+  static std::size_t slot(const std::vector<Slot>& slots, std::uint64_t key) {
+    const std::size_t mask = slots.size() - 1;
     std::size_t i = static_cast<std::size_t>(mix(key)) & mask;
-    while (keys[i] != key && keys[i] != kNoKey) i = (i + 1) & mask;
+    while (slots[i].key != key && slots[i].key != kNoKey) i = (i + 1) & mask;
     return i;
   }
 
   void grow() {
-    std::vector<std::uint64_t> keys(keys_.size() * 2, kNoKey);
-    std::vector<std::uint8_t> values(keys.size(), 0);
-    for (std::size_t i = 0; i < keys_.size(); ++i)
-      if (keys_[i] != kNoKey) {
-        std::size_t j = slot(keys, keys_[i]);
-        keys[j] = keys_[i];
-        values[j] = values_[i];
-      }
-    keys_.swap(keys);
-    values_.swap(values);
+    std::vector<Slot> slots(slots_.size() * 2);
+    for (const Slot& s : slots_)
+      if (s.key != kNoKey) slots[slot(slots, s.key)] = s;
+    slots_.swap(slots);
   }
 
-  std::vector<std::uint64_t> keys_;
-  std::vector<std::uint8_t> values_;
+  std::vector<Slot> slots_;
   std::size_t size_ = 0;
 };
+
+// One byte per key: a flag or a small code.
+using KeyTable = BasicKeyTable<std::uint8_t>;
 
 }  // namespace schedlab
