@@ -219,16 +219,20 @@ Order topological_sort_schedule(const Graph& g, const DependencyInfo& deps, cons
 }
 
 Reachability::Reachability(const Graph& g, const DependencyInfo& deps, const Order& schedule)
-    : labels_(g.nodes.size()), preds_(g.nodes.size()), succs_(g.nodes.size()), down_stamp_(g.nodes.size(), 0), up_stamp_(g.nodes.size(), 0) {
+    : labels_(g.nodes.size()), stamp_(g.nodes.size()) {
   for (std::size_t i = 0; i < schedule.size(); ++i) labels_[schedule[i]].pos = static_cast<std::int32_t>(i);
+  std::vector<std::pair<NodeId, NodeId>> edges, reversed;  // (node, predecessor), (node, successor)
   for (NodeId v : schedule) {
     for (NodeId p : producer_nodes(g, deps, v)) {
       if (labels_[p].pos < 0) continue;  // a removed node (only weak deps can name one)
-      preds_[v].push_back(p);
-      succs_[p].push_back(v);
+      edges.emplace_back(v, p);
+      reversed.emplace_back(p, v);
       labels_[v].depth = std::max(labels_[v].depth, labels_[p].depth + 1);
     }
   }
+  const auto n = static_cast<std::int32_t>(g.nodes.size());
+  preds_ = Adjacency::from_pairs(n, edges);
+  succs_ = Adjacency::from_pairs(n, reversed);
   for (int t = 0; t < kTraversals; ++t) label_traversal(schedule, t);
 }
 
@@ -241,9 +245,9 @@ void Reachability::label_traversal(const Order& schedule, int traversal) {
   const std::size_t n = schedule.size();
   std::vector<NodeId> sources;
   for (NodeId v : schedule)
-    if (preds_[v].empty()) sources.push_back(v);
+    if (preds_.degree(v) == 0) sources.push_back(v);
   if (traversal == 1) std::reverse(sources.begin(), sources.end());
-  std::uint64_t rng = 0x9e3779b97f4a7c15ULL;
+  std::uint64_t rng = 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(traversal + 1);  // each traversal its own
   auto next_random = [&rng] {
     rng ^= rng << 13;
     rng ^= rng >> 7;
@@ -254,7 +258,7 @@ void Reachability::label_traversal(const Order& schedule, int traversal) {
     for (std::size_t i = sources.size(); i > 1; --i) std::swap(sources[i - 1], sources[static_cast<std::size_t>(next_random() % i)]);
   // Successor k of v, in this traversal's order.
   auto successor = [&](NodeId v, std::size_t k, std::size_t offset) {
-    const auto& s = succs_[v];
+    const auto s = succs_.row(v);
     if (traversal == 1) return s[s.size() - 1 - k];
     return s[(k + offset) % s.size()];
   };
@@ -266,22 +270,22 @@ void Reachability::label_traversal(const Order& schedule, int traversal) {
   std::vector<Frame> frames;
   std::int32_t counter = 0;
   for (NodeId root : sources) {
-    if (down_stamp_[root] == visited) continue;
-    down_stamp_[root] = visited;
+    if (stamp_[root].down == visited) continue;
+    stamp_[root].down = visited;
     labels_[root].low[traversal] = static_cast<std::int32_t>(n);
-    frames.push_back({root, 0, traversal >= 2 && !succs_[root].empty() ? static_cast<std::size_t>(next_random() % succs_[root].size()) : 0});
+    frames.push_back({root, 0, traversal >= 2 && succs_.degree(root) ? static_cast<std::size_t>(next_random() % static_cast<std::size_t>(succs_.degree(root))) : 0});
     while (!frames.empty()) {
       Frame& f = frames.back();
       Labels& lv = labels_[f.v];
-      if (f.next < succs_[f.v].size()) {
+      if (f.next < static_cast<std::size_t>(succs_.degree(f.v))) {
         NodeId c = successor(f.v, f.next++, f.offset);
-        if (down_stamp_[c] == visited) {
+        if (stamp_[c].down == visited) {
           lv.low[traversal] = std::min(lv.low[traversal], labels_[c].low[traversal]);
           continue;
         }
-        down_stamp_[c] = visited;
+        stamp_[c].down = visited;
         labels_[c].low[traversal] = static_cast<std::int32_t>(n);
-        frames.push_back({c, 0, traversal >= 2 && !succs_[c].empty() ? static_cast<std::size_t>(next_random() % succs_[c].size()) : 0});
+        frames.push_back({c, 0, traversal >= 2 && succs_.degree(c) ? static_cast<std::size_t>(next_random() % static_cast<std::size_t>(succs_.degree(c))) : 0});
         continue;
       }
       lv.post[traversal] = counter++;
@@ -373,8 +377,7 @@ bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector
   const Box from = box_of(as), to = box_of(bs);
   epoch_ += 2;
   if (epoch_ < 2) {  // wrapped: reset the stamps
-    std::fill(down_stamp_.begin(), down_stamp_.end(), 0);
-    std::fill(up_stamp_.begin(), up_stamp_.end(), 0);
+    std::fill(stamp_.begin(), stamp_.end(), Stamps{});
     epoch_ = 2;
   }
   // Per side: `start` marks a seed (reached by no edge yet), `reached` a node
@@ -385,30 +388,32 @@ bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector
   down_queue_.clear();
   up_queue_.clear();
   for (NodeId a : as)
-    if (down_stamp_[a] != start) {
-      down_stamp_[a] = start;
+    if (stamp_[a].down != start) {
+      stamp_[a].down = start;
       if (may_reach_some(a, to, bs)) down_queue_.push_back(a);
     }
   if (down_queue_.empty()) return false;
   for (NodeId b : bs)
-    if (up_stamp_[b] != start) {
-      up_stamp_[b] = start;
+    if (stamp_[b].up != start) {
+      stamp_[b].up = start;
       if (may_be_reached(b, from, as)) up_queue_.push_back(b);
     }
   for (std::size_t down_next = 0, up_next = 0; down_next < down_queue_.size() && up_next < up_queue_.size();) {
-    for (NodeId s : succs_[down_queue_[down_next++]]) {
-      if (on(up_stamp_[s], start, reached)) return true;
-      if (down_stamp_[s] == reached) continue;
-      const bool seed = down_stamp_[s] == start;  // a seed reached again is already queued (or pruned)
-      down_stamp_[s] = reached;
+    for (NodeId s : succs_.row(down_queue_[down_next++])) {
+      Stamps& st = stamp_[s];
+      if (on(st.up, start, reached)) return true;
+      if (st.down == reached) continue;
+      const bool seed = st.down == start;  // a seed reached again is already queued (or pruned)
+      st.down = reached;
       if (!seed && may_reach_some(s, to, bs)) down_queue_.push_back(s);
     }
     if (down_next == down_queue_.size()) break;
-    for (NodeId p : preds_[up_queue_[up_next++]]) {
-      if (on(down_stamp_[p], start, reached)) return true;
-      if (up_stamp_[p] == reached) continue;
-      const bool seed = up_stamp_[p] == start;
-      up_stamp_[p] = reached;
+    for (NodeId p : preds_.row(up_queue_[up_next++])) {
+      Stamps& st = stamp_[p];
+      if (on(st.down, start, reached)) return true;
+      if (st.up == reached) continue;
+      const bool seed = st.up == start;
+      st.up = reached;
       if (!seed && may_be_reached(p, from, as)) up_queue_.push_back(p);
     }
   }
@@ -422,12 +427,12 @@ bool Reachability::is_ancestor(NodeId a, NodeId b) const {
 
 std::vector<NodeId> Reachability::ancestors(NodeId v) const {
   std::vector<NodeId> out;
-  std::vector<bool> seen(preds_.size(), false);
+  std::vector<bool> seen(static_cast<std::size_t>(preds_.rows()), false);
   std::vector<NodeId> stack{v};
   while (!stack.empty()) {
     NodeId x = stack.back();
     stack.pop_back();
-    for (NodeId p : preds_[x])
+    for (NodeId p : preds_.row(x))
       if (!seen[p]) {
         seen[p] = true;
         out.push_back(p);

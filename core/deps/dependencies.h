@@ -12,9 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/util/adjacency.h"
 
 namespace schedlab {
 
@@ -79,11 +81,13 @@ class Reachability {
 
   std::int32_t position(NodeId v) const { return labels_[v].pos; }
   std::int32_t depth(NodeId v) const { return labels_[v].depth; }
-  const std::vector<NodeId>& preds(NodeId v) const { return preds_[v]; }
-  const std::vector<NodeId>& succs(NodeId v) const { return succs_[v]; }
+  std::span<const NodeId> preds(NodeId v) const { return preds_.row(v); }
+  std::span<const NodeId> succs(NodeId v) const { return succs_.row(v); }
 
  private:
-  static constexpr int kTraversals = 3;
+  // Five traversals: on irregular_dag(300000) they leave 30 % fewer search
+  // steps to the fuser's "no" answers than three did, for 16 more bytes a node.
+  static constexpr int kTraversals = 5;
   struct Labels {
     std::int32_t pos = -1, depth = 0;
     std::int32_t low[kTraversals] = {}, post[kTraversals] = {};
@@ -95,8 +99,12 @@ class Reachability {
     std::int32_t min_low[kTraversals], max_low[kTraversals], min_post[kTraversals], max_post[kTraversals];
   };
   std::vector<Labels> labels_;
-  std::vector<std::vector<NodeId>> preds_, succs_;
-  mutable std::vector<std::uint32_t> down_stamp_, up_stamp_;
+  Adjacency preds_, succs_;
+  // Per node, the two searches' stamps side by side: a step reads both.
+  struct Stamps {
+    std::uint32_t down = 0, up = 0;
+  };
+  mutable std::vector<Stamps> stamp_;
   mutable std::uint32_t epoch_ = 0;
   mutable std::vector<NodeId> down_queue_, up_queue_;
 
