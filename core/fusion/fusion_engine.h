@@ -260,6 +260,7 @@ class FusionEngine {
   std::vector<std::uint32_t> neighbor_mark_;  // by group id: in the list being made
   std::uint32_t neighbor_epoch_ = 0;
   std::span<const NodeId> neighbor_ops(GroupId gid, bool forward);
+  std::vector<GroupId> search_owners_;  // search_between's scratch: one step's neighbours
   // The last search will_fusion_create_cycle made, which fuse_two reuses
   // when it fuses that very pair next (no fusion in between).
   struct Searched {

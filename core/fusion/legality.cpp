@@ -680,9 +680,22 @@ FusionEngine::Between FusionEngine::search_between(GroupId lower, GroupId higher
     heap.pop_back();
     return top;
   };
+  // A step reads the owners of the listed operations first, then their
+  // labels and marks: the owner loads of the first pass do not wait on the
+  // second pass's branches, and the prefetches bring in the slots it reads
+  // (the searches are bound by cache misses, not by work).
+  std::vector<GroupId>& owners = search_owners_;
+  auto neighbours = [&](GroupId from, bool forward) -> const std::vector<GroupId>& {
+    owners.clear();
+    for (NodeId op : neighbor_ops(from, forward)) {
+      const GroupId t = owner_[op];
+      topo_.prefetch(t);
+      owners.push_back(t);
+    }
+    return owners;
+  };
   auto expand_down = [&](GroupId from) {
-    for (NodeId s : neighbor_ops(from, true)) {
-      GroupId t = owner_[s];
+    for (GroupId t : neighbours(from, true)) {
       if (t == higher) {
         if (from != lower) out.cycle = true;
         continue;
@@ -697,8 +710,7 @@ FusionEngine::Between FusionEngine::search_between(GroupId lower, GroupId higher
     }
   };
   auto expand_up = [&](GroupId from) {
-    for (NodeId p : neighbor_ops(from, false)) {
-      GroupId t = owner_[p];
+    for (GroupId t : neighbours(from, false)) {
       if (t == lower) {
         if (from != higher) out.cycle = true;
         continue;
