@@ -252,6 +252,7 @@ GroupId FusionEngine::fuse_two(GroupId n1, GroupId n2) {
   }
   groups_[n1].alive = groups_[n2].alive = false;
   for (NodeId m : groups_[id].members) owner_[m] = id;
+  hand_on_cycles(n1, n2, id);
   return id;
 }
 

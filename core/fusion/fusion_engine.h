@@ -244,6 +244,7 @@ class FusionEngine {
   struct Between {
     bool cycle = false;                // a path lower -> another node -> higher
     bool ancestors = false;            // `nodes` are higher's ancestors (else lower's descendants)
+    GroupId witness = kNone;           // when cycle: a node on the path, neither end
     std::vector<GroupId> nodes;        // valid when !cycle
   };
   Between search_between(GroupId lower, GroupId higher);
@@ -268,9 +269,16 @@ class FusionEngine {
     Between between;
   };
   Searched searched_;
-  // Pairs will_fusion_create_cycle found cyclic, smaller id first. A node's
-  // id dies when it fuses, so only pairs of unchanged nodes are found again.
-  KeyTable cyclic_pairs_;
+  // Cycles found, kept per current node as (an operation of the other end,
+  // an operation of a node on the path between) and handed on to the node a
+  // fusion makes; see cyclic_by_witness.
+  struct CyclicWith {
+    NodeId partner, witness;
+  };
+  std::vector<std::vector<CyclicWith>> cyclic_with_;  // by group id
+  bool cyclic_by_witness(GroupId n1, GroupId n2) const;
+  void remember_cycle(GroupId lower, GroupId higher, GroupId witness);
+  void hand_on_cycles(GroupId n1, GroupId n2, GroupId fused);
   // any_op_ancestor's answers (value 1: ancestor) by (of_members, in_ancestors_of):
   // a node's members never change, and the rounds ask about the same pairs again.
   mutable KeyTable known_ancestry_;
