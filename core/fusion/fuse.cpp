@@ -64,7 +64,8 @@ bool DepValueEq::operator()(const Dep* a, const Dep* b) const noexcept {
 }
 
 DepId FusionEngine::intern(const Dep& d) {
-  auto [it, inserted] = dep_ids_.emplace(&d, static_cast<DepId>(dep_table_.size()));
+  // try_emplace: no map node is made for a dep already interned (most reads).
+  auto [it, inserted] = dep_ids_.try_emplace(&d, static_cast<DepId>(dep_table_.size()));
   if (inserted) {
     DepEntry e;
     e.buf = d.buf;
@@ -85,6 +86,8 @@ DepId FusionEngine::intern(const Dep& d) {
 
 void FusionEngine::intern_deps(const Order& schedule) {
   dep_ids_.reserve(schedule.size() * 4);
+  dep_table_.reserve(schedule.size() * 2);
+  dep_mark_.reserve(schedule.size() * 2);
   std::vector<std::int32_t> pos(g_.nodes.size(), -1);
   for (std::size_t i = 0; i < schedule.size(); ++i) pos[schedule[i]] = static_cast<std::int32_t>(i);
 
@@ -371,15 +374,71 @@ void FusionEngine::refuse(GroupId n1, GroupId n2, const Verdict& why) {
 }
 
 // Candidate pairs: nodes sharing a buffer, each within the next
-// max_pairwise_attempts nodes of its buffer's list; then sorted by score.
+// max_pairwise_attempts nodes of its buffer's list, tried once each; then
+// the pairs that may fuse, sorted by score.
 std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
+  list_candidate_pairs();
+  std::vector<std::pair<GroupId, GroupId>> out;
+  const std::uint64_t this_round = static_cast<std::uint64_t>(round_) << 8;
+  // The pairs land all over a table far larger than the caches, and on
+  // nodes anywhere in the graph: the slots and node records of pairs a few
+  // ahead are fetched while this one is checked.
+  // (Their dep sets, which score_fusion_memory reads, come once the
+  // records are in.)
+  constexpr std::size_t kSlotsAhead = 12, kNodesAhead = 8, kDepsAhead = 3;
+  const std::size_t count = candidates_.size();
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k + kSlotsAhead < count) tried_pairs_.prefetch(candidates_[k + kSlotsAhead]);
+    if (k + kNodesAhead < count) {
+      const std::uint64_t ahead = candidates_[k + kNodesAhead];
+      __builtin_prefetch(&groups_[static_cast<std::size_t>(ahead >> 32)]);
+      __builtin_prefetch(&groups_[static_cast<std::size_t>(ahead & 0xffffffffu)]);
+    }
+    if (k + kDepsAhead < count) {
+      const std::uint64_t ahead = candidates_[k + kDepsAhead];
+      __builtin_prefetch(groups_[static_cast<std::size_t>(ahead >> 32)].touched.data());
+      __builtin_prefetch(groups_[static_cast<std::size_t>(ahead & 0xffffffffu)].touched.data());
+    }
+    const std::uint64_t key = candidates_[k];
+    const auto n1 = static_cast<GroupId>(key >> 32), n2 = static_cast<GroupId>(key & 0xffffffffu);
+    bool added = false;
+    std::uint64_t& tried = tried_pairs_.find_or_add(key, added);
+    if ((tried & ~kVerdictBits) == this_round) continue;  // tried this round, through another buffer
+    tried = this_round | (tried & kVerdictBits);
+    ++result_.pairs_considered;
+    Verdict why = can_fuse_remembered(n1, n2, tried);  // adds no pair: `tried` stays valid
+    if (why.ok()) {
+      out.emplace_back(n1, n2);
+      continue;
+    }
+    refuse(n1, n2, why);
+    // Epilogue and foreach fusions are order dependent: try the other way round.
+    if (pair_traits_[static_cast<std::size_t>(n2)] & kTriedBothWays) {
+      Verdict why_rev = can_fuse(n2, n1);
+      if (why_rev.ok()) out.emplace_back(n2, n1);
+      else refuse(n2, n1, why_rev);
+    }
+  }
+  keep_highest_priority_pairs(out);
+  sort_by_score(out);
+  return out;
+}
+
+// candidates_: the pairs in the order Inductor's loop meets them, buffer by
+// buffer (in order of first use), each node with the next
+// max_pairwise_attempts nodes of the buffer's list; repeats included,
+// except whole windows met before (below).
+void FusionEngine::list_candidate_pairs() {
   // Nodes per buffer (Inductor's buffer_names_grouping), buffers in order of
   // first use, as a CSR built from (buffer, node) entries.
   std::vector<std::pair<BufId, GroupId>> uses;
   // used_buffer_names of one node (reads then writes, as a set): a buffer is
   // taken the first time the node's stamp is not on it.
   std::vector<GroupId> used_by(g_.buffers.size(), kNone);
-  for (GroupId gid : order_) {
+  constexpr std::size_t kNodesAhead = 4;  // node records fetched ahead (they are anywhere)
+  for (std::size_t k = 0; k < order_.size(); ++k) {
+    if (k + kNodesAhead < order_.size()) __builtin_prefetch(&groups_[static_cast<std::size_t>(order_[k + kNodesAhead])]);
+    const GroupId gid = order_[k];
     const Group& grp = groups_[gid];
     if (grp.unfusable) continue;
     for (const auto* set : {&grp.reads, &grp.writes})
@@ -403,11 +462,9 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
   std::vector<std::int32_t> fill(start.begin(), start.end() - 1);
   for (auto [b, gid] : uses) members[fill[slot[b]]++] = gid;
 
-  std::vector<std::pair<GroupId, GroupId>> out;
-  const std::uint64_t this_round = static_cast<std::uint64_t>(round_) << 8;
   // Per node, the last partner window it was listed with (its start in
   // `members` and its width). Under a later buffer, a window with the same
-  // partners in the same order holds only pairs tried already: on dense
+  // partners in the same order holds only pairs met already: on dense
   // graphs (every node of a layer reading every buffer of the one before)
   // nearly all repeats go without a probe into the pair table. Narrow
   // windows are not compared; there a repeat is rare and the compare a cache miss.
@@ -416,6 +473,7 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
   };
   std::vector<Window> last_window(groups_.size());
   constexpr std::size_t kComparedWidth = 8;
+  candidates_.clear();
   for (std::size_t s = 0; s + 1 < start.size(); ++s) {
     const GroupId* nodes = members.data() + start[s];
     const std::size_t count = static_cast<std::size_t>(start[s + 1] - start[s]);
@@ -429,31 +487,9 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
           continue;
         last = {static_cast<std::int32_t>(partners - members.data()), static_cast<std::int32_t>(width)};
       }
-      for (std::size_t j = i + 1; j < end; ++j) {
-        GroupId n1 = nodes[i], n2 = nodes[j];
-        bool added = false;
-        std::uint64_t& tried = tried_pairs_.find_or_add(pair_key(n1, n2), added);
-        if ((tried & ~kVerdictBits) == this_round) continue;  // tried this round, through another buffer
-        tried = this_round | (tried & kVerdictBits);
-        ++result_.pairs_considered;
-        Verdict why = can_fuse_remembered(n1, n2, tried);  // adds no pair: `tried` stays valid
-        if (why.ok()) {
-          out.emplace_back(n1, n2);
-          continue;
-        }
-        refuse(n1, n2, why);
-        // Epilogue and foreach fusions are order dependent: try the other way round.
-        if (pair_traits_[static_cast<std::size_t>(n2)] & kTriedBothWays) {
-          Verdict why_rev = can_fuse(n2, n1);
-          if (why_rev.ok()) out.emplace_back(n2, n1);
-          else refuse(n2, n1, why_rev);
-        }
-      }
+      for (std::size_t j = i + 1; j < end; ++j) candidates_.push_back(pair_key(nodes[i], nodes[j]));
     }
   }
-  keep_highest_priority_pairs(out);
-  sort_by_score(out);
-  return out;
 }
 
 // list.sort(key=score_fusion, reverse=True): best first.

@@ -187,6 +187,8 @@ class FusionEngine {
   std::int64_t rank_of(GroupId gid) const;  // topo_ label; a subnode ranks as its foreach node
   void prune_redundant_deps(GroupId gid);
   std::vector<std::pair<GroupId, GroupId>> possible_fusions();
+  void list_candidate_pairs();
+  std::vector<std::uint64_t> candidates_;  // list_candidate_pairs' pairs (pair_key), reused
   void sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs);
   void fuse_once();
   void topological_sort_groups();

@@ -36,6 +36,12 @@ class BasicKeyTable {
     return s.key == key ? &s.value : nullptr;
   }
 
+  // Starts loading the cache line where `key` is or would go (a hint; the
+  // table is not changed): callers that know their next keys hide the miss.
+  void prefetch(std::uint64_t key) const {
+    __builtin_prefetch(&slots_[static_cast<std::size_t>(mix(key)) & (slots_.size() - 1)]);
+  }
+
   // The value stored with `key`, added as Value{} (`added` true) when absent.
   // The reference holds until the next key is added.
   Value& find_or_add(std::uint64_t key, bool& added) {
