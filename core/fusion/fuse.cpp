@@ -137,7 +137,7 @@ void FusionEngine::intern_deps(const Order& schedule) {
     owner_[v] = static_cast<GroupId>(groups_.size());
     order_.push_back(owner_[v]);
     groups_.push_back(std::move(grp));
-    note_pair_traits(owner_[v]);
+    note_node_traits(owner_[v]);
   }
 }
 
@@ -206,7 +206,7 @@ void FusionEngine::take_lead(Group& grp) const {
 
 GroupId FusionEngine::add_group(Group grp) {
   groups_.push_back(std::move(grp));
-  note_pair_traits(static_cast<GroupId>(groups_.size() - 1));
+  note_node_traits(static_cast<GroupId>(groups_.size() - 1));
   if (group_mark_.size() < groups_.size()) group_mark_.resize(groups_.size() * 2, 0);
   return static_cast<GroupId>(groups_.size() - 1);
 }
@@ -304,7 +304,7 @@ GroupId FusionEngine::add_foreach(const std::vector<GroupId>& subnodes, GroupId 
   has_subnodes_ = true;
   for (GroupId sub : subnodes) {
     groups_[sub].container = id;
-    note_pair_traits(sub);
+    note_node_traits(sub);
     groups_[sub].alive = false;
     for (NodeId m : groups_[sub].members) {
       subnode_of_[m] = sub;
@@ -337,22 +337,20 @@ GroupId FusionEngine::fuse_foreach(GroupId n1, GroupId n2) {
 // over), or on itself, are dropped: Inductor's _prune_redundant_deps.
 void FusionEngine::prune_redundant_deps(GroupId gid) {
   Group& grp = groups_[gid];
-  auto is_weak = [&](DepId d) { return dep_table_[d].kind == DepKind::Weak || dep_table_[d].kind == DepKind::FakeWeak; };
-  if (std::none_of(grp.unmet.begin(), grp.unmet.end(), is_weak)) return;
+  if (std::none_of(grp.unmet.begin(), grp.unmet.end(), [&](DepId d) { return is_weak_dep(d); })) return;
   std::unordered_map<GroupId, int> strong_count;
   for (DepId d : grp.unmet)
-    if (!is_weak(d)) ++strong_count[owner_[dep_table_[d].producer]];
+    if (!is_weak_dep(d)) ++strong_count[owner_[dep_table_[d].producer]];
   std::vector<DepId> prune;
   for (DepId d : grp.unmet) {
-    if (dep_table_[d].kind != DepKind::Weak && dep_table_[d].kind != DepKind::FakeWeak) continue;
+    if (!is_weak_dep(d)) continue;
     GroupId producer = owner_[dep_table_[d].producer];
     bool redundant = strong_count.count(producer) && fusable_weak_dep(d, producer, gid);
     if (redundant || producer == gid) prune.push_back(d);
   }
   if (prune.empty()) return;
   grp.deps_changed = true;
-  grp.producers_listed = false;
-  note_pair_traits(gid);
+  grp.producers_listed = grp.used_buffers_listed = false;
   const std::uint32_t pruned = next_dep_epoch();
   for (DepId d : prune) dep_mark_[d] = pruned;
   auto drop = [&](std::vector<DepId>& v) {
@@ -361,6 +359,7 @@ void FusionEngine::prune_redundant_deps(GroupId gid) {
   drop(grp.unmet);
   drop(grp.reads);
   list_touched(grp);
+  note_node_traits(gid);
 }
 
 void FusionEngine::refuse(GroupId n1, GroupId n2, const Verdict& why) {
@@ -413,7 +412,7 @@ std::vector<std::pair<GroupId, GroupId>> FusionEngine::possible_fusions() {
     }
     refuse(n1, n2, why);
     // Epilogue and foreach fusions are order dependent: try the other way round.
-    if (pair_traits_[static_cast<std::size_t>(n2)] & kTriedBothWays) {
+    if (node_traits_[static_cast<std::size_t>(n2)] & kTriedBothWays) {
       Verdict why_rev = can_fuse(n2, n1);
       if (why_rev.ok()) out.emplace_back(n2, n1);
       else refuse(n2, n1, why_rev);
@@ -432,22 +431,14 @@ void FusionEngine::list_candidate_pairs() {
   // Nodes per buffer (Inductor's buffer_names_grouping), buffers in order of
   // first use, as a CSR built from (buffer, node) entries.
   std::vector<std::pair<BufId, GroupId>> uses;
-  // used_buffer_names of one node (reads then writes, as a set): a buffer is
-  // taken the first time the node's stamp is not on it.
-  std::vector<GroupId> used_by(g_.buffers.size(), kNone);
-  constexpr std::size_t kNodesAhead = 4;  // node records fetched ahead (they are anywhere)
+  // Node records (and then their lists) are anywhere: fetched a few ahead.
+  constexpr std::size_t kNodesAhead = 4, kListsAhead = 2;
   for (std::size_t k = 0; k < order_.size(); ++k) {
     if (k + kNodesAhead < order_.size()) __builtin_prefetch(&groups_[static_cast<std::size_t>(order_[k + kNodesAhead])]);
+    if (k + kListsAhead < order_.size()) __builtin_prefetch(groups_[static_cast<std::size_t>(order_[k + kListsAhead])].used_buffers.data());
     const GroupId gid = order_[k];
-    const Group& grp = groups_[gid];
-    if (grp.unfusable) continue;
-    for (const auto* set : {&grp.reads, &grp.writes})
-      for (DepId d : *set) {
-        BufId b = dep_table_[d].buf;
-        if (used_by[b] == gid) continue;
-        used_by[b] = gid;
-        uses.emplace_back(b, gid);
-      }
+    if (groups_[gid].unfusable) continue;
+    for (BufId b : used_buffers(gid)) uses.emplace_back(b, gid);
   }
   std::vector<std::int32_t> slot(g_.buffers.size(), -1);
   std::vector<std::int32_t> start{0};
@@ -516,9 +507,14 @@ void FusionEngine::sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs
 
 void FusionEngine::fuse_once() {
   ++round_;
+  // Only nodes with an unmet weak dep have anything to prune; the traits
+  // say which without reading every node's record each round.
   for (GroupId gid : order_) {
-    prune_redundant_deps(gid);
-    for (GroupId sub : groups_[gid].subnodes) prune_redundant_deps(sub);
+    const std::uint8_t traits = node_traits_[static_cast<std::size_t>(gid)];
+    if (traits & kWeakUnmet) prune_redundant_deps(gid);
+    if (traits & kForeach)
+      for (GroupId sub : groups_[gid].subnodes)
+        if (node_traits_[static_cast<std::size_t>(sub)] & kWeakUnmet) prune_redundant_deps(sub);
   }
   std::vector<GroupId> nodes = order_;  // the round's OrderedSet: fused nodes join at the end
   for (auto [p1, p2] : possible_fusions()) {
@@ -559,6 +555,25 @@ void FusionEngine::topological_sort_groups() {
       order_, [&](GroupId v) { return group_mark_[v] == seen ? false : (group_mark_[v] = seen, true); }, producers,
       [&](GroupId v) { result.push_back(v); });
   order_ = std::move(result);
+}
+
+// used_buffer_names of one node (reads then writes, as a set; a buffer is
+// taken the first time this listing's mark is not on it). Listed once per node:
+// its reads and writes stay as they are unless pruned or reordered.
+const std::vector<BufId>& FusionEngine::used_buffers(GroupId gid) {
+  Group& grp = groups_[gid];
+  if (grp.used_buffers_listed) return grp.used_buffers;
+  const std::uint32_t listed = next_buf_epoch();
+  grp.used_buffers.clear();
+  for (const auto* set : {&grp.reads, &grp.writes})
+    for (DepId d : *set) {
+      const BufId b = dep_table_[d].buf;
+      if (buf_mark_[b] == listed) continue;
+      buf_mark_[b] = listed;
+      grp.used_buffers.push_back(b);
+    }
+  grp.used_buffers_listed = true;
+  return grp.used_buffers;
 }
 
 // The operations producing gid's unmet deps, sorted by buffer name (stable),

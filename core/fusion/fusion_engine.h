@@ -82,6 +82,10 @@ struct Group {
   // visits them (by buffer name; see producers_by_name), listed once.
   std::vector<NodeId> producers_by_name;
   bool producers_listed = false;
+  // The buffers it reads or writes, reads first, each once (Inductor's
+  // used_buffer_names, in insertion order), listed once for the pair loop.
+  std::vector<BufId> used_buffers;
+  bool used_buffers_listed = false;
   std::vector<BufId> buffers;               // outputs of all members
   bool reduction = false, is_template = false, unfusable = false, aliasing_or_mutation = false;
   std::int64_t numel = 0, rnumel = 1;  // Triton group: of its first reduction member, else its first member
@@ -188,6 +192,7 @@ class FusionEngine {
   void prune_redundant_deps(GroupId gid);
   std::vector<std::pair<GroupId, GroupId>> possible_fusions();
   void list_candidate_pairs();
+  const std::vector<BufId>& used_buffers(GroupId gid);
   std::vector<std::uint64_t> candidates_;  // list_candidate_pairs' pairs (pair_key), reused
   void sort_by_score(std::vector<std::pair<GroupId, GroupId>>& pairs);
   void fuse_once();
@@ -211,14 +216,16 @@ class FusionEngine {
   // table, so the loop's "tried this round?" and "known?" are one probe.
   BasicKeyTable<std::uint64_t> tried_pairs_;
   static constexpr std::uint64_t kVerdictBits = 0xff;
-  // Per node, what the pair loop asks of every pair, in one byte kept
+  // Per node, what the rounds ask of every node or pair, in one byte kept
   // beside the others (a node's record spans several cache lines):
-  // kKeepsVerdicts (not a foreach node or subnode, deps as made) and
-  // kTriedBothWays (template or foreach: fusing it is order dependent).
-  // note_pair_traits refreshes it wherever those fields change.
-  static constexpr std::uint8_t kKeepsVerdicts = 1, kTriedBothWays = 2;
-  std::vector<std::uint8_t> pair_traits_;
-  void note_pair_traits(GroupId gid);
+  // kKeepsVerdicts (not a foreach node or subnode, deps as made),
+  // kTriedBothWays (template or foreach: fusing it is order dependent),
+  // kForeach, and kWeakUnmet (an unmet weak dep: prune_redundant_deps has
+  // work). note_node_traits refreshes it wherever those fields change.
+  static constexpr std::uint8_t kKeepsVerdicts = 1, kTriedBothWays = 2, kForeach = 4, kWeakUnmet = 8;
+  std::vector<std::uint8_t> node_traits_;
+  void note_node_traits(GroupId gid);
+  bool is_weak_dep(DepId d) const { return dep_table_[d].kind == DepKind::Weak || dep_table_[d].kind == DepKind::FakeWeak; }
   std::int64_t score_fusion_memory(GroupId n1, GroupId n2);
   static void list_touched(Group& grp);  // fills grp.touched from reads and writes
   bool any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const;

@@ -144,16 +144,18 @@ Verdict FusionEngine::can_fuse(GroupId n1, GroupId n2) {
 }
 
 bool FusionEngine::remembers_verdicts(GroupId n1, GroupId n2) const {
-  return !reorder_round_ && (pair_traits_[static_cast<std::size_t>(n1)] & pair_traits_[static_cast<std::size_t>(n2)] & kKeepsVerdicts);
+  return !reorder_round_ && (node_traits_[static_cast<std::size_t>(n1)] & node_traits_[static_cast<std::size_t>(n2)] & kKeepsVerdicts);
 }
 
-void FusionEngine::note_pair_traits(GroupId gid) {
-  if (pair_traits_.size() < groups_.size()) pair_traits_.resize(groups_.size() * 2, 0);
+void FusionEngine::note_node_traits(GroupId gid) {
+  if (node_traits_.size() < groups_.size()) node_traits_.resize(groups_.size() * 2, 0);
   const Group& grp = groups_[static_cast<std::size_t>(gid)];
   std::uint8_t traits = 0;
   if (!grp.deps_changed && !grp.is_foreach() && grp.container == kNone) traits |= kKeepsVerdicts;
   if (grp.is_template || grp.is_foreach()) traits |= kTriedBothWays;
-  pair_traits_[static_cast<std::size_t>(gid)] = traits;
+  if (grp.is_foreach()) traits |= kForeach;
+  if (std::any_of(grp.unmet.begin(), grp.unmet.end(), [&](DepId d) { return is_weak_dep(d); })) traits |= kWeakUnmet;
+  node_traits_[static_cast<std::size_t>(gid)] = traits;
 }
 
 // A remembered reason with the numbers its text carries (the nodes' groups).
@@ -338,7 +340,7 @@ Verdict FusionEngine::can_fuse_vertical(GroupId n1, GroupId n2) {
     return &buckets_[static_cast<std::size_t>(buf_slot_[name])];
   };
   for (DepId d : b.unmet) {
-    if (dep_table_[d].kind == DepKind::Weak || dep_table_[d].kind == DepKind::FakeWeak)
+    if (is_weak_dep(d))
       if (fusable_weak_dep(d, n1, n2)) continue;
     bucket(dep_table_[d].latest_buf, true)->push_back(d);
   }

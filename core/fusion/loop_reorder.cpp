@@ -193,8 +193,8 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
     for (DepId& d : *set) d = reordered(d);
   list_touched(grp);
   grp.deps_changed = true;
-  grp.producers_listed = false;
-  note_pair_traits(gid);
+  grp.producers_listed = grp.used_buffers_listed = false;
+  note_node_traits(gid);
   return true;
 }
 
