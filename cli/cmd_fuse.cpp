@@ -52,7 +52,10 @@ int run(const FuseArgs& a) {
   if (!a.explain.empty()) return explain(g, a.explain[0], a.explain[1]);
 
   FrontEndResult fe = run_front_end(g, true, FusionOptions{});
-  if (!a.out_path.empty()) write_output(a.out_path, write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
+  if (!a.out_path.empty()) {
+    const Graph post = build_fused_graph(g, fe.deps, fe.fusion.groups);
+    write_outputs({OutputStream{a.out_path, [&post](std::FILE* out, const std::string& name) { write_graph_json(post, out, name); }}});
+  }
 
   std::size_t fused = 0;
   for (const auto& grp : fe.fusion.groups) fused += grp.size() > 1;

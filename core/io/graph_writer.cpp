@@ -76,10 +76,8 @@ void write_node(JsonWriter& w, const Graph& g, const Node& n) {
   w.end_object();
 }
 
-}  // namespace
-
-std::string write_graph_json(const Graph& g) {
-  JsonWriter w;
+// The graph into `w`, newline-terminated.
+void write_graph(JsonWriter& w, const Graph& g) {
   w.begin_object();
   w.field("format", "schedgraph/1");
   if (!g.name.empty()) w.field("name", g.name);
@@ -105,7 +103,20 @@ std::string write_graph_json(const Graph& g) {
   }
   w.end_object();
   w.raw("\n");
+}
+
+}  // namespace
+
+std::string write_graph_json(const Graph& g) {
+  JsonWriter w;
+  write_graph(w, g);
   return w.take_text();
+}
+
+void write_graph_json(const Graph& g, std::FILE* out, const std::string& name) {
+  JsonWriter w(out, name);
+  write_graph(w, g);
+  w.flush();
 }
 
 }  // namespace schedlab
