@@ -159,8 +159,16 @@ class FusionEngine {
   std::vector<std::int32_t> buf_slot_;
   std::vector<std::vector<DepId>> buckets_;
   std::vector<GroupId> vertical_producers_;  // can_fuse_vertical's producers of unmatched deps, reused
-  // A topological order of the current nodes, kept valid across fusions.
-  GroupOrder topo_;
+  // A topological order of the current nodes, kept valid across fusions,
+  // with each node's neighbour lists (see neighbor_ops).
+  static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
+  struct NeighborSpan {
+    std::uint32_t begin = 0, count = kUnlisted;
+  };
+  struct NeighborSpans {
+    NeighborSpan succ, pred;
+  };
+  GroupOrder<NeighborSpans> topo_;
 
   void intern_deps(const Order& schedule);
   DepId intern(const Dep& d);  // `d` must outlive the engine
@@ -258,14 +266,10 @@ class FusionEngine {
   };
   Between search_between(GroupId lower, GroupId higher);
   // neighbor_ops' lists, appended to one arena as nodes are first expanded:
-  // per group id and direction, where its list starts and how long it is.
-  // Eight bytes a node (a vector was 32 and one allocation each) keep the
-  // "listed yet?" read that every expansion makes in cache more often.
-  static constexpr std::uint32_t kUnlisted = ~std::uint32_t{0};
-  struct NeighborSpan {
-    std::uint32_t begin = 0, count = kUnlisted;
-  };
-  std::vector<NeighborSpan> succ_spans_, pred_spans_;  // by group id
+  // per node and direction, where its list starts and how long it is, kept
+  // in topo_'s slot beside the label a search step reads anyway (a vector
+  // per node was 32 bytes and one allocation, and its "made yet?" flag
+  // missed the cache on most expansions).
   std::vector<NodeId> neighbor_arena_;
   std::vector<std::uint32_t> neighbor_mark_;  // by group id: in the list being made
   std::uint32_t neighbor_epoch_ = 0;

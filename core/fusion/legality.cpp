@@ -676,16 +676,15 @@ void FusionEngine::hand_on_cycles(GroupId n1, GroupId n2, GroupId fused) {
 // operation) most nodes are expanded once, and a sort there cost more than
 // the searches.
 std::span<const NodeId> FusionEngine::neighbor_ops(GroupId gid, bool forward) {
-  auto& spans = forward ? succ_spans_ : pred_spans_;
-  if (spans.size() < groups_.size()) spans.resize(groups_.size() * 2);
-  NeighborSpan& span = spans[static_cast<std::size_t>(gid)];
+  NeighborSpans& spans = topo_.extra(gid);  // gid is in the order: a current node
+  NeighborSpan& span = forward ? spans.succ : spans.pred;
   if (span.count == kUnlisted) {
     // The lists are a cache: when the arena's 32-bit offsets could run out
     // (a list holds at most one operation per node), every list is dropped
     // and made again as nodes are expanded.
     if (neighbor_arena_.size() + groups_.size() >= kUnlisted) {
       neighbor_arena_.clear();
-      for (auto* all : {&succ_spans_, &pred_spans_}) std::fill(all->begin(), all->end(), NeighborSpan{});
+      topo_.for_each_extra([](NeighborSpans& all) { all = {}; });
     }
     if (neighbor_mark_.size() < groups_.size()) neighbor_mark_.resize(groups_.size() * 2, 0);
     next_epoch(neighbor_mark_, neighbor_epoch_);

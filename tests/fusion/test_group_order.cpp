@@ -11,7 +11,7 @@
 #include "core/fusion/group_order.h"
 
 using schedlab::fusion_detail::GroupOrder;
-using Id = GroupOrder::Id;
+using Id = GroupOrder<>::Id;
 
 TEST_CASE("GroupOrder keeps its labels in the order of a plain list under moves and replacements", "[fusion][oracle]") {
   std::mt19937 rng(56);
@@ -19,7 +19,7 @@ TEST_CASE("GroupOrder keeps its labels in the order of a plain list under moves 
     std::vector<Id> list;
     for (Id id = 0; id < 40 + static_cast<Id>(rng() % 60); ++id) list.push_back(id);
     std::shuffle(list.begin(), list.end(), rng);
-    GroupOrder order;
+    GroupOrder<> order;
     order.reset(list);
     Id next_id = static_cast<Id>(list.size());
     for (int step = 0; step < 3000 && list.size() > 1; ++step) {
