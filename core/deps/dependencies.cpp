@@ -375,6 +375,17 @@ bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector
   }
   if (min_pos >= max_pos || min_depth >= max_depth) return false;
   const Box from = box_of(as), to = box_of(bs);
+  // The seeds the labels keep, found before any stamp is touched: more than
+  // a third of the queries that get this far end here on the fuser's
+  // irregular DAGs, and a stamp costs a cache miss per seed.
+  down_queue_.clear();
+  up_queue_.clear();
+  for (NodeId a : as)
+    if (may_reach_some(a, to, bs)) down_queue_.push_back(a);
+  if (down_queue_.empty()) return false;
+  for (NodeId b : bs)
+    if (may_be_reached(b, from, as)) up_queue_.push_back(b);
+  if (up_queue_.empty()) return false;
   epoch_ += 2;
   if (epoch_ < 2) {  // wrapped: reset the stamps
     std::fill(stamp_.begin(), stamp_.end(), Stamps{});
@@ -385,19 +396,11 @@ bool Reachability::any_ancestor(const std::vector<NodeId>& as, const std::vector
   // node in both `as` and `bs` is not its own ancestor.
   const std::uint32_t start = epoch_ - 1, reached = epoch_;
   auto on = [](std::uint32_t stamp, std::uint32_t s, std::uint32_t r) { return stamp == s || stamp == r; };
-  down_queue_.clear();
-  up_queue_.clear();
-  for (NodeId a : as)
-    if (stamp_[a].down != start) {
-      stamp_[a].down = start;
-      if (may_reach_some(a, to, bs)) down_queue_.push_back(a);
-    }
-  if (down_queue_.empty()) return false;
-  for (NodeId b : bs)
-    if (stamp_[b].up != start) {
-      stamp_[b].up = start;
-      if (may_be_reached(b, from, as)) up_queue_.push_back(b);
-    }
+  // Every seed is stamped, kept or not: a search reaching any node of `bs`
+  // has found a path, and one reaching a seed of its own side again has
+  // nothing new to queue. (A seed listed twice is queued twice, harmlessly.)
+  for (NodeId a : as) stamp_[a].down = start;
+  for (NodeId b : bs) stamp_[b].up = start;
   for (std::size_t down_next = 0, up_next = 0; down_next < down_queue_.size() && up_next < up_queue_.size();) {
     for (NodeId s : succs_.row(down_queue_[down_next++])) {
       Stamps& st = stamp_[s];
