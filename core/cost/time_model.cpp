@@ -5,4 +5,15 @@ namespace schedlab {
 
 bool class_needs_law(KernelClass c) { return c != KernelClass::Collective && c != KernelClass::None; }
 
+double host_us_per_node(const TimeModel& m, KernelClass c) {
+  switch (c) {
+    case KernelClass::None: return 0.0;
+    case KernelClass::TritonPointwise:
+    case KernelClass::TritonReduction: return m.host_us_per_kernel;
+    case KernelClass::Convolution: return m.host_us_per_convolution;
+    case KernelClass::ConvolutionBackward: return m.host_us_per_convolution_backward;
+    default: return m.host_us_per_extern;
+  }
+}
+
 }  // namespace schedlab

@@ -26,7 +26,11 @@
 // x_half = fixed_us / factor. Collectives keep the NCCL-style model of the
 // profile's link figures. The host (Inductor's Python wrapper) pays
 // `host_us_per_kernel` per Triton launch, `host_us_per_extern` per extern
-// call or collective, and `host_call_us` per call; the device
+// call or collective, `host_us_per_convolution` and
+// `host_us_per_convolution_backward` per cuDNN convolution call (ATen's
+// cuDNN path sets up descriptors and finds its execution plan on the host
+// at every call; a backward does it for both gradients), and
+// `host_call_us` per call; the device
 // leaves `launch_gap_us` between back-to-back kernels; under CUDA graphs the
 // host pays nothing and the gap is `cudagraph_gap_us`.
 #pragma once
@@ -55,6 +59,8 @@ struct TimeModel {
   double cudagraph_gap_us = 0;           // the same inside a CUDA graph
   double host_us_per_kernel = 0;         // wrapper cost per Triton kernel launch
   double host_us_per_extern = 0;         // wrapper cost per extern call or collective (Python + ATen dispatch)
+  double host_us_per_convolution = 0;    // the same for a cuDNN convolution call
+  double host_us_per_convolution_backward = 0;  // and for a convolution backward call
   double host_call_us = 0;               // wrapper cost per call (argument handling, allocations)
   int samples = 0;                       // kernels the fit saw (0: written by hand)
   int sm_count = 0;                      // SMs the tile terms quantize over (0: no tile terms)
@@ -63,6 +69,11 @@ struct TimeModel {
 
 // The classes a time model must have a law for.
 bool class_needs_law(KernelClass c);
+
+// The host's cost of launching one node of class `c` in default mode: one
+// call per node (a Triton launch or an extern op), however many GPU kernels
+// that call starts.
+double host_us_per_node(const TimeModel& m, KernelClass c);
 
 // Read and written with the profile (core/io/profiles.h).
 

@@ -91,7 +91,8 @@ void check_complete(const HardwareProfile& p) {
 TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
-  refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_call_us", "samples", "sm_count", "l2_bytes"}, where);
+  refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_us_per_convolution",
+                      "host_us_per_convolution_backward", "host_call_us", "samples", "sm_count", "l2_bytes"}, where);
   TimeModel m;
   const json& laws = field(j, "laws", where);
   if (!laws.is_object()) throw Error("hardware profile: " + where + ".laws: expected an object {class: law}");
@@ -107,6 +108,11 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   m.cudagraph_gap_us = non_negative(j, "cudagraph_gap_us", where);
   m.host_us_per_kernel = non_negative(j, "host_us_per_kernel", where);
   m.host_us_per_extern = non_negative(j, "host_us_per_extern", where);
+  // Profiles written before the convolution figures: a convolution call
+  // costs the host what any extern call does.
+  m.host_us_per_convolution = j.contains("host_us_per_convolution") ? non_negative(j, "host_us_per_convolution", where) : m.host_us_per_extern;
+  m.host_us_per_convolution_backward =
+      j.contains("host_us_per_convolution_backward") ? non_negative(j, "host_us_per_convolution_backward", where) : m.host_us_per_extern;
   m.host_call_us = non_negative(j, "host_call_us", where);
   if (auto it = j.find("samples"); it != j.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0) throw Error("hardware profile: " + where + ".samples: expected an integer >= 0");
@@ -131,7 +137,8 @@ json time_model_to_json(const TimeModel& m) {
     for (const LawField& f : kLawFields) out[std::string(f.name)] = law.*f.member;
   }
   return {{"laws", std::move(laws)},          {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
-          {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern}, {"host_call_us", m.host_call_us}, {"samples", m.samples},
+          {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern},
+          {"host_us_per_convolution", m.host_us_per_convolution}, {"host_us_per_convolution_backward", m.host_us_per_convolution_backward}, {"host_call_us", m.host_call_us}, {"samples", m.samples},
           {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
 }
 

@@ -273,15 +273,23 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.cudagraph_gap_us = graph_gaps.empty() ? tm.launch_gap_us : median(graph_gaps);
 
   // The host: non-negative least squares of the call's host time (else its
-  // wall time, which a launch-bound call follows) on its Triton launches and
-  // extern calls, weighted by relative error.
+  // wall time, which a launch-bound call follows) on its Triton launches,
+  // convolution calls, convolution backward calls and other extern calls,
+  // weighted by relative error. The counts ride in the kernel law's columns:
+  // fixed = the call, compute = Triton launches, memory = other externs,
+  // wave = convolutions, narrow = convolution backwards.
   std::vector<NodeSample> calls;
   for (const MeasuredCase& c : cases) {
     NodeSample s;
     for (const Node& n : c.graph.nodes) {
-      const KernelClass k = classify_node(c.graph, n);
-      if (k == KernelClass::None) continue;
-      (k == KernelClass::TritonPointwise || k == KernelClass::TritonReduction ? s.compute_us : s.cached_us) += 1;
+      switch (classify_node(c.graph, n)) {
+        case KernelClass::None: break;
+        case KernelClass::TritonPointwise:
+        case KernelClass::TritonReduction: s.compute_us += 1; break;
+        case KernelClass::Convolution: s.wave_us += 1; break;
+        case KernelClass::ConvolutionBackward: s.narrow_us += 1; break;
+        default: s.cached_us += 1; break;
+      }
     }
     s.measured_us = c.measured.host_time_us.value_or(c.measured.wall_time_us);
     calls.push_back(s);
@@ -290,6 +298,8 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.host_call_us = host[0];
   tm.host_us_per_kernel = host[1];
   tm.host_us_per_extern = host[2];
+  tm.host_us_per_convolution = host[3];
+  tm.host_us_per_convolution_backward = host[4];
 
   fit.profile = base;
   fit.profile.name = name;

@@ -12,8 +12,9 @@
 //   next one already launched: start within `kBackToBackUs` of the previous
 //   end). The CUDA-graph gap: the median of (wall - kernel time) / kernels
 //   over graphs measured under CUDA graphs.
-// - The host: host_call_us, host_us_per_kernel (Triton launches) and
-//   host_us_per_extern (extern calls, collectives) are a non-negative least
+// - The host: host_call_us, host_us_per_kernel (Triton launches),
+//   host_us_per_convolution, host_us_per_convolution_backward (cuDNN calls)
+//   and host_us_per_extern (other extern calls, collectives) are a non-negative least
 //   squares fit of each call's measured host time (else its wall time) on
 //   its launch counts, weighted by relative error.
 // - A class nobody measured borrows a related class's law (attention and

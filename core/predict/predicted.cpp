@@ -21,10 +21,7 @@ LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagra
     const KernelClass c = classify_node(g, g.nodes[v]);
     if (c == KernelClass::None) continue;
     const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
-    // The host makes one call per node (a Triton launch or an extern op),
-    // however many GPU kernels that call starts.
-    const bool triton = c == KernelClass::TritonPointwise || c == KernelClass::TritonReduction;
-    m.host_us[v] = cudagraphs ? 0.0 : (triton ? tm.host_us_per_kernel : tm.host_us_per_extern);
+    m.host_us[v] = cudagraphs ? 0.0 : host_us_per_node(tm, c);
     m.gap_us[v] = kernels * (cudagraphs ? tm.cudagraph_gap_us : tm.launch_gap_us);
   }
   return m;

@@ -613,6 +613,33 @@ def conv_narrow_sweep():
         torch.compile(forward)(xs).backward()
 
 
+def conv_small_sweep():
+    """Small convolutions as mobile and residual networks run them, forward
+    and backward: depthwise, grouped and 1x1 convolutions in bf16
+    channels-last, and 3x3 and strided 1x1 convolutions in fp32 NCHW at
+    batch 16. cuDNN runs these in a few short kernels each, so their time is
+    mostly per-call and per-byte cost, which the other sweeps (larger, or
+    fp32 with layout transposes) do not show. Measured, not yet fitted:
+    tests/data/conv_small_sweep/README.md."""
+    # (cin, cout, hw, kernel, stride, groups)
+    bf16_channels_last = [(24, 24, 96, 3, 1, 24), (48, 48, 48, 5, 2, 48), (120, 120, 24, 5, 1, 120),
+                          (320, 320, 12, 3, 1, 320), (640, 640, 6, 3, 1, 640), (24, 96, 48, 1, 1, 1),
+                          (96, 40, 24, 1, 1, 1), (320, 80, 12, 1, 1, 1), (192, 192, 14, 3, 1, 8), (48, 48, 28, 3, 1, 4)]
+    fp32_nchw = [(48, 48, 48, 3, 1, 1), (96, 96, 24, 3, 1, 1), (192, 192, 12, 3, 1, 1), (384, 384, 6, 3, 1, 1),
+                 (48, 96, 48, 3, 2, 1), (96, 192, 24, 1, 2, 1), (192, 384, 12, 3, 2, 1)]
+    for dtype, configs, fmt in ((torch.bfloat16, bf16_channels_last, torch.channels_last),
+                                (torch.float32, fp32_nchw, torch.contiguous_format)):
+        convs = nn.ModuleList(nn.Conv2d(cin, cout, k, stride=s, padding=k // 2, groups=groups, bias=False)
+                              for cin, cout, _, k, s, groups in configs).to(DEVICE, dtype, memory_format=fmt)
+        xs = [torch.randn(16, cin, hw, hw, device=DEVICE, dtype=dtype).to(memory_format=fmt).requires_grad_()
+              for cin, _, hw, _, _, _ in configs]
+
+        def forward(xs):
+            return sum(conv(x).float().mean() for conv, x in zip(convs, xs))
+
+        torch.compile(forward)(xs).backward()
+
+
 def attention_sweep():
     """Scaled-dot-product attention through PyTorch's default backend choice
     over batch, heads, sequence lengths and head dims, forward and backward
@@ -703,6 +730,7 @@ SINGLE_GPU_CASES = {
     "pointwise_sweep": pointwise_sweep,
     "conv_sweep": conv_sweep,
     "conv_narrow_sweep": conv_narrow_sweep,
+    "conv_small_sweep": conv_small_sweep,
     "attention_sweep": attention_sweep,
     "extern_sweep": extern_sweep,
 }
@@ -799,12 +827,41 @@ EXPERIMENT_CASES = {
 }
 
 
+def resnet_step():
+    """Out of the zoo (tests/data/outside_zoo): torchvision ResNet-18, one
+    compiled f32 training step, as its README exports it."""
+    import torchvision
+
+    model = torchvision.models.resnet18(weights=None).to(DEVICE)
+    x = torch.randn(16, 3, 128, 128, device=DEVICE)
+    torch.compile(model)(x).square().mean().backward()
+
+
+def mobilenet_step():
+    """Out of the zoo: torchvision MobileNetV3-small, bf16, channels-last,
+    one compiled training step."""
+    import torchvision
+
+    model = torchvision.models.mobilenet_v3_small(weights=None).to(DEVICE).to(
+        dtype=torch.bfloat16, memory_format=torch.channels_last)
+    x = torch.randn(16, 3, 160, 160, device=DEVICE, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    torch.compile(model)(x).float().square().mean().backward()
+
+
+# Models outside the zoo (tests/data/outside_zoo), never fitted: run only when
+# named, so that their walls are sampled in the zoo's interleaved rounds.
+OUTSIDE_CASES = {
+    "resnet_step": resnet_step,
+    "mobilenet_step": mobilenet_step,
+}
+
+
 def case_device(name: str) -> str:
     return "cpu" if name in CPU_CASES else DEVICE
 
 
 ALL_CASES = {**SINGLE_GPU_CASES, **CPU_CASES, **DISTRIBUTED_CASES}
-KNOWN_CASES = {**ALL_CASES, **EXPERIMENT_CASES}
+KNOWN_CASES = {**ALL_CASES, **EXPERIMENT_CASES, **OUTSIDE_CASES}
 
 
 def is_distributed(name: str) -> bool:

@@ -66,6 +66,13 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(calibrated_node_runtime(g, g.find_node("op7"), hw).us == 0.0);
   // Inductor's runtime_us is never what the calibrated model reads.
   CHECK(calibrated_node_runtime(g, mm, hw).us != Approx(*g.nodes[mm].runtime_us));
+  // A profile written before the convolution host figures: a cuDNN call
+  // costs the host what any extern call does.
+  CHECK(hw.time_model->host_us_per_convolution == 12);
+  CHECK(hw.time_model->host_us_per_convolution_backward == 12);
+  CHECK(host_us_per_node(*hw.time_model, KernelClass::ConvolutionBackward) == 12);
+  CHECK(host_us_per_node(*hw.time_model, KernelClass::TritonReduction) == 8);
+  CHECK(host_us_per_node(*hw.time_model, KernelClass::None) == 0);
   // Round trip.
   HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
   CHECK(hardware_profile_to_json(back) == hardware_profile_to_json(hw));

@@ -15,8 +15,9 @@
 //   reserved peak                               5 %       met but H100 unet_gn fwd (7.7 %)
 //   kernel time per graph                       10 % / 25 %  met: median 6-7 %, worst 20-22 %
 //   each kernel class, summed                   15 %      met but extern (18 %, five fallback calls held out)
-//   wall time, default mode                     20 %      met: median 12.3 % / 13.1 % (host-bound; measured
-//                                                         at full host speed, interleaved rounds)
+//   wall time, default mode                     20 %      met: median 9.5 % / 8.6 % (host-bound; measured
+//                                                         at full host speed, interleaved rounds; cuDNN
+//                                                         calls priced by their own host cost)
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -138,9 +139,16 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     // Wall time in Inductor's default mode: launch-bound on these graphs.
     // Measured in interleaved rounds at the host's full speed (run_zoo.py
     // --wall-rounds, tests/data/measured/README.md): the target, and today's
-    // 12.3 % (H100) / 13.1 % (H200).
+    // 9.5 % (H100) / 8.6 % (H200), with the convolution calls' own host
+    // cost (UNet's backward, 19 of them: 0.97 / 1.02; 0.54 with the extern
+    // figure).
     const ErrorSummary w = wall_time_error(r);
-    CHECK(w.median <= 0.14);
+    CHECK(w.median <= 0.10);
+    for (const auto& g : r.graphs)
+      if (g.graph.rfind("unet_gn", 0) == 0) {
+        INFO(g.graph);
+        CHECK(std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1) <= 0.05);
+      }
   }
 }
 
@@ -195,6 +203,26 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 // 1.022 and 0.882. The forwards (0.992, 0.975) make the same requests as
 // the model; the rest are blocks the measuring process's cache left
 // unsplit (docs/memory-as-executed.md).
+// Their walls, measured in the zoo's interleaved rounds (outside_zoo/README.md)
+// on both GPUs: within the 20 % target with the convolution calls' host cost
+// (fitted on the zoo alone; H100 worst 16.2 %, H200 10.9 %). Their kernel
+// times are not asserted: the convolution laws miss them (MobileNet's
+// backward 2.3x, docs/cost-model.md).
+TEST_CASE("models outside the zoo: wall time within 20 %", "[measure][zoo]") {
+  for (auto [gpu, name] : {std::pair{"h100", "h100-sxm"}, std::pair{"h200", "h200"}}) {
+    INFO(gpu);
+    std::vector<MeasuredCase> cases;
+    for (const std::string& path : find_measured_files({test::data_path(std::string("outside_zoo/") + gpu)}))
+      cases.push_back(load_measured_case(path, {}));
+    REQUIRE(cases.size() == 4);
+    const AccuracyReport r = measure_accuracy(cases, builtin_profile(name), false);
+    for (const auto& g : r.graphs) {
+      INFO(g.graph);
+      CHECK(std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1) <= 0.20);
+    }
+  }
+}
+
 TEST_CASE("models outside the zoo: peaks with the workspaces observed by --measure", "[measure][zoo]") {
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files({test::data_path("outside_zoo/h100")})) cases.push_back(load_measured_case(path, {}));
