@@ -69,6 +69,7 @@ int run(const FuseArgs& a) {
       for (NodeId v : grp) line += (line.empty() ? "" : " ") + g.nodes[v].name;
       std::printf("%s\n", line.c_str());
     }
+  exit_without_freeing();
   return 0;
 }
 
