@@ -4,6 +4,7 @@
 // try_merge_blocks).
 #include "core/alloc/caching_allocator.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -93,6 +94,43 @@ CachingAllocatorSim::Handle CachingAllocatorSim::allocate(std::int64_t bytes) {
   peak_allocated_ = std::max(peak_allocated_, allocated_);
   peak_reserved_ = std::max(peak_reserved_, reserved_);
   return h;
+}
+
+std::vector<CachingAllocatorSim::Handle> CachingAllocatorSim::add_segment(const CachedSegment& segment) {
+  if (segment.blocks.empty()) throw Error("allocator: a recorded segment without blocks");
+  std::int64_t sum = 0;
+  for (const CachedBlock& b : segment.blocks) {
+    if (b.bytes <= 0) throw Error("allocator: a recorded block of " + std::to_string(b.bytes) + " bytes");
+    sum = add_checked(sum, b.bytes);
+  }
+  if (sum != segment.bytes)
+    throw Error("allocator: a recorded segment of " + std::to_string(segment.bytes) + " bytes whose blocks sum to " + std::to_string(sum));
+  std::vector<Handle> handles;
+  const Handle first = new_segment(segment.small, segment.bytes);
+  handles.push_back(first);
+  std::int64_t addr = blocks_[first].addr;
+  for (std::size_t i = 0; i < segment.blocks.size(); ++i) {
+    Handle h = first;
+    if (i > 0) {
+      Block b;
+      b.addr = addr;
+      b.small = segment.small;
+      b.prev = handles.back();
+      blocks_.push_back(b);
+      h = static_cast<Handle>(blocks_.size() - 1);
+      blocks_[handles.back()].next = h;
+      handles.push_back(h);
+    }
+    blocks_[h].size = segment.blocks[i].bytes;
+    blocks_[h].allocated = segment.blocks[i].allocated;
+    addr += segment.blocks[i].bytes;
+    if (blocks_[h].allocated) allocated_ = add_checked(allocated_, blocks_[h].size);
+  }
+  for (std::size_t i = 0; i < handles.size(); ++i)
+    if (!segment.blocks[i].allocated) insert_free(handles[i]);
+  peak_allocated_ = std::max(peak_allocated_, allocated_);
+  peak_reserved_ = std::max(peak_reserved_, reserved_);
+  return handles;
 }
 
 void CachingAllocatorSim::absorb(Handle into, Handle neighbour) {

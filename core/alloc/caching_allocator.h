@@ -18,6 +18,10 @@
 //   (large pool); unsplit, the whole block counts as allocated;
 // - a freed block merges with free neighbours of its segment; segments are
 //   never released (no empty_cache during a call), so reserved only grows.
+// A simulation starts from an empty cache, or from a recorded one
+// (add_segment: a segment with its blocks as they were, e.g. the measuring
+// process's at the start of a measured call), whose free blocks the
+// requests then find like any other.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +38,18 @@ inline constexpr std::int64_t kAllocLargeSegment = 20 << 20;    // large pool se
 inline constexpr std::int64_t kAllocMinLargeAlloc = 10 << 20;   // requests from here get their own segment
 inline constexpr std::int64_t kAllocRoundLarge = 2 << 20;       // ... rounded up to 2 MiB
 
+// One segment of a cache as recorded (schedmeasured/1 memory.allocator_at_start).
+struct CachedBlock {
+  std::int64_t bytes = 0;
+  bool allocated = false;
+};
+struct CachedSegment {
+  bool small = false;  // the small pool's (requests up to 1 MiB)
+  std::int64_t bytes = 0;
+  std::vector<CachedBlock> blocks;  // address order; their bytes sum to the segment's
+};
+using AllocatorState = std::vector<CachedSegment>;  // address order
+
 class CachingAllocatorSim {
  public:
   using Handle = std::int32_t;
@@ -42,6 +58,11 @@ class CachingAllocatorSim {
   // Throws Error for a negative size or a sum past 63 bits.
   Handle allocate(std::int64_t bytes);
   void release(Handle h);  // kNoBlock is a no-op; a handle twice is an Error
+  // Adds a segment as recorded, after every segment so far: its free blocks
+  // join their pool, its allocated ones count as allocated until released.
+  // Returns one handle per block, in its order. Throws Error when the
+  // blocks' bytes do not sum to the segment's or one is not positive.
+  std::vector<Handle> add_segment(const CachedSegment& segment);
 
   std::int64_t allocated_bytes() const { return allocated_; }
   std::int64_t reserved_bytes() const { return reserved_; }

@@ -31,6 +31,24 @@ ErrorSummary summarize(std::vector<double> errors) {
   return s;
 }
 
+// Each kernel class's calibrated time against the measured kernels mapped
+// to its nodes, added into `classes`.
+void add_class_times(const Graph& g, const MeasuredGraph& m, const HardwareProfile& hw, bool collectives_measured,
+                     std::map<KernelClass, ClassAccuracy>& classes) {
+  std::vector<double> measured(g.nodes.size(), 0.0);
+  for (const MeasuredKernel& k : m.kernels)
+    if (!k.node.empty()) measured[g.find_node(k.node)] += k.duration_us;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const KernelClass cls = classify_node(g, g.nodes[v]);
+    if (cls == KernelClass::None || (cls == KernelClass::Collective && !collectives_measured)) continue;
+    ClassAccuracy& ca = classes[cls];
+    ca.cls = cls;
+    ca.est_us += calibrated_node_runtime(g, v, hw).us;
+    ca.meas_us += measured[v];
+    ca.nodes += 1;
+  }
+}
+
 }  // namespace
 
 AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured) {
@@ -57,8 +75,22 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
     a.wall_meas_us = c.measured.wall_time_us;
     a.wall_cudagraphs_est_us = p.wall_time_us_cudagraphs;
     a.wall_cudagraphs_meas_us = c.measured.wall_time_us_cudagraphs;
-    a.peak_est = p.peak_bytes;
     a.peak_meas = c.measured.peak_allocated_bytes;
+    a.reserved_meas = c.measured.peak_reserved_bytes;
+    a.data_dependent = !c.measured.unbacked.empty();
+    if (c.measured.allocator_at_start) {
+      // The file recorded the measuring process's cache at the call's
+      // start: replay from it (its inputs are among the recorded blocks),
+      // both peaks, instead of the plan's cold start.
+      const ExecutedMemory recorded = estimate_memory_as_executed(g, executed.order(), {}, nullptr, &*c.measured.allocator_at_start);
+      a.recorded_start = true;
+      a.peak_est = recorded.peak_bytes;
+      a.reserved_est = recorded.reserved_bytes;
+      r.graphs.push_back(std::move(a));
+      add_class_times(g, c.measured, hw, collectives_measured, classes);
+      continue;
+    }
+    a.peak_est = p.peak_bytes;
     // Reserved memory before the call holds the whole process's tensors, not
     // just the graph's inputs: start from the measured figure, and add what
     // the allocator simulation grows by during the call less what the
@@ -67,27 +99,8 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
     // before the call, less the free tails of the inputs' own segments,
     // which the simulation already has): allocations fill that room first.
     a.reserved_est = c.measured.reserved_before_bytes + reserved_growth(p.memory, c.measured);
-    a.reserved_meas = c.measured.peak_reserved_bytes;
-    a.data_dependent = !c.measured.unbacked.empty();
     r.graphs.push_back(std::move(a));
-
-    std::vector<double> measured(g.nodes.size(), 0.0);
-    std::vector<std::uint8_t> has_kernel(g.nodes.size(), 0);
-    for (const MeasuredKernel& k : c.measured.kernels)
-      if (!k.node.empty()) {
-        const NodeId v = g.find_node(k.node);
-        measured[v] += k.duration_us;
-        has_kernel[v] = 1;
-      }
-    for (NodeId v = 0; v < g.num_nodes(); ++v) {
-      const KernelClass cls = classify_node(g, g.nodes[v]);
-      if (cls == KernelClass::None || (cls == KernelClass::Collective && !collectives_measured)) continue;
-      ClassAccuracy& ca = classes[cls];
-      ca.cls = cls;
-      ca.est_us += calibrated_node_runtime(g, v, hw).us;
-      ca.meas_us += measured[v];
-      ca.nodes += 1;
-    }
+    add_class_times(g, c.measured, hw, collectives_measured, classes);
   }
   for (auto& [cls, ca] : classes)
     if (ca.meas_us > 0) r.classes.push_back(ca);
@@ -111,17 +124,19 @@ std::string accuracy_to_text(const AccuracyReport& r) {
   char line[512];
   std::snprintf(line, sizeof line, "accuracy on %s: %zu graphs (estimated / measured)\n", r.hardware.c_str(), r.graphs.size());
   out += line;
-  std::snprintf(line, sizeof line, "%-34s %11s %7s %11s %7s %7s %7s %7s\n", "graph", "kernel(us)", "ratio", "wall(us)", "ratio", "cg", "peak",
-                "reserv");
+  std::snprintf(line, sizeof line, "%-34s %11s %7s %11s %7s %7s %7s %7s %8s\n", "graph", "kernel(us)", "ratio", "wall(us)", "ratio", "cg", "peak",
+                "reserv", "start");
   out += line;
   for (const auto& g : r.graphs) {
     const std::string cg = g.wall_cudagraphs_meas_us ? std::to_string(ratio(g.wall_cudagraphs_est_us, *g.wall_cudagraphs_meas_us)).substr(0, 5) : "-";
-    std::snprintf(line, sizeof line, "%-34s %11.1f %7.3f %11.1f %7.3f %7s %7.3f %7.3f%s\n", g.graph.substr(0, 34).c_str(), g.kernel_meas_us,
+    std::snprintf(line, sizeof line, "%-34s %11.1f %7.3f %11.1f %7.3f %7s %7.3f %7.3f %8s%s\n", g.graph.substr(0, 34).c_str(), g.kernel_meas_us,
                   ratio(g.kernel_est_us, g.kernel_meas_us), g.wall_meas_us, ratio(g.wall_est_us, g.wall_meas_us), cg.c_str(),
                   ratio(static_cast<double>(g.peak_est), static_cast<double>(g.peak_meas)),
-                  ratio(static_cast<double>(g.reserved_est), static_cast<double>(g.reserved_meas)), g.data_dependent ? "  (data-dependent)" : "");
+                  ratio(static_cast<double>(g.reserved_est), static_cast<double>(g.reserved_meas)), g.recorded_start ? "recorded" : "cold",
+                  g.data_dependent ? "  (data-dependent)" : "");
     out += line;
   }
+  out += "start: the allocator replay's start state, the cache the measured file recorded at the call's start, or cold (empty, as a plan)\n";
   out += "per kernel class (summed over the graphs):\n";
   std::snprintf(line, sizeof line, "  %-20s %8s %14s %14s %7s\n", "class", "nodes", "measured(us)", "estimated(us)", "ratio");
   out += line;

@@ -8,7 +8,9 @@
 // the class is summed against the measured kernels mapped to those nodes.
 // The reserved peak is the measured reserved memory before the call (the
 // process's other tensors' segments, which the graph cannot know) plus
-// what the allocator simulation grows by during the call.
+// what the allocator simulation grows by during the call. When the file
+// recorded the allocator's state at the call's start, the allocated and
+// reserved peaks are replayed from that state instead (recorded_start).
 #pragma once
 
 #include <optional>
@@ -28,6 +30,7 @@ struct GraphAccuracy {
   std::optional<double> wall_cudagraphs_meas_us;
   std::int64_t peak_est = 0, peak_meas = 0, reserved_est = 0, reserved_meas = 0;
   bool data_dependent = false;  // the measurement observed data-dependent sizes
+  bool recorded_start = false;  // peak and reserved replayed from the file's recorded allocator state (else the cold start)
 };
 
 struct ClassAccuracy {

@@ -2,6 +2,7 @@
 #include "core/measure/measured.h"
 
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,53 @@ struct Reader {
   }
 };
 
+// memory.allocator_at_start: [{"pool": "small"|"large", "size": bytes,
+// "blocks": [[bytes, 1 allocated | 0 free], ...]}, ...]. The segments must
+// add up to reserved_before_bytes and their allocated blocks to
+// allocated_before_bytes: both were read from the same cache at the same
+// moment.
+AllocatorState read_allocator_state(const Reader& r, const json& v, const MeasuredGraph& m) {
+  const std::string where = "memory.allocator_at_start";
+  if (!v.is_array()) r.fail(where, "expected an array of segments");
+  AllocatorState state;
+  std::int64_t reserved = 0, allocated = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string place = where + "[" + std::to_string(i) + "]";
+    const json& s = v[i];
+    if (!s.is_object()) r.fail(place, "expected an object");
+    CachedSegment seg;
+    const std::string pool = r.text(s, "pool", place);
+    if (pool != "small" && pool != "large") r.fail(place + ".pool", "expected \"small\" or \"large\"");
+    seg.small = pool == "small";
+    seg.bytes = r.bytes(r.need(s, "size", place), place + ".size");
+    if (seg.bytes > std::numeric_limits<std::int64_t>::max() - reserved) r.fail(place + ".size", "the segments' total overflows 63 bits");
+    const json& blocks = r.need(s, "blocks", place);
+    if (!blocks.is_array() || blocks.empty()) r.fail(place + ".blocks", "expected a non-empty array");
+    std::int64_t sum = 0;
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const std::string bplace = place + ".blocks[" + std::to_string(k) + "]";
+      const json& b = blocks[k];
+      if (!b.is_array() || b.size() != 2) r.fail(bplace, "expected [bytes, 1 allocated | 0 free]");
+      const std::int64_t bytes = r.bytes(b[0], bplace + "[0]");
+      if (bytes == 0 || bytes > seg.bytes - sum) r.fail(bplace + "[0]", "expected bytes > 0 within the segment's size");
+      if (!b[1].is_number_integer() || (b[1].get<std::int64_t>() != 0 && b[1].get<std::int64_t>() != 1))
+        r.fail(bplace + "[1]", "expected 1 (allocated) or 0 (free)");
+      sum += bytes;
+      seg.blocks.push_back({bytes, b[1].get<std::int64_t>() == 1});
+      if (seg.blocks.back().allocated) allocated += bytes;
+    }
+    if (sum != seg.bytes) r.fail(place + ".blocks", "their bytes sum to " + std::to_string(sum) + ", not the segment's " + std::to_string(seg.bytes));
+    reserved += seg.bytes;
+    state.push_back(std::move(seg));
+  }
+  if (reserved != m.reserved_before_bytes)
+    r.fail(where, "its segments hold " + std::to_string(reserved) + " bytes, not memory.reserved_before_bytes " + std::to_string(m.reserved_before_bytes));
+  if (allocated != m.allocated_before_bytes)
+    r.fail(where, "its allocated blocks hold " + std::to_string(allocated) + " bytes, not memory.allocated_before_bytes " +
+                      std::to_string(m.allocated_before_bytes));
+  return state;
+}
+
 }  // namespace
 
 MeasuredGraph load_measured(std::string_view text, const std::string& where) {
@@ -69,6 +117,7 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   m.peak_allocated_bytes = r.bytes(r.need(mem, "peak_allocated_bytes", "memory"), "memory.peak_allocated_bytes");
   m.reserved_before_bytes = r.bytes(r.need(mem, "reserved_before_bytes", "memory"), "memory.reserved_before_bytes");
   m.peak_reserved_bytes = r.bytes(r.need(mem, "peak_reserved_bytes", "memory"), "memory.peak_reserved_bytes");
+  if (auto it = mem.find("allocator_at_start"); it != mem.end()) m.allocator_at_start = read_allocator_state(r, *it, m);
   const json& kernels = r.need(j, "kernels", "");
   if (!kernels.is_array()) r.fail("kernels", "expected an array");
   for (std::size_t i = 0; i < kernels.size(); ++i) {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/alloc/caching_allocator.h"
 #include "core/graph/graph.h"
 
 namespace schedlab {
@@ -44,6 +45,10 @@ struct MeasuredGraph {
   // also writes it into the post graph; the graph beside a file measured on
   // another GPU may hold that GPU's).
   std::map<std::string, std::int64_t> workspace_bytes;
+  // memory.allocator_at_start: the measuring process's cache just before
+  // the measured call (after empty_cache), when the file records it; the
+  // accuracy report replays memory as executed from it.
+  std::optional<AllocatorState> allocator_at_start;
 };
 
 // `where` prefixes every error (normally the file's path).

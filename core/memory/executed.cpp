@@ -425,7 +425,54 @@ void plan_pool_reuse(Replay& r, std::vector<Line>& lines, const PeakMemoryEstima
 //   segment, and the tails of the parameters' segments are such room
 //   (unet_gn forward's reserved peak: 0.923 / 1.039 together on H100 / H200,
 //   0.938 / 1.055 apart; docs/memory-as-executed.md).
-enum class InputPlacement : std::uint8_t { HeldApart, Together };
+// - Recorded: the measuring process's own cache at the call's start
+//   (schedmeasured/1 memory.allocator_at_start), segments with their free
+//   holes. Every input is already among its allocated blocks, beside the
+//   process's other tensors, so none is allocated again; a freeable input,
+//   which the call releases, takes an allocated block (recorded_input_blocks
+//   says which). One replay gives both peaks. (bert_dynamic forward: a 4 MiB
+//   buffer lands whole in a recorded 5 MiB hole, which no empty cache has.)
+enum class InputPlacement : std::uint8_t { HeldApart, Together, Recorded };
+
+// The recorded allocated block each freeable input stands for. The file
+// does not say which tensor a block holds: a guess. Freeable inputs are
+// fresh copies made just before the call, in file order, the latest
+// allocations of the process, so from the last input back, each takes the
+// highest-addressed unclaimed block of its pool that a request of its size
+// would have been given whole: its rounded size, else the smallest larger
+// block the pool leaves unsplit. kNoBlock: none fits (the input is
+// allocated at the start instead). (Taking them from the lowest address up
+// gives the same figures on every checked-in file.)
+std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, const AllocatorState& recorded, CachingAllocatorSim& alloc) {
+  struct Candidate {
+    CachingAllocatorSim::Handle handle;
+    std::int64_t bytes;
+    bool small, claimed;
+  };
+  std::vector<Candidate> allocated;
+  for (const CachedSegment& seg : recorded) {
+    const std::vector<CachingAllocatorSim::Handle> handles = alloc.add_segment(seg);
+    for (std::size_t i = 0; i < handles.size(); ++i)
+      if (seg.blocks[i].allocated) allocated.push_back({handles[i], seg.blocks[i].bytes, seg.small, false});
+  }
+  std::vector<CachingAllocatorSim::Handle> handle(r.g.num_inputs, CachingAllocatorSim::kNoBlock);
+  for (BufId b = r.g.num_inputs - 1; b >= 0; --b) {
+    if (!r.g.buffers[b].freeable || r.bytes[b] == 0) continue;
+    const std::int64_t size = CachingAllocatorSim::round_size(r.bytes[b]);
+    const bool small = size <= kAllocSmallSize;
+    Candidate* best = nullptr;
+    for (auto it = allocated.rbegin(); it != allocated.rend(); ++it) {
+      Candidate& c = *it;
+      if (c.claimed || c.small != small || c.bytes < size || (c.bytes > size && (small || c.bytes - size > kAllocSmallSize))) continue;
+      if (!best || c.bytes < best->bytes) best = &c;
+      if (c.bytes == size) break;
+    }
+    if (!best) continue;
+    best->claimed = true;
+    handle[b] = best->handle;
+  }
+  return handle;
+}
 
 struct AllocatorReplay {
   std::int64_t peak_over_start = 0;      // allocated peak less what the call's cache held before it
@@ -435,19 +482,26 @@ struct AllocatorReplay {
   NodeId peak_node = kNone;
 };
 
-AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines, InputPlacement placement) {
+// `recorded`: the start state, for InputPlacement::Recorded.
+AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines, InputPlacement placement,
+                                 const AllocatorState* recorded = nullptr) {
   const Graph& g = r.g;
   CachingAllocatorSim alloc, held_inputs;
   std::vector<CachingAllocatorSim::Handle> handle(g.buffers.size(), CachingAllocatorSim::kNoBlock);
+  std::vector<CachingAllocatorSim::Handle> recorded_blocks;
+  if (placement == InputPlacement::Recorded) recorded_blocks = recorded_input_blocks(r, *recorded, alloc);
   AllocatorReplay out;
   for (BufId b = 0; b < g.num_inputs; ++b) {
     const bool freeable = g.buffers[b].freeable;
-    if (!freeable && placement == InputPlacement::HeldApart) {
-      held_inputs.allocate(r.bytes[b]);
-      continue;
-    }
-    handle[b] = alloc.allocate(r.bytes[b]);
     if (freeable && r.last_use[b] >= 0) out.freeable_input_bytes = checked_add(out.freeable_input_bytes, r.bytes[b], "freeable input bytes");
+    if (placement == InputPlacement::Recorded) {
+      if (!freeable) continue;  // among the recorded blocks, which stay
+      handle[b] = recorded_blocks[b] != CachingAllocatorSim::kNoBlock ? recorded_blocks[b] : alloc.allocate(r.bytes[b]);
+    } else if (!freeable && placement == InputPlacement::HeldApart) {
+      held_inputs.allocate(r.bytes[b]);
+    } else {
+      handle[b] = alloc.allocate(r.bytes[b]);
+    }
   }
   const std::int64_t call_cache_before = alloc.allocated_bytes();
   out.allocated_before = checked_add(call_cache_before, held_inputs.allocated_bytes(), "input bytes");
@@ -477,7 +531,7 @@ AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines
 }  // namespace
 
 ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, const std::map<std::string, std::int64_t>& observed_bytes,
-                                           const PeakMemoryEstimate* scheduler_estimate) {
+                                           const PeakMemoryEstimate* scheduler_estimate, const AllocatorState* start_state) {
   const std::int32_t n = g.num_nodes();
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
   Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
@@ -517,8 +571,10 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   }
   // The allocated peak from a cache whose held inputs stand apart, the
   // reserved peak from one that holds every input (replay_allocator says why).
-  const AllocatorReplay blocks = replay_allocator(r, lines, InputPlacement::HeldApart);
-  const AllocatorReplay segments = replay_allocator(r, lines, InputPlacement::Together);
+  // From a recorded start, one replay from that cache gives both.
+  const AllocatorReplay blocks = start_state ? replay_allocator(r, lines, InputPlacement::Recorded, start_state)
+                                             : replay_allocator(r, lines, InputPlacement::HeldApart);
+  const AllocatorReplay segments = start_state ? blocks : replay_allocator(r, lines, InputPlacement::Together);
   out.peak_bytes = checked_add(blocks.peak_over_start, blocks.freeable_input_bytes, "peak bytes");
   out.peak_node = blocks.peak_node;
   out.reserved_bytes = segments.peak_reserved;

@@ -34,6 +34,11 @@
 // the allocated peak from a cache that starts with the freeable inputs, the
 // held ones (parameters) in segments of their own; the reserved peak from a
 // cache holding every input (file order), whose free tails the call fills.
+// Given a recorded start state (the measuring process's cache at the
+// call's start, schedmeasured/1 memory.allocator_at_start), both come from
+// one replay from that cache instead: the inputs are among its allocated
+// blocks, so nothing is allocated for them (accuracy only: a plan cannot
+// know its process's cache and keeps the cold start).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +47,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/alloc/caching_allocator.h"
 #include "core/graph/graph.h"
 #include "core/memory/estimate.h"
 
@@ -90,9 +96,11 @@ struct ExecutedMemory {
 // It must equal estimate_peak_memory(g, compute_planning_info(g, order),
 // order), which the info of any order gives unless
 // freeable_input_sizes_depend_on_order(g). Throws Error when `order` is not
-// a permutation of the nodes.
+// a permutation of the nodes. `start_state`: the cache to start from, or
+// null for the cold start; throws Error when a recorded segment is malformed.
 ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order,
                                            const std::map<std::string, std::int64_t>& observed_bytes = {},
-                                           const PeakMemoryEstimate* scheduler_estimate = nullptr);
+                                           const PeakMemoryEstimate* scheduler_estimate = nullptr,
+                                           const AllocatorState* start_state = nullptr);
 
 }  // namespace schedlab

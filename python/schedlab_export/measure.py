@@ -255,6 +255,7 @@ def measure_memory(call: PendingCall) -> tuple[dict, dict]:
     torch.cuda.empty_cache()
     reserved_before = torch.cuda.memory_reserved()
     before = torch.cuda.memory_allocated()
+    at_start = allocator_state()
     torch.cuda.reset_peak_memory_stats()
     with torch.no_grad():
         out, unbacked = _observe_unbacked(fn, args)
@@ -269,8 +270,26 @@ def measure_memory(call: PendingCall) -> tuple[dict, dict]:
         "peak_allocated_bytes": peak - before + freeable,
         "reserved_before_bytes": reserved_before,
         "peak_reserved_bytes": peak_reserved,
+        "allocator_at_start": at_start,
     }
     return memory, unbacked
+
+
+def allocator_state() -> list[dict]:
+    """The caching allocator's segments on this device, in address order, each
+    {"pool": "small"|"large", "size": bytes, "blocks": [[bytes, 1 allocated | 0 free], ...]}
+    with its blocks in address order. empty_cache() releases only segments
+    without a live block: the free holes left inside the others are where the
+    measured call's first requests land, which no graph can know, so the
+    accuracy replay starts from this state (docs/memory-as-executed.md)."""
+    device = torch.cuda.current_device()
+    segments = sorted((s for s in torch.cuda.memory_snapshot() if s["device"] == device),
+                      key=lambda s: s["address"])
+    return [{"pool": "small" if s["segment_type"] == "small" else "large",
+             "size": s["total_size"],
+             "blocks": [[b["size"], 0 if b["state"] == "inactive" else 1]
+                        for b in sorted(s["blocks"], key=lambda b: b.get("address", 0))]}
+            for s in segments]
 
 
 def memory_events(call: PendingCall) -> list[list]:
@@ -729,8 +748,27 @@ def apply_observed(post: dict, unbacked: dict[str, int]) -> bool:
 def _write_json(path: Path, data: dict, compact: bool) -> None:
     """Writes through a temporary file, so a reader never sees half a file."""
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text((json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=1)) + "\n")
+    tmp.write_text((json.dumps(data, separators=(",", ":")) if compact else _indented(data)) + "\n")
     tmp.replace(path)
+
+
+def _indented(data: dict) -> str:
+    """json.dumps(indent=1), except that each allocator segment's blocks
+    (memory.allocator_at_start, up to hundreds of [bytes, state] pairs) stay
+    on one line."""
+    segments = (data.get("memory") or {}).get("allocator_at_start")
+    if not segments:
+        return json.dumps(data, indent=1)
+    compact = {}
+    for i, seg in enumerate(segments):
+        token = f"@@blocks{i}@@"
+        compact[json.dumps(token)] = json.dumps(seg["blocks"], separators=(",", ":"))
+    shown = dict(data, memory=dict(data["memory"], allocator_at_start=[
+        dict(seg, blocks=f"@@blocks{i}@@") for i, seg in enumerate(segments)]))
+    text = json.dumps(shown, indent=1)
+    for token, blocks in compact.items():
+        text = text.replace(token, blocks)
+    return text
 
 
 def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: int = 10,

@@ -199,6 +199,40 @@ TEST_CASE("measured files: every defect is named by its place", "[measure]") {
   doc = good;
   doc["workspace_bytes"] = nlohmann::json::array({512});
   CHECK(error_of(doc) == "x.measured.json: workspace_bytes: expected an object {node: bytes}");
+  // memory.allocator_at_start: segments adding up to the memory figures read with them.
+  const std::int64_t before = 4 << 20, reserved = 20 << 20;
+  auto started = good;
+  started["memory"]["allocated_before_bytes"] = before;
+  started["memory"]["reserved_before_bytes"] = reserved;
+  doc = started;
+  doc["memory"]["allocator_at_start"] = {{{"pool", "large"}, {"size", reserved}, {"blocks", {{before, 1}, {reserved - before, 0}}}}};
+  CHECK(error_of(doc) == "no error");
+  CHECK(load_measured(doc.dump(), "x").allocator_at_start->at(0).blocks.at(1).bytes == reserved - before);
+  CHECK_FALSE(load_measured(good.dump(), "x").allocator_at_start.has_value());
+  auto with_state = [&](nlohmann::json state) {
+    auto d = started;
+    d["memory"]["allocator_at_start"] = std::move(state);
+    return error_of(d);
+  };
+  const std::string place = "x.measured.json: memory.allocator_at_start";
+  CHECK(with_state(nlohmann::json::object()) == place + ": expected an array of segments");
+  CHECK(with_state({42}) == place + "[0]: expected an object");
+  CHECK(with_state({{{"pool", "huge"}, {"size", reserved}, {"blocks", {{reserved, 0}}}}}) == place + "[0].pool: expected \"small\" or \"large\"");
+  CHECK(with_state({{{"pool", "large"}, {"blocks", {{reserved, 0}}}}}) == place + "[0].size: missing field");
+  CHECK(with_state({{{"pool", "large"}, {"size", -1}, {"blocks", {{reserved, 0}}}}}) == place + "[0].size: expected an integer >= 0");
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", nlohmann::json::array()}}}) == place + "[0].blocks: expected a non-empty array");
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", {{reserved}}}}}) == place + "[0].blocks[0]: expected [bytes, 1 allocated | 0 free]");
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", {{0, 1}, {reserved, 0}}}}}) ==
+        place + "[0].blocks[0][0]: expected bytes > 0 within the segment's size");
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", {{reserved + 512, 0}}}}}) ==
+        place + "[0].blocks[0][0]: expected bytes > 0 within the segment's size");
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", {{reserved, 2}}}}}) == place + "[0].blocks[0][1]: expected 1 (allocated) or 0 (free)");
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", {{before, 1}}}}}) ==
+        place + "[0].blocks: their bytes sum to " + std::to_string(before) + ", not the segment's " + std::to_string(reserved));
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved + 512}, {"blocks", {{before, 1}, {reserved + 512 - before, 0}}}}}) ==
+        place + ": its segments hold " + std::to_string(reserved + 512) + " bytes, not memory.reserved_before_bytes " + std::to_string(reserved));
+  CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", {{reserved, 1}}}}}) ==
+        place + ": its allocated blocks hold " + std::to_string(reserved) + " bytes, not memory.allocated_before_bytes " + std::to_string(before));
   doc = good;
   doc["format"] = "schedmeasured/2";
   CHECK(error_of(doc) == "x.measured.json: format: expected \"schedmeasured/1\"");
