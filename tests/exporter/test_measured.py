@@ -140,6 +140,29 @@ class MeasuredFiles(unittest.TestCase):
                 self.assertEqual(mem["peak_allocated_bytes"] % 512, mem["freeable_inputs_bytes"] % 512)
                 self.assertGreaterEqual(mem["peak_reserved_bytes"], mem["reserved_before_bytes"])
 
+    def test_recorded_allocator_state_adds_up(self):
+        """memory.allocator_at_start (bert_dynamic and unet_gn on both GPUs):
+        the segments' blocks add up to each segment, the segments to
+        reserved_before_bytes and the allocated blocks to
+        allocated_before_bytes, all read at the same moment."""
+        recorded = set()
+        for path in _measured_files():
+            mem = json.loads(path.read_text())["memory"]
+            if "allocator_at_start" not in mem:
+                continue
+            recorded.add(f"{path.parent.name}/{path.name.split('.')[0]}")
+            with self.subTest(path=str(path.relative_to(DATA))):
+                segments = mem["allocator_at_start"]
+                for seg in segments:
+                    self.assertIn(seg["pool"], ("small", "large"))
+                    self.assertEqual(sum(b[0] for b in seg["blocks"]), seg["size"])
+                    self.assertTrue(all(b[0] > 0 and b[1] in (0, 1) for b in seg["blocks"]))
+                self.assertEqual(sum(seg["size"] for seg in segments), mem["reserved_before_bytes"])
+                self.assertEqual(sum(b[0] for seg in segments for b in seg["blocks"] if b[1]),
+                                 mem["allocated_before_bytes"])
+        self.assertEqual(recorded, {f"{gpu}/{case}" for gpu in ("h100", "h200") for case in
+                                    ("bert_dynamic_0_fwd", "bert_dynamic_1_bwd", "unet_gn_0_fwd", "unet_gn_1_bwd")})
+
     def test_times_and_environment(self):
         for path in _measured_files():
             with self.subTest(path=str(path.relative_to(DATA))):
