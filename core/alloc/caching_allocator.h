@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -42,6 +43,9 @@ inline constexpr std::int64_t kAllocRoundLarge = 2 << 20;       // ... rounded u
 struct CachedBlock {
   std::int64_t bytes = 0;
   bool allocated = false;
+  // The graph inputs whose storage starts at this block (memory.inputs_at_start),
+  // when the recording says; several share one storage.
+  std::vector<std::string> inputs;
 };
 struct CachedSegment {
   bool small = false;  // the small pool's (requests up to 1 MiB)

@@ -71,7 +71,7 @@ AllocatorState read_allocator_state(const Reader& r, const json& v, const Measur
       if (!b[1].is_number_integer() || (b[1].get<std::int64_t>() != 0 && b[1].get<std::int64_t>() != 1))
         r.fail(bplace + "[1]", "expected 1 (allocated) or 0 (free)");
       sum += bytes;
-      seg.blocks.push_back({bytes, b[1].get<std::int64_t>() == 1});
+      seg.blocks.push_back({bytes, b[1].get<std::int64_t>() == 1, {}});
       if (seg.blocks.back().allocated) allocated += bytes;
     }
     if (sum != seg.bytes) r.fail(place + ".blocks", "their bytes sum to " + std::to_string(sum) + ", not the segment's " + std::to_string(seg.bytes));
@@ -84,6 +84,24 @@ AllocatorState read_allocator_state(const Reader& r, const json& v, const Measur
     r.fail(where, "its allocated blocks hold " + std::to_string(allocated) + " bytes, not memory.allocated_before_bytes " +
                       std::to_string(m.allocated_before_bytes));
   return state;
+}
+
+// memory.inputs_at_start: {input name: [segment index, block index]}, the
+// allocated block of allocator_at_start at which the input's storage
+// starts. Written into that block's `inputs`.
+void read_input_blocks(const Reader& r, const json& v, AllocatorState& state) {
+  const std::string where = "memory.inputs_at_start";
+  if (!v.is_object()) r.fail(where, "expected an object {input name: [segment, block]}");
+  for (const auto& [name, at] : v.items()) {
+    const std::string place = where + "." + name;
+    if (!at.is_array() || at.size() != 2 || !at[0].is_number_unsigned() || !at[1].is_number_unsigned())
+      r.fail(place, "expected [segment index, block index]");
+    const std::uint64_t seg = at[0].get<std::uint64_t>(), block = at[1].get<std::uint64_t>();
+    if (seg >= state.size()) r.fail(place, "segment " + std::to_string(seg) + " is not in memory.allocator_at_start");
+    if (block >= state[seg].blocks.size()) r.fail(place, "block " + std::to_string(block) + " is not in its segment");
+    if (!state[seg].blocks[block].allocated) r.fail(place, "its block is free");
+    state[seg].blocks[block].inputs.push_back(name);
+  }
 }
 
 }  // namespace
@@ -118,6 +136,10 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   m.reserved_before_bytes = r.bytes(r.need(mem, "reserved_before_bytes", "memory"), "memory.reserved_before_bytes");
   m.peak_reserved_bytes = r.bytes(r.need(mem, "peak_reserved_bytes", "memory"), "memory.peak_reserved_bytes");
   if (auto it = mem.find("allocator_at_start"); it != mem.end()) m.allocator_at_start = read_allocator_state(r, *it, m);
+  if (auto it = mem.find("inputs_at_start"); it != mem.end()) {
+    if (!m.allocator_at_start) r.fail("memory.inputs_at_start", "needs memory.allocator_at_start");
+    read_input_blocks(r, *it, *m.allocator_at_start);
+  }
   const json& kernels = r.need(j, "kernels", "");
   if (!kernels.is_array()) r.fail("kernels", "expected an array");
   for (std::size_t i = 0; i < kernels.size(); ++i) {

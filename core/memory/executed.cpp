@@ -429,32 +429,59 @@ void plan_pool_reuse(Replay& r, std::vector<Line>& lines, const PeakMemoryEstima
 //   (schedmeasured/1 memory.allocator_at_start), segments with their free
 //   holes. Every input is already among its allocated blocks, beside the
 //   process's other tensors, so none is allocated again; a freeable input,
-//   which the call releases, takes an allocated block (recorded_input_blocks
-//   says which). One replay gives both peaks. (bert_dynamic forward: a 4 MiB
-//   buffer lands whole in a recorded 5 MiB hole, which no empty cache has.)
+//   which the call releases, takes an allocated block: the one the file
+//   says holds it (memory.inputs_at_start), else a guess
+//   (recorded_input_blocks). One replay gives both peaks. (bert_dynamic
+//   forward: a 4 MiB buffer lands whole in a recorded 5 MiB hole, which no
+//   empty cache has.)
 enum class InputPlacement : std::uint8_t { HeldApart, Together, Recorded };
 
-// The recorded allocated block each freeable input stands for. The file
-// does not say which tensor a block holds: a guess. Freeable inputs are
-// fresh copies made just before the call, in file order, the latest
-// allocations of the process, so from the last input back, each takes the
-// highest-addressed unclaimed block of its pool that a request of its size
-// would have been given whole: its rounded size, else the smallest larger
-// block the pool leaves unsplit. kNoBlock: none fits (the input is
-// allocated at the start instead). (Taking them from the lowest address up
-// gives the same figures on every checked-in file.)
-std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, const AllocatorState& recorded, CachingAllocatorSim& alloc) {
+// The recorded allocated block each freeable input stands for, which the
+// call releases when it frees the input. kNoBlock: the input is allocated at
+// the start instead. kNotInCache: nothing to release (its storage is another
+// input's, released with that one, or not in the device's cache).
+inline constexpr CachingAllocatorSim::Handle kNotInCache = -2;
+
+// Where the file says (memory.inputs_at_start: the block at which the
+// input's storage starts). Inputs sharing a storage: the one used last
+// holds the block, since the storage lives until its last view is freed.
+// A freeable input the file does not place is not on the device (bert's
+// backward: the dropout's philox seed and offset, CPU scalars).
+std::vector<CachingAllocatorSim::Handle> recorded_input_blocks_by_address(const Replay& r, const AllocatorState& recorded,
+                                                                          const std::vector<std::vector<CachingAllocatorSim::Handle>>& handles) {
+  std::vector<CachingAllocatorSim::Handle> handle(r.g.num_inputs, kNotInCache);
+  for (std::size_t s = 0; s < recorded.size(); ++s)
+    for (std::size_t k = 0; k < recorded[s].blocks.size(); ++k) {
+      BufId holder = kNone;
+      for (const std::string& name : recorded[s].blocks[k].inputs) {
+        const BufId b = r.g.find_buffer(name);
+        if (b == kNone || b >= r.g.num_inputs || !r.g.buffers[b].freeable || r.bytes[b] == 0) continue;
+        handle[b] = kNotInCache;
+        if (holder == kNone || r.last_use[b] >= r.last_use[holder]) holder = b;
+      }
+      if (holder != kNone) handle[holder] = handles[s][k];
+    }
+  return handle;
+}
+
+// A guess, for files that do not say which tensor a block holds. Freeable
+// inputs are fresh copies made just before the call, in file order, the
+// latest allocations of the process, so from the last input back, each
+// takes the highest-addressed unclaimed block of its pool that a request of
+// its size would have been given whole: its rounded size, else the
+// smallest larger block the pool leaves unsplit. (Taking them from the
+// lowest address up gives the same figures on every checked-in file.)
+std::vector<CachingAllocatorSim::Handle> guessed_input_blocks(const Replay& r, const AllocatorState& recorded,
+                                                              const std::vector<std::vector<CachingAllocatorSim::Handle>>& handles) {
   struct Candidate {
     CachingAllocatorSim::Handle handle;
     std::int64_t bytes;
     bool small, claimed;
   };
   std::vector<Candidate> allocated;
-  for (const CachedSegment& seg : recorded) {
-    const std::vector<CachingAllocatorSim::Handle> handles = alloc.add_segment(seg);
-    for (std::size_t i = 0; i < handles.size(); ++i)
-      if (seg.blocks[i].allocated) allocated.push_back({handles[i], seg.blocks[i].bytes, seg.small, false});
-  }
+  for (std::size_t s = 0; s < recorded.size(); ++s)
+    for (std::size_t i = 0; i < handles[s].size(); ++i)
+      if (recorded[s].blocks[i].allocated) allocated.push_back({handles[s][i], recorded[s].blocks[i].bytes, recorded[s].small, false});
   std::vector<CachingAllocatorSim::Handle> handle(r.g.num_inputs, CachingAllocatorSim::kNoBlock);
   for (BufId b = r.g.num_inputs - 1; b >= 0; --b) {
     if (!r.g.buffers[b].freeable || r.bytes[b] == 0) continue;
@@ -472,6 +499,17 @@ std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, 
     handle[b] = best->handle;
   }
   return handle;
+}
+
+// Starts `alloc` from the recorded cache; returns each freeable input's block.
+std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, const AllocatorState& recorded, CachingAllocatorSim& alloc) {
+  std::vector<std::vector<CachingAllocatorSim::Handle>> handles;
+  bool addressed = false;
+  for (const CachedSegment& seg : recorded) {
+    handles.push_back(alloc.add_segment(seg));
+    for (const CachedBlock& b : seg.blocks) addressed = addressed || !b.inputs.empty();
+  }
+  return addressed ? recorded_input_blocks_by_address(r, recorded, handles) : guessed_input_blocks(r, recorded, handles);
 }
 
 struct AllocatorReplay {
@@ -496,6 +534,7 @@ AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines
     if (freeable && r.last_use[b] >= 0) out.freeable_input_bytes = checked_add(out.freeable_input_bytes, r.bytes[b], "freeable input bytes");
     if (placement == InputPlacement::Recorded) {
       if (!freeable) continue;  // among the recorded blocks, which stay
+      if (recorded_blocks[b] == kNotInCache) continue;
       handle[b] = recorded_blocks[b] != CachingAllocatorSim::kNoBlock ? recorded_blocks[b] : alloc.allocate(r.bytes[b]);
     } else if (!freeable && placement == InputPlacement::HeldApart) {
       held_inputs.allocate(r.bytes[b]);

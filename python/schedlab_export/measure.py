@@ -256,6 +256,7 @@ def measure_memory(call: PendingCall) -> tuple[dict, dict]:
     reserved_before = torch.cuda.memory_reserved()
     before = torch.cuda.memory_allocated()
     at_start = allocator_state()
+    inputs_at_start = input_blocks(args, call.graph.input_names)
     torch.cuda.reset_peak_memory_stats()
     with torch.no_grad():
         out, unbacked = _observe_unbacked(fn, args)
@@ -271,6 +272,7 @@ def measure_memory(call: PendingCall) -> tuple[dict, dict]:
         "reserved_before_bytes": reserved_before,
         "peak_reserved_bytes": peak_reserved,
         "allocator_at_start": at_start,
+        "inputs_at_start": inputs_at_start,
     }
     return memory, unbacked
 
@@ -290,6 +292,29 @@ def allocator_state() -> list[dict]:
              "blocks": [[b["size"], 0 if b["state"] == "inactive" else 1]
                         for b in sorted(s["blocks"], key=lambda b: b.get("address", 0))]}
             for s in segments]
+
+
+def input_blocks(args: list, names: list[str]) -> dict[str, list[int]]:
+    """Where each graph input's storage starts among allocator_state()'s
+    segments: {input name: [segment index, block index]}, for the inputs
+    whose storage starts an allocated block (all of them, normally). Which
+    block a freeable input holds is which hole the call opens when it frees
+    it; the replay would otherwise have to guess (docs/memory-as-executed.md)."""
+    device = torch.cuda.current_device()
+    segments = sorted((s for s in torch.cuda.memory_snapshot() if s["device"] == device),
+                      key=lambda s: s["address"])
+    starts = {}
+    for i, seg in enumerate(segments):
+        address = seg["address"]
+        for k, b in enumerate(sorted(seg["blocks"], key=lambda b: b.get("address", 0))):
+            if b["state"] != "inactive":
+                starts[address] = [i, k]
+            address += b["size"]
+    where = {}
+    for name, x in zip(names, args):
+        if isinstance(x, torch.Tensor) and x.is_cuda and x.untyped_storage().data_ptr() in starts:
+            where[name] = starts[x.untyped_storage().data_ptr()]
+    return where
 
 
 def memory_events(call: PendingCall) -> list[list]:
@@ -754,17 +779,24 @@ def _write_json(path: Path, data: dict, compact: bool) -> None:
 
 def _indented(data: dict) -> str:
     """json.dumps(indent=1), except that each allocator segment's blocks
-    (memory.allocator_at_start, up to hundreds of [bytes, state] pairs) stay
-    on one line."""
-    segments = (data.get("memory") or {}).get("allocator_at_start")
+    (memory.allocator_at_start, up to hundreds of [bytes, state] pairs) and
+    each input's [segment, block] (memory.inputs_at_start) stay on one line."""
+    memory = data.get("memory") or {}
+    segments = memory.get("allocator_at_start")
     if not segments:
         return json.dumps(data, indent=1)
     compact = {}
     for i, seg in enumerate(segments):
         token = f"@@blocks{i}@@"
         compact[json.dumps(token)] = json.dumps(seg["blocks"], separators=(",", ":"))
-    shown = dict(data, memory=dict(data["memory"], allocator_at_start=[
-        dict(seg, blocks=f"@@blocks{i}@@") for i, seg in enumerate(segments)]))
+    inputs = {}
+    for name, where in (memory.get("inputs_at_start") or {}).items():
+        inputs[name] = f"@@input:{name}@@"
+        compact[json.dumps(inputs[name])] = json.dumps(where, separators=(",", ":"))
+    shown_memory = dict(memory, allocator_at_start=[dict(seg, blocks=f"@@blocks{i}@@") for i, seg in enumerate(segments)])
+    if "inputs_at_start" in memory:
+        shown_memory["inputs_at_start"] = inputs
+    shown = dict(data, memory=shown_memory)
     text = json.dumps(shown, indent=1)
     for token, blocks in compact.items():
         text = text.replace(token, blocks)

@@ -144,7 +144,9 @@ class MeasuredFiles(unittest.TestCase):
         """memory.allocator_at_start (bert_dynamic and unet_gn on both GPUs):
         the segments' blocks add up to each segment, the segments to
         reserved_before_bytes and the allocated blocks to
-        allocated_before_bytes, all read at the same moment."""
+        allocated_before_bytes, all read at the same moment; and
+        memory.inputs_at_start places every graph input at an allocated
+        block of it."""
         recorded = set()
         for path in _measured_files():
             mem = json.loads(path.read_text())["memory"]
@@ -160,6 +162,14 @@ class MeasuredFiles(unittest.TestCase):
                 self.assertEqual(sum(seg["size"] for seg in segments), mem["reserved_before_bytes"])
                 self.assertEqual(sum(b[0] for seg in segments for b in seg["blocks"] if b[1]),
                                  mem["allocated_before_bytes"])
+                # memory.inputs_at_start: inputs of the graph at allocated blocks, the freeable
+                # ones all but bert's backward's CPU scalars (the dropout's philox seed and offset).
+                graph = json.loads((EXPORTED / (path.name.split(".")[0] + ".post.json")).read_text())
+                self.assertLessEqual(set(mem["inputs_at_start"]), {i["name"] for i in graph["inputs"]})
+                self.assertLessEqual({i["name"] for i in graph["inputs"] if i.get("freeable") and i["bytes"] > 8},
+                                     set(mem["inputs_at_start"]))
+                for segment, block in mem["inputs_at_start"].values():
+                    self.assertEqual(segments[segment]["blocks"][block][1], 1)
         self.assertEqual(recorded, {f"{gpu}/{case}" for gpu in ("h100", "h200") for case in
                                     ("bert_dynamic_0_fwd", "bert_dynamic_1_bwd", "unet_gn_0_fwd", "unet_gn_1_bwd")})
 

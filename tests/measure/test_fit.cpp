@@ -233,6 +233,25 @@ TEST_CASE("measured files: every defect is named by its place", "[measure]") {
         place + ": its segments hold " + std::to_string(reserved + 512) + " bytes, not memory.reserved_before_bytes " + std::to_string(reserved));
   CHECK(with_state({{{"pool", "large"}, {"size", reserved}, {"blocks", {{reserved, 1}}}}}) ==
         place + ": its allocated blocks hold " + std::to_string(reserved) + " bytes, not memory.allocated_before_bytes " + std::to_string(before));
+  // memory.inputs_at_start: each input's [segment, block], an allocated block of the recorded state.
+  doc["memory"]["inputs_at_start"] = {{"a", {0, 0}}, {"b", {0, 0}}};
+  CHECK(error_of(doc) == "no error");
+  CHECK(load_measured(doc.dump(), "x").allocator_at_start->at(0).blocks.at(0).inputs == std::vector<std::string>{"a", "b"});
+  auto with_inputs = [&](nlohmann::json inputs) {
+    auto d = doc;
+    d["memory"]["inputs_at_start"] = std::move(inputs);
+    return error_of(d);
+  };
+  const std::string inputs_place = "x.measured.json: memory.inputs_at_start";
+  CHECK(with_inputs(nlohmann::json::array()) == inputs_place + ": expected an object {input name: [segment, block]}");
+  CHECK(with_inputs({{"a", {0}}}) == inputs_place + ".a: expected [segment index, block index]");
+  CHECK(with_inputs({{"a", {0, -1}}}) == inputs_place + ".a: expected [segment index, block index]");
+  CHECK(with_inputs({{"a", {1, 0}}}) == inputs_place + ".a: segment 1 is not in memory.allocator_at_start");
+  CHECK(with_inputs({{"a", {0, 2}}}) == inputs_place + ".a: block 2 is not in its segment");
+  CHECK(with_inputs({{"a", {0, 1}}}) == inputs_place + ".a: its block is free");
+  auto without_state = started;
+  without_state["memory"]["inputs_at_start"] = {{"a", {0, 0}}};
+  CHECK(error_of(without_state) == inputs_place + ": needs memory.allocator_at_start");
   doc = good;
   doc["format"] = "schedmeasured/2";
   CHECK(error_of(doc) == "x.measured.json: format: expected \"schedmeasured/1\"");
