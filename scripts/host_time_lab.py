@@ -15,13 +15,17 @@ def features(g):
     for n in g['nodes']:
         for o in n.get('outputs', []):
             layouts[o['name']] = o.get('layout', 'fixed')
-    f = dict(triton=0, extern=0, none=0, allocs=0, inputs=len(g.get('inputs', [])))
+    f = dict(triton=0, extern=0, coll=0, coll_copies=0, items=0, waits=0, allocs=0, inputs=len(g.get('inputs', [])))
     for n in g['nodes']:
         c = L.classify(g, n, layouts)
         if c in ('triton_pointwise', 'triton_reduction'):
             f['triton'] += 1
+        elif c == 'collective':
+            f['coll'] += 1
+            if 'all_gather' in n.get('kernel', ''):  # the fake process group copies once per rank
+                f['coll_copies'] += n['collective']['group_size']
         elif c == 'none':
-            f['none'] += 1
+            f['items' if n['kind'] == 'extern' else 'waits'] += 1
         else:
             f['extern'] += 1
         f['allocs'] += sum(1 for o in n.get('outputs', []) if o.get('layout', 'fixed') == 'fixed' and not o.get('mutation_of'))

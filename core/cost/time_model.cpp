@@ -12,8 +12,11 @@ double host_us_per_node(const TimeModel& m, KernelClass c) {
     case KernelClass::TritonReduction: return m.host_us_per_kernel;
     case KernelClass::Convolution: return m.host_us_per_convolution;
     case KernelClass::ConvolutionBackward: return m.host_us_per_convolution_backward;
+    case KernelClass::Collective: return m.host_us_per_collective;
     default: return m.host_us_per_extern;
   }
 }
+
+bool is_item_node(const Graph& g, const Node& n) { return n.kind == NodeKind::Extern && classify_node(g, n) == KernelClass::None; }
 
 }  // namespace schedlab

@@ -26,7 +26,12 @@
 // x_half = fixed_us / factor. Collectives keep the NCCL-style model of the
 // profile's link figures. The host (Inductor's Python wrapper) pays
 // `host_us_per_kernel` per Triton launch, `host_us_per_extern` per extern
-// call or collective, `host_us_per_convolution` and
+// call, `host_us_per_collective` per functional collective call (c10d's
+// Python and dispatch; waits cost nothing) and `host_us_per_collective_kernel`
+// per device kernel such a call launches from the host (the fake process
+// group's all_gather: one copy per rank), `host_us_per_item` per
+// item node (an item of a multi-output extern's result: the wrapper's tuple
+// index and its size, stride and alignment asserts), `host_us_per_convolution` and
 // `host_us_per_convolution_backward` per cuDNN convolution call (ATen's
 // cuDNN path sets up descriptors and finds its execution plan on the host
 // at every call; a backward does it for both gradients), and
@@ -58,7 +63,10 @@ struct TimeModel {
   double launch_gap_us = 0;              // device idle between back-to-back kernels, default mode
   double cudagraph_gap_us = 0;           // the same inside a CUDA graph
   double host_us_per_kernel = 0;         // wrapper cost per Triton kernel launch
-  double host_us_per_extern = 0;         // wrapper cost per extern call or collective (Python + ATen dispatch)
+  double host_us_per_extern = 0;         // wrapper cost per extern call (Python + ATen dispatch)
+  double host_us_per_collective = 0;     // the same per functional collective call
+  double host_us_per_collective_kernel = 0;  // and per device kernel the collective call launches itself
+  double host_us_per_item = 0;           // per item node: `buf3 = buf2[0]` and its size/stride/alignment asserts
   double host_us_per_convolution = 0;    // the same for a cuDNN convolution call
   double host_us_per_convolution_backward = 0;  // and for a convolution backward call
   double host_call_us = 0;               // wrapper cost per call (argument handling, allocations)
@@ -74,6 +82,11 @@ bool class_needs_law(KernelClass c);
 // call per node (a Triton launch or an extern op), however many GPU kernels
 // that call starts.
 double host_us_per_node(const TimeModel& m, KernelClass c);
+
+// An item node: an extern without a kernel that only names an item of a
+// multi-output extern's result (or a scalar read out of one; class None).
+// The host pays `host_us_per_item` for it.
+bool is_item_node(const Graph& g, const Node& n);
 
 // Read and written with the profile (core/io/profiles.h).
 

@@ -92,7 +92,7 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
   refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_us_per_convolution",
-                      "host_us_per_convolution_backward", "host_call_us", "samples", "sm_count", "l2_bytes"}, where);
+                      "host_us_per_convolution_backward", "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_call_us", "samples", "sm_count", "l2_bytes"}, where);
   TimeModel m;
   const json& laws = field(j, "laws", where);
   if (!laws.is_object()) throw Error("hardware profile: " + where + ".laws: expected an object {class: law}");
@@ -113,6 +113,12 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   m.host_us_per_convolution = j.contains("host_us_per_convolution") ? non_negative(j, "host_us_per_convolution", where) : m.host_us_per_extern;
   m.host_us_per_convolution_backward =
       j.contains("host_us_per_convolution_backward") ? non_negative(j, "host_us_per_convolution_backward", where) : m.host_us_per_extern;
+  // Profiles written before the collective figures: a collective call costs
+  // the host what an extern call does, and its own kernels nothing more.
+  m.host_us_per_collective = j.contains("host_us_per_collective") ? non_negative(j, "host_us_per_collective", where) : m.host_us_per_extern;
+  m.host_us_per_collective_kernel = j.contains("host_us_per_collective_kernel") ? non_negative(j, "host_us_per_collective_kernel", where) : 0.0;
+  // And before the item figure: items cost the host nothing.
+  m.host_us_per_item = j.contains("host_us_per_item") ? non_negative(j, "host_us_per_item", where) : 0.0;
   m.host_call_us = non_negative(j, "host_call_us", where);
   if (auto it = j.find("samples"); it != j.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0) throw Error("hardware profile: " + where + ".samples: expected an integer >= 0");
@@ -138,7 +144,9 @@ json time_model_to_json(const TimeModel& m) {
   }
   return {{"laws", std::move(laws)},          {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
           {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern},
-          {"host_us_per_convolution", m.host_us_per_convolution}, {"host_us_per_convolution_backward", m.host_us_per_convolution_backward}, {"host_call_us", m.host_call_us}, {"samples", m.samples},
+          {"host_us_per_convolution", m.host_us_per_convolution}, {"host_us_per_convolution_backward", m.host_us_per_convolution_backward},
+          {"host_us_per_collective", m.host_us_per_collective}, {"host_us_per_collective_kernel", m.host_us_per_collective_kernel},
+          {"host_us_per_item", m.host_us_per_item}, {"host_call_us", m.host_call_us}, {"samples", m.samples},
           {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
 }
 

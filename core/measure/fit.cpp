@@ -33,8 +33,9 @@ double median(std::vector<double> v) {
 }
 
 // The law's columns: [fixed (x products), compute, memory up to L2, wave,
-// narrow, f32, memory beyond L2].
-constexpr int kColumns = 7;
+// narrow, f32, memory beyond L2, multi-output items (the host's only; 0 on
+// every kernel sample, so the kernel laws never pick it)].
+constexpr int kColumns = 8;
 using Coefficients = std::array<double, kColumns>;
 
 double feature(const NodeSample& x, int c) {
@@ -45,12 +46,13 @@ double feature(const NodeSample& x, int c) {
     case 3: return x.wave_us;
     case 4: return x.narrow_us;
     case 5: return x.fp32;
-    default: return x.spill_us;
+    case 6: return x.spill_us;
+    default: return x.items;
   }
 }
 
 // Weighted least squares on the chosen columns; returns false when singular
-// or a coefficient is negative. Gaussian elimination (7x7 at most).
+// or a coefficient is negative. Gaussian elimination (8x8 at most).
 bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, double weight_power, Coefficients& coef, double& sse) {
   std::array<int, kColumns> cols{};
   int k = 0;
@@ -274,23 +276,30 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
 
   // The host: non-negative least squares of the call's host time (else its
   // wall time, which a launch-bound call follows) on its Triton launches,
-  // convolution calls, convolution backward calls and other extern calls,
-  // weighted by relative error. The counts ride in the kernel law's columns:
-  // fixed = the call, compute = Triton launches, memory = other externs,
-  // wave = convolutions, narrow = convolution backwards.
+  // convolution calls, convolution backward calls, collective calls, the
+  // device kernels the collective calls launched (measured: the fake process
+  // group's all_gather copies once per rank), other extern calls and
+  // the multi-output items (`buf3 = buf2[0]` with its size, stride and
+  // alignment asserts), weighted by relative error. The counts ride in the
+  // kernel law's columns: fixed = the call, compute = Triton launches,
+  // memory = other externs, wave = convolutions, narrow = convolution
+  // backwards, f32 = collectives, spill = the collectives' kernels, items.
   std::vector<NodeSample> calls;
   for (const MeasuredCase& c : cases) {
     NodeSample s;
     for (const Node& n : c.graph.nodes) {
       switch (classify_node(c.graph, n)) {
-        case KernelClass::None: break;
+        case KernelClass::None: s.items += is_item_node(c.graph, n) ? 1 : 0; break;
         case KernelClass::TritonPointwise:
         case KernelClass::TritonReduction: s.compute_us += 1; break;
         case KernelClass::Convolution: s.wave_us += 1; break;
         case KernelClass::ConvolutionBackward: s.narrow_us += 1; break;
+        case KernelClass::Collective: s.fp32 += 1; break;
         default: s.cached_us += 1; break;
       }
     }
+    for (const MeasuredKernel& k : c.measured.kernels)
+      if (!k.node.empty() && classify_node(c.graph, c.graph.nodes[c.graph.find_node(k.node)]) == KernelClass::Collective) s.spill_us += 1;
     s.measured_us = c.measured.host_time_us.value_or(c.measured.wall_time_us);
     calls.push_back(s);
   }
@@ -300,6 +309,9 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.host_us_per_extern = host[2];
   tm.host_us_per_convolution = host[3];
   tm.host_us_per_convolution_backward = host[4];
+  tm.host_us_per_collective = host[5];
+  tm.host_us_per_collective_kernel = host[6];
+  tm.host_us_per_item = host[7];
 
   fit.profile = base;
   fit.profile.name = name;

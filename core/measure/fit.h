@@ -13,10 +13,14 @@
 //   end). The CUDA-graph gap: the median of (wall - kernel time) / kernels
 //   over graphs measured under CUDA graphs.
 // - The host: host_call_us, host_us_per_kernel (Triton launches),
-//   host_us_per_convolution, host_us_per_convolution_backward (cuDNN calls)
-//   and host_us_per_extern (other extern calls, collectives) are a non-negative least
-//   squares fit of each call's measured host time (else its wall time) on
-//   its launch counts, weighted by relative error.
+//   host_us_per_convolution, host_us_per_convolution_backward (cuDNN calls),
+//   host_us_per_collective (functional collective calls),
+//   host_us_per_collective_kernel (per device kernel those calls launched:
+//   the fake process group's copies), host_us_per_item (per
+//   multi-output item) and host_us_per_extern (other extern
+//   calls) are a non-negative least squares fit of each call's measured
+//   host time (else its wall time) on its launch counts, weighted by
+//   relative error.
 // - A class nobody measured borrows a related class's law (attention and
 //   convolution from gemm, backward classes from their forward, copy and
 //   extern from triton_pointwise); the
@@ -53,6 +57,7 @@ struct NodeSample {
   double cached_us = 0, spill_us = 0;    // memory_us up to the L2 size, and beyond
   double wave_us = 0, narrow_us = 0;     // tile terms (gemm, convolution)
   double fp32 = 0;                       // 1 when the node has flops and computes in f32
+  double items = 0;                      // the host fit's multi-output items (0 on kernel samples)
   double products = 1;                   // the fixed term's multiple (convolution backward: gradients computed)
   double measured_us = 0;                // sum of its kernels' durations
   int kernels = 0;

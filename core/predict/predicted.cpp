@@ -10,7 +10,12 @@
 namespace schedlab {
 
 
-LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs) {
+int fake_collective_kernels(const Node& n) {
+  if (!n.collective || n.collective->kind != CollectiveOp::AllGather) return 0;
+  return static_cast<int>(std::min<std::int64_t>(n.collective->group_size, 1 << 20));
+}
+
+LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives) {
   LaunchModel m;
   if (!hw.time_model) return m;
   const TimeModel& tm = *hw.time_model;
@@ -19,9 +24,16 @@ LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagra
   m.host_call_us = cudagraphs ? 0.0 : tm.host_call_us;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classify_node(g, g.nodes[v]);
-    if (c == KernelClass::None) continue;
+    if (c == KernelClass::None) {
+      // An item of a multi-output result launches nothing; the wrapper's
+      // statement for it costs the host (waits and nops nothing).
+      if (!cudagraphs && is_item_node(g, g.nodes[v])) m.host_us[v] = tm.host_us_per_item;
+      continue;
+    }
     const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
     m.host_us[v] = cudagraphs ? 0.0 : host_us_per_node(tm, c);
+    if (!cudagraphs && fake_collectives && c == KernelClass::Collective)
+      m.host_us[v] += fake_collective_kernels(g.nodes[v]) * tm.host_us_per_collective_kernel;
     m.gap_us[v] = kernels * (cudagraphs ? tm.cudagraph_gap_us : tm.launch_gap_us);
   }
   return m;
@@ -49,8 +61,8 @@ Prediction predict_from_runtimes(const Graph& g, const Order& order, const Hardw
     else inductor_complete = false;
   }
   if (inductor_complete) p.inductor_kernel_time_us = inductor;
-  p.wall_time_us = default_mode_wall_us ? *default_mode_wall_us : simulate_two_streams(g, order, us, launch_model(g, hw, false)).step_time_us;
-  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true)).step_time_us;
+  p.wall_time_us = default_mode_wall_us ? *default_mode_wall_us : simulate_two_streams(g, order, us, launch_model(g, hw, false, !price_collectives)).step_time_us;
+  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true, !price_collectives)).step_time_us;
   p.memory = estimate_memory_as_executed(g, order, observed_bytes, scheduler_estimate);
   p.peak_bytes = p.memory.peak_bytes;
   p.reserved_bytes = p.memory.reserved_bytes;

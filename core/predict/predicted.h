@@ -23,8 +23,17 @@ namespace schedlab {
 
 // The launch path of the profile's time model for every node: per launched
 // kernel, the host's wrapper cost (none under CUDA graphs) and the device's
-// launch gap. A profile without a time model has neither.
-LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs);
+// launch gap. A profile without a time model has neither. A collective
+// call costs the host `host_us_per_collective`; `fake_collectives` (the
+// graph ran on the fake process group, as the zoo's did) adds
+// `host_us_per_collective_kernel` per device copy the fake group's call
+// launches itself: an all_gather copies its input into each of its
+// `group_size` chunks, the other collectives launch nothing.
+LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives = false);
+
+// The device kernels a collective node launches from the host on the fake
+// process group (0 for any other node).
+int fake_collective_kernels(const Node& n);
 
 struct Prediction {
   std::string hardware;
@@ -40,7 +49,8 @@ struct Prediction {
 };
 
 // `price_collectives` false: collectives take no time (as on a fake process
-// group, which launches them but moves nothing) and count in no kernel time.
+// group, which launches them but moves nothing) and count in no kernel time;
+// the host pays the fake group's copies (launch_model's `fake_collectives`).
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw,
                    const std::map<std::string, std::int64_t>& observed_bytes = {}, bool price_collectives = true);
 

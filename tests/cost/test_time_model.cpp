@@ -73,6 +73,12 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(host_us_per_node(*hw.time_model, KernelClass::ConvolutionBackward) == 12);
   CHECK(host_us_per_node(*hw.time_model, KernelClass::TritonReduction) == 8);
   CHECK(host_us_per_node(*hw.time_model, KernelClass::None) == 0);
+  // And before the collective and item figures: a collective call costs the
+  // host what an extern call does, its own kernels and item nodes nothing.
+  CHECK(hw.time_model->host_us_per_collective == 12);
+  CHECK(host_us_per_node(*hw.time_model, KernelClass::Collective) == 12);
+  CHECK(hw.time_model->host_us_per_collective_kernel == 0);
+  CHECK(hw.time_model->host_us_per_item == 0);
   // Round trip.
   HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
   CHECK(hardware_profile_to_json(back) == hardware_profile_to_json(hw));

@@ -40,6 +40,7 @@ HardwareProfile synthetic_truth() {
   tm.cudagraph_gap_us = 0.75;
   tm.host_us_per_kernel = 5.0;
   tm.host_us_per_extern = 9.0;
+  tm.host_us_per_item = 2.0;
   tm.host_call_us = 30.0;
   hw.time_model = tm;
   return hw;
@@ -53,6 +54,7 @@ nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& trut
   double host = tm.host_call_us, device = 0, total = 0;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classify_node(g, g.nodes[v]);
+    if (is_item_node(g, g.nodes[v])) host += tm.host_us_per_item;
     if (!class_needs_law(c)) continue;
     const ClassLaw& law = tm.laws.at(c);
     const int count = static_cast<int>(law.kernels_per_node);
@@ -110,6 +112,7 @@ TEST_CASE("fit: synthetic measurements give back the model that made them", "[me
   CHECK(tm.launch_gap_us == Approx(1.5));
   CHECK(tm.host_us_per_kernel == Approx(5.0));
   CHECK(tm.host_us_per_extern == Approx(9.0));
+  CHECK(tm.host_us_per_item == Approx(2.0));  // the attention calls' multi-output items
   CHECK(tm.host_call_us == Approx(30.0));
   for (const MeasuredCase& c : cases)
     CHECK(predict(c.graph, c.graph.baseline_order(), fit.profile).wall_time_us == Approx(c.measured.wall_time_us).epsilon(0.05));

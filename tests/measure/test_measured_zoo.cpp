@@ -15,9 +15,10 @@
 //   reserved peak                               5 %       met but H200 unet_gn bwd from its recorded start (25 %)
 //   kernel time per graph                       10 % / 25 %  met: median 6-7 %, worst 20-22 %
 //   each kernel class, summed                   15 %      met but extern (18 %, five fallback calls held out)
-//   wall time, default mode                     20 %      met: median 9.5 % / 8.6 % (host-bound; measured
-//                                                         at full host speed, interleaved rounds; cuDNN
-//                                                         calls priced by their own host cost)
+//   wall time, default mode                     20 %      median 6.9 % / 5.5 %, worst 24.7 % / 18.9 % (host-bound;
+//                                                         measured at full host speed, interleaved rounds;
+//                                                         cuDNN calls, collectives and item nodes priced by
+//                                                         their own host cost)
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -155,17 +156,23 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     }
     // Wall time in Inductor's default mode: launch-bound on these graphs.
     // Measured in interleaved rounds at the host's full speed (run_zoo.py
-    // --wall-rounds, tests/data/measured/README.md): the target, and today's
-    // 9.5 % (H100) / 8.6 % (H200), with the convolution calls' own host
-    // cost (UNet's backward, 19 of them: 0.97 / 1.02; 0.54 with the extern
-    // figure).
+    // --wall-rounds, tests/data/measured/README.md): today's 6.9 % (H100) /
+    // 5.5 % (H200), worst 24.7 % (H100, ViT's forward) / 18.9 % (H200,
+    // kv_decode), with the convolution calls' own host cost (UNet's
+    // backward, 19 of them: 0.98 / 1.03; 0.54 with the extern figure), the
+    // collective calls' own (tp2d's backward, 6 collectives on the fake
+    // process group: 1.12 / 1.02; 1.23 / 1.30 priced as extern calls) and
+    // the item nodes'.
+    const bool h100 = std::string(gpu) == "h100";
     const ErrorSummary w = wall_time_error(r);
-    CHECK(w.median <= 0.10);
-    for (const auto& g : r.graphs)
-      if (g.graph.rfind("unet_gn", 0) == 0) {
-        INFO(g.graph);
-        CHECK(std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1) <= 0.05);
-      }
+    CHECK(w.median <= (h100 ? 0.07 : 0.055));
+    CHECK(w.worst <= (h100 ? 0.25 : 0.19));
+    for (const auto& g : r.graphs) {
+      INFO(g.graph);
+      const double e = std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1);
+      if (g.graph.rfind("unet_gn", 0) == 0) CHECK(e <= 0.05);
+      if (g.graph.rfind("tp2d", 0) == 0) CHECK(e <= 0.13);
+    }
   }
 }
 
