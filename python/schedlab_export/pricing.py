@@ -122,6 +122,98 @@ def op_flops(op: str, args: dict, out_shape=None) -> int | None:
     return None
 
 
+def _int_list(v, rank: int, name: str) -> list[int] | None:
+    """A convolution argument of one int per spatial dim: ATen accepts a
+    single int for all of them (broadcast here) or a list of that length."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return [v] * rank
+    if isinstance(v, (list, tuple)) and len(v) == rank and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return [int(x) for x in v]
+    if isinstance(v, (list, tuple)) and len(v) == 1 and isinstance(v[0], int):
+        return [int(v[0])] * rank
+    return None
+
+
+def convolution_record(op: str, args: dict, out_shape, memory_format: str | None) -> dict | None:
+    """The geometry of one convolution call (schedgraph node field
+    `convolution`, docs/schedgraph-1.md), from its arguments by schema name
+    (tensors as shapes): the forward's input, weight and output shapes, the
+    per-spatial-dim stride, padding, dilation and output padding, groups,
+    whether it is transposed, and the memory format cuDNN sees
+    (`channels_last` or `contiguous`); a backward call also says which
+    gradients it computes (`output_mask`: input, weight, bias). None when an
+    argument is missing or malformed: the time model then falls back to what
+    shapes alone tell (docs/cost-model.md)."""
+    backward = op in CONVOLUTION_BACKWARD_OPS
+    if op not in CONVOLUTION_OPS and not backward:
+        return None
+    x, w = args.get("input"), args.get("weight")
+    out = args.get("grad_output") if backward else out_shape
+    shapes = (x, w, out)
+    if any(not isinstance(s, list) or not all(isinstance(d, int) for d in s) for s in shapes):
+        return None
+    rank = len(x) - 2
+    if rank < 1 or len(w) != rank + 2 or len(out) != rank + 2:
+        return None
+    fields = {}
+    for name, default in (("stride", 1), ("padding", 0), ("dilation", 1), ("output_padding", 0)):
+        value = _int_list(args.get(name, default), rank, name)
+        if value is None:
+            return None
+        fields[name] = value
+    groups = args.get("groups", 1)
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        return None
+    record = {
+        "input": list(x),
+        "weight": list(w),
+        "output": list(out),
+        **fields,
+        "groups": groups,
+        "transposed": bool(args.get("transposed", False)),
+    }
+    if memory_format in ("channels_last", "contiguous"):
+        record["memory_format"] = memory_format
+    if backward:
+        mask = args.get("output_mask") or [True, True, True]
+        if not isinstance(mask, (list, tuple)) or len(mask) != 3:
+            return None
+        record["output_mask"] = [bool(m) for m in mask]
+    return record
+
+
+def channels_last(shape, stride) -> bool:
+    """Whether ATen reads a 4-d (5-d) tensor of `shape` and `stride`
+    (elements) as channels-last: its rule for strides (c10's
+    is_channels_last_strides_2d/3d), which walks the dims from channels
+    outward (C, then the spatial dims from the last, then N), each stride at
+    least the previous one times its size, and calls the ambiguous layouts
+    (every non-channel dim of size 1, N111) contiguous."""
+    rank = len(shape)
+    if rank not in (4, 5) or len(stride) != rank or stride[1] == 0:
+        return False
+    smallest = 0
+    for d in [1, *range(rank - 1, 1, -1), 0]:
+        if shape[d] == 0 or stride[d] < smallest:
+            return False
+        if d == 0 and smallest == stride[1]:
+            return False
+        smallest = stride[d] * (shape[d] if shape[d] > 1 else 1)
+    return True
+
+
+def convolution_memory_format(input_shape, input_stride, weight_shape, weight_stride) -> str:
+    """The memory format ATen's cuDNN path runs a convolution in
+    (cudnn_conv_suggest_memory_format): channels-last when the input or the
+    weight is laid out so, else contiguous (NCHW), where cuDNN's
+    tensor-core kernels transpose the operands."""
+    if channels_last(input_shape, input_stride) or channels_last(weight_shape, weight_stride):
+        return "channels_last"
+    return "contiguous"
+
+
 def op_class(op: str | None) -> str | None:
     """The time-model class of an extern operator (docs/schedmeasured-1.md)."""
     if op is None:

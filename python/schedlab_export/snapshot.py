@@ -81,6 +81,23 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return _DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
 
 
+def _stride(node) -> list[int] | None:
+    """The buffer's strides in elements, as its layout fixes them (size hints
+    for symbols), or None where the layout has none fixed yet. They tell the
+    memory format: a 4-d buffer of strides [H*W*C, 1, W*C, C] is channels-last,
+    which decides whether cuDNN transposes a convolution's operands."""
+    try:
+        stride = node.get_stride()
+    except Exception:  # noqa: BLE001 - layouts without a fixed stride
+        return None
+    if stride is None:
+        return None
+    try:
+        return [_hint(s) for s in stride]
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _buffer(sbuf, mutation_real_name: dict[str, str]) -> dict:
     node = sbuf.node
     layout = node.layout
@@ -95,6 +112,9 @@ def _buffer(sbuf, mutation_real_name: dict[str, str]) -> dict:
         out["dtype"] = _dtype_name(dtype)
         dims = list(node.get_size())
         out["shape"] = [_hint(s) for s in dims]
+        stride = _stride(node)
+        if stride is not None:
+            out["stride"] = stride
         out["bytes"] = _hint(node.get_numel()) * dtype.itemsize
         out.update(_size_fields(node.get_numel() * dtype.itemsize, dims))
     real = mutation_real_name.get(out["name"])
@@ -243,11 +263,8 @@ def _shape_flops(snode, kind: str) -> int | None:
         wanted = pricing.op_class(pricing.operator_name(getattr(snode.node, "python_kernel_name", None)))
         if wanted is None:
             return None
-    origins = set()
-    for member in snode.get_nodes():
-        origins |= set(getattr(getattr(member, "node", None), "origins", None) or ())
     total = None
-    for origin in sorted(origins, key=lambda o: o.name):
+    for origin in _node_origins(snode):
         op = pricing.operator_name(str(getattr(origin, "target", "")))
         if pricing.op_class(op) not in ("gemm", "attention", "convolution"):
             continue
@@ -259,6 +276,86 @@ def _shape_flops(snode, kind: str) -> int | None:
         if flops is not None:
             total = (total or 0) + flops
     return total
+
+
+def _node_origins(snode) -> list:
+    """The FX nodes a scheduler node was lowered from, by name."""
+    origins = set()
+    for member in snode.get_nodes():
+        origins |= set(getattr(getattr(member, "node", None), "origins", None) or ())
+    return sorted(origins, key=lambda o: o.name)
+
+
+def _layout_of(node) -> tuple[list[int], list[int]] | None:
+    """An IR node's sizes and strides (size hints), or None."""
+    try:
+        shape = [_hint(d) for d in node.get_size()]
+    except Exception:  # noqa: BLE001 - not a tensor
+        return None
+    stride = _stride(node)
+    if stride is None or len(stride) != len(shape):
+        return None
+    return shape, stride
+
+
+def _fx_layout(fx_arg) -> tuple[list[int], list[int]] | None:
+    """An FX argument's sizes and strides from its fake tensor, or None."""
+    import torch.fx
+
+    val = fx_arg.meta.get("val") if isinstance(fx_arg, torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor):
+        return None
+    try:
+        return [_sym_int(d) for d in val.shape], [_sym_int(d) for d in val.stride()]
+    except Exception:  # noqa: BLE001 - symbolic strides without a hint
+        return None
+
+
+def _convolution_memory_format(snode, origin, backward: bool) -> str | None:
+    """The memory format cuDNN runs a convolution node in, from the layouts
+    Inductor gave its input and weight (the kernel's IR inputs: x, weight
+    [, bias] forward; grad_output, input, weight backward), else from the
+    FX origin's fake tensors (Inductor's layout optimization may since have
+    made them channels-last)."""
+    first = 1 if backward else 0
+    inputs = list(getattr(getattr(snode, "node", None), "inputs", None) or ())
+    pair = [_layout_of(t) for t in inputs[first:first + 2]]
+    if len(pair) != 2 or None in pair:
+        args = list(getattr(origin, "args", ()) or ())
+        pair = [_fx_layout(a) for a in args[first:first + 2]]
+    if len(pair) != 2 or None in pair:
+        return None
+    (x_shape, x_stride), (w_shape, w_stride) = pair
+    return pricing.convolution_memory_format(x_shape, x_stride, w_shape, w_stride)
+
+
+def _convolution(snode, kind: str) -> dict | None:
+    """The geometry of a convolution node (pricing.convolution_record), or
+    None for other nodes and where its origin cannot be read."""
+    if kind not in ("extern", "template"):
+        return None
+    if kind == "extern":
+        op = pricing.operator_name(getattr(snode.node, "python_kernel_name", None))
+        if pricing.op_class(op) != "convolution":
+            return None
+    records = []
+    for origin in _node_origins(snode):
+        op = pricing.operator_name(str(getattr(origin, "target", "")))
+        if op not in pricing.CONVOLUTION_OPS and op not in pricing.CONVOLUTION_BACKWARD_OPS:
+            continue
+        try:
+            val = origin.meta.get("val")
+            out_shape = _shape_value(val) if isinstance(val, torch.Tensor) else None
+            args = _bind(origin.target, origin.args, origin.kwargs)
+            backward = op in pricing.CONVOLUTION_BACKWARD_OPS
+            record = pricing.convolution_record(op, args, out_shape,
+                                                _convolution_memory_format(snode, origin, backward))
+        except Exception:  # noqa: BLE001 - a geometry we cannot read is left out, never guessed
+            record = None
+        if record is not None:
+            records.append(record)
+    # One call per node; a node lowered from several convolutions has no one geometry.
+    return records[0] if len(records) == 1 else None
 
 
 def _foreach_groups() -> dict[str, int]:
@@ -342,6 +439,9 @@ def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: boo
         flops = _optional(snode.estimate_flops)
     if flops:
         out["flops"] = int(flops)
+    convolution = _convolution(snode, kind)
+    if convolution is not None:
+        out["convolution"] = convolution
     foreach = _foreach_id(snode)
     if foreach is not None:
         out["foreach"] = foreach
@@ -395,13 +495,23 @@ def _inputs(nodes: list[dict], outputs: list[str]) -> list[dict]:
     for name, value in V.graph.graph_inputs.items():
         if not isinstance(value, ir.IRNode):
             continue  # symbolic sizes are no tensors
-        inputs.append(
-            {
-                "name": name,
-                "bytes": _optional(lambda v=value: _hint(v.get_numel()) * v.get_dtype().itemsize) or 0,
-                "freeable": not is_nonfreeable_buffers(dependencies.StarDep(name)),
-            }
-        )
+        record = {
+            "name": name,
+            "bytes": _optional(lambda v=value: _hint(v.get_numel()) * v.get_dtype().itemsize) or 0,
+            "freeable": not is_nonfreeable_buffers(dependencies.StarDep(name)),
+        }
+        # Informative (docs/schedgraph-1.md): the tensor's dtype, shape and
+        # strides, as for node outputs.
+        dtype = _optional(value.get_dtype)
+        if dtype is not None:
+            record["dtype"] = _dtype_name(dtype)
+        shape = _optional(lambda v=value: [_hint(d) for d in v.get_size()])
+        if shape is not None:
+            record["shape"] = shape
+            stride = _stride(value)
+            if stride is not None and len(stride) == len(shape):
+                record["stride"] = stride
+        inputs.append(record)
         seen.add(name)
     referenced = [d["name"] for n in nodes for d in n["reads"] + n["writes"]] + list(outputs)
     for name in referenced:

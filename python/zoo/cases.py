@@ -640,6 +640,126 @@ def conv_small_sweep():
         torch.compile(forward)(xs).backward()
 
 
+def _conv_grid(configs, dtype, memory_format, batch_first=True):
+    """One compiled forward and backward over independent convolutions:
+    each config (batch, cin, cout, hw, kernel, stride, groups) convolves its
+    own input (padding kernel // 2, no bias), laid out in `memory_format`."""
+    convs = nn.ModuleList(nn.Conv2d(cin, cout, k, stride=s, padding=k // 2, groups=g, bias=False)
+                          for _, cin, cout, _, k, s, g in configs).to(DEVICE, dtype, memory_format=memory_format)
+    xs = [torch.randn(b, cin, hw, hw, device=DEVICE, dtype=dtype).to(memory_format=memory_format).requires_grad_()
+          for b, cin, _, hw, _, _, _ in configs]
+
+    def forward(xs):
+        return sum(conv(x).float().mean() for conv, x in zip(convs, xs))
+
+    torch.compile(forward)(xs).backward()
+
+
+# (batch, cin, cout, hw, kernel, stride, groups): the convolutions of residual,
+# mobile and ConvNeXt-style networks at training batch sizes, from a few
+# microseconds to compute-bound calls of 100+ GFLOP, so that the time laws
+# see every regime (docs/cost-model.md, "Convolutions").
+_GRID_DENSE = [(32, 64, 64, 56, 3, 1, 1), (32, 128, 128, 28, 3, 1, 1), (32, 256, 256, 14, 3, 1, 1),
+               (32, 512, 512, 7, 3, 1, 1), (32, 64, 256, 56, 1, 1, 1), (32, 256, 64, 56, 1, 1, 1),
+               (32, 512, 1024, 28, 1, 2, 1), (32, 128, 128, 56, 3, 2, 1), (128, 256, 256, 28, 3, 1, 1),
+               (64, 1024, 256, 14, 1, 1, 1), (8, 32, 32, 128, 3, 1, 1), (16, 96, 96, 32, 5, 1, 1),
+               (32, 3, 64, 224, 7, 2, 1), (16, 48, 48, 64, 3, 1, 1), (256, 2048, 512, 7, 1, 1, 1)]
+_GRID_GROUPED = [(32, 96, 96, 56, 3, 1, 96), (32, 144, 144, 56, 3, 2, 144), (32, 240, 240, 28, 5, 1, 240),
+                 (32, 384, 384, 28, 7, 1, 384), (32, 768, 768, 14, 7, 1, 768), (64, 32, 32, 112, 3, 1, 32),
+                 (32, 1152, 1152, 7, 5, 1, 1152), (32, 128, 128, 56, 3, 1, 32), (32, 512, 512, 14, 3, 1, 32),
+                 (16, 256, 256, 28, 3, 1, 2), (32, 96, 96, 56, 3, 1, 4), (32, 224, 224, 28, 3, 1, 28)]
+_GRID_F32 = [(32, 64, 64, 56, 3, 1, 1), (32, 256, 256, 14, 3, 1, 1), (32, 64, 256, 56, 1, 1, 1),
+             (32, 512, 1024, 28, 1, 2, 1), (8, 3, 64, 224, 7, 2, 1), (64, 128, 128, 28, 3, 1, 1),
+             (16, 32, 32, 64, 3, 1, 1), (32, 96, 96, 56, 3, 1, 96), (32, 144, 144, 28, 5, 2, 144),
+             (32, 128, 128, 28, 3, 1, 32)]
+
+
+def conv_grid_dense():
+    """Dense (one-group) convolutions, bf16 channels-last: 3x3, 1x1,
+    strided, 5x5, a 7x7 RGB stem, small to compute-bound."""
+    _conv_grid(_GRID_DENSE, torch.bfloat16, torch.channels_last)
+
+
+def conv_grid_grouped():
+    """Depthwise (3x3 to 7x7, stride 1 and 2) and grouped (2 to 32 groups)
+    convolutions, bf16 channels-last."""
+    _conv_grid(_GRID_GROUPED, torch.bfloat16, torch.channels_last)
+
+
+def conv_grid_nchw():
+    """f32 and bf16 convolutions kept in NCHW (Inductor's layout
+    optimization off, as in a graph it decides against): cuDNN transposes
+    the operands of its tensor-core kernels."""
+    from torch._inductor import config as inductor_config
+
+    with inductor_config.patch(layout_optimization=False):
+        _conv_grid(_GRID_F32, torch.float32, torch.contiguous_format)
+        _conv_grid(_GRID_F32[:4] + _GRID_F32[7:8], torch.bfloat16, torch.contiguous_format)
+
+
+def conv_grid_f32_channels_last():
+    """f32 convolutions in channels-last (TF32 tensor cores, no transposes)."""
+    _conv_grid([_GRID_F32[i] for i in (0, 1, 2, 3, 5, 7, 9)], torch.float32, torch.channels_last)
+
+
+def gemm_unaligned_sweep():
+    """bf16 matrix products with a dimension that is not a multiple of 8
+    elements (16 bytes): language-model heads over odd vocabularies and their
+    weight gradients, odd inner dimensions. cuBLAS cannot use its TMA kernels
+    on such operands and falls back to slower aligned-by-one kernels.
+    Inductor's shape padding is off, as for the products it decides not to
+    pad."""
+    from torch._inductor import config as inductor_config
+
+    shapes = [(4096, 768, 50257), (50257, 4096, 768), (4096, 50257, 768), (2048, 1000, 4095),
+              (8191, 1024, 1024), (1024, 1023, 1024), (333, 555, 777), (16384, 129, 512), (8192, 4096, 1001)]
+    operands = [(torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16),
+                 torch.randn(k, n, device=DEVICE, dtype=torch.bfloat16)) for m, k, n in shapes]
+
+    def products(operands):
+        return [a @ b for a, b in operands]
+
+    with torch.no_grad(), inductor_config.patch(shape_padding=False):
+        torch.compile(products)(operands)
+
+
+def reduction_sweep():
+    """Large Triton reductions, most beyond the L2 cache: log-softmax over
+    language-model vocabularies, layer norm, column sums, batch-norm
+    statistics of a channels-last activation, long rows."""
+    bf16 = dict(device=DEVICE, dtype=torch.bfloat16)
+    logits = [torch.randn(4096, 50257, **bf16), torch.randn(8192, 32000, **bf16), torch.randn(1024, 128256, **bf16)]
+    norm_in = torch.randn(65536, 1024, **bf16)
+    columns = torch.randn(65536, 1024, device=DEVICE)
+    activation = torch.randn(32, 256, 56, 56, **bf16).to(memory_format=torch.channels_last)
+    rows = torch.randn(1024, 262144, device=DEVICE)
+
+    def reductions(logits, norm_in, columns, activation, rows):
+        out = [x.float().log_softmax(dim=-1) for x in logits]
+        out.append(F.layer_norm(norm_in, (1024,)))
+        out.append(columns.sum(dim=0))
+        out.append(torch.var_mean(activation.float(), dim=(0, 2, 3)))
+        out.append(rows.amax(dim=-1))
+        return out
+
+    with torch.no_grad():
+        torch.compile(reductions)(logits, norm_in, columns, activation, rows)
+
+
+def attention_dropout_sweep():
+    """Causal bf16 attention with dropout, forward and backward, as language
+    models train it (GPT-2 style), over batch, heads, lengths and head dims."""
+    configs = [(8, 12, 512, 64), (4, 16, 1024, 64), (2, 32, 2048, 128), (16, 8, 256, 64)]
+    qkv = [tuple(torch.randn(b, h, s, d, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+           for b, h, s, d in configs]
+
+    def forward(qkv):
+        return sum(F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True).float().mean()
+                   for q, k, v in qkv)
+
+    torch.compile(forward)(qkv).backward()
+
+
 def attention_sweep():
     """Scaled-dot-product attention through PyTorch's default backend choice
     over batch, heads, sequence lengths and head dims, forward and backward
@@ -731,6 +851,13 @@ SINGLE_GPU_CASES = {
     "conv_sweep": conv_sweep,
     "conv_narrow_sweep": conv_narrow_sweep,
     "conv_small_sweep": conv_small_sweep,
+    "conv_grid_dense": conv_grid_dense,
+    "conv_grid_grouped": conv_grid_grouped,
+    "conv_grid_nchw": conv_grid_nchw,
+    "conv_grid_f32_channels_last": conv_grid_f32_channels_last,
+    "gemm_unaligned_sweep": gemm_unaligned_sweep,
+    "reduction_sweep": reduction_sweep,
+    "attention_dropout_sweep": attention_dropout_sweep,
     "attention_sweep": attention_sweep,
     "extern_sweep": extern_sweep,
 }
@@ -848,11 +975,66 @@ def mobilenet_step():
     torch.compile(model)(x).float().square().mean().backward()
 
 
+def _torchvision_step(name: str, dtype, batch: int, image: int, channels_last: bool):
+    import torchvision
+
+    model = getattr(torchvision.models, name)(weights=None).to(DEVICE, dtype)
+    x = torch.randn(batch, 3, image, image, device=DEVICE, dtype=dtype)
+    if channels_last:
+        model, x = model.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
+    torch.compile(model)(x).float().square().mean().backward()
+
+
+def resnet50_step():
+    """Out of the zoo: torchvision ResNet-50, bf16 channels-last, batch 32 at
+    224x224, one compiled training step (compute-bound convolutions)."""
+    _torchvision_step("resnet50", torch.bfloat16, 32, 224, True)
+
+
+def efficientnet_step():
+    """Out of the zoo: torchvision EfficientNet-B0, f32 as constructed
+    (NCHW; Inductor decides the layout), batch 32 at 224x224: depthwise
+    convolutions, squeeze-excitation, SiLU."""
+    _torchvision_step("efficientnet_b0", torch.float32, 32, 224, False)
+
+
+def convnext_step():
+    """Out of the zoo: torchvision ConvNeXt-Tiny, bf16, batch 16 at 224x224:
+    7x7 depthwise convolutions, LayerNorm and linear MLPs."""
+    _torchvision_step("convnext_tiny", torch.bfloat16, 16, 224, False)
+
+
+def regnet_step():
+    """Out of the zoo: torchvision RegNetY-800MF, bf16 NCHW, batch 32 at
+    224x224: grouped convolutions (group width 16) and squeeze-excitation."""
+    _torchvision_step("regnet_y_800mf", torch.bfloat16, 32, 224, False)
+
+
+def gpt2_step():
+    """Out of the zoo: Hugging Face GPT-2 (6 layers, randomly initialised),
+    bf16, batch 8 of 512 tokens, one compiled training step."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=6)
+    model = GPT2LMHeadModel(config).to(DEVICE, torch.bfloat16)
+    tokens = torch.randint(0, config.vocab_size, (8, 512), device=DEVICE)
+
+    def step(tokens):
+        return model(tokens, labels=tokens).loss
+
+    torch.compile(step)(tokens).backward()
+
+
 # Models outside the zoo (tests/data/outside_zoo), never fitted: run only when
 # named, so that their walls are sampled in the zoo's interleaved rounds.
 OUTSIDE_CASES = {
     "resnet_step": resnet_step,
     "mobilenet_step": mobilenet_step,
+    "resnet50_step": resnet50_step,
+    "efficientnet_step": efficientnet_step,
+    "convnext_step": convnext_step,
+    "regnet_step": regnet_step,
+    "gpt2_step": gpt2_step,
 }
 
 

@@ -1,7 +1,7 @@
 """Export (and measure) the model zoo (cases.py): one capture per case, prefix = case name.
 
     PYTHONPATH=python python3 python/zoo/run_zoo.py --out out/zoo [--only NAME ...]
-        [--measure [--cudagraphs]] [--jobs N]
+        [--measure [--cudagraphs]] [--jobs N] [--export-only NAME ...]
 
 Each case runs in its own process (so distributed cases get their own fake
 process group and a failing case cannot take others down). All cases compile
@@ -100,7 +100,7 @@ def worker(name: str, out: Path, sync: Path, measure: bool, cudagraphs: bool, ti
 
 def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jobs: int,
                 compile_timeout: float, measure_timeout: float, wall_rounds: int = 0,
-                round_samples: int = 20) -> list[dict]:
+                round_samples: int = 20, export_only: frozenset = frozenset()) -> list[dict]:
     sync = out / ".sync"
     sync.mkdir(parents=True, exist_ok=True)
     for f in sync.iterdir():
@@ -121,7 +121,7 @@ def orchestrate(names: list[str], out: Path, measure: bool, cudagraphs: bool, jo
             name = queue.pop(0)
             cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, "--out", str(out),
                    "--sync", str(sync), "--timeout", str(compile_timeout + measure_timeout * len(names))]
-            if measure:
+            if measure and name not in export_only:
                 cmd.append("--measure")
             if cudagraphs:
                 cmd.append("--cudagraphs")
@@ -209,6 +209,9 @@ def main() -> int:
                         help="with --measure: after every case is measured, this many more rounds of wall "
                              "samples, interleaved over the cases (the files' wall figures come from them)")
     parser.add_argument("--round-samples", type=int, default=20, help="wall samples per graph per round")
+    parser.add_argument("--export-only", nargs="*", default=[],
+                        help="cases compiled and exported beside the others but never measured (e.g. to "
+                             "re-read graph fields of checked-in cases while new ones are measured)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--sync", help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=900, help=argparse.SUPPRESS)
@@ -226,14 +229,16 @@ def main() -> int:
     sys.path.insert(0, str(HERE))
     import cases  # noqa: E402 - torch imported only here, not in the workers' parent logic
 
-    unknown = sorted(set(args.only or []) - set(cases.KNOWN_CASES))
+    unknown = sorted(set(args.only or []) | set(args.export_only) - set(cases.KNOWN_CASES))
+    unknown = [n for n in unknown if n not in cases.KNOWN_CASES]
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
-    names = [n for n in cases.KNOWN_CASES if n in (args.only or cases.ALL_CASES)]
+    wanted = set(args.only or cases.ALL_CASES) | set(args.export_only)
+    names = [n for n in cases.KNOWN_CASES if n in wanted]
     started = time.time()
     records = orchestrate(names, out, args.measure, args.cudagraphs, args.jobs,
                           args.compile_timeout, args.measure_timeout, args.wall_rounds,
-                          args.round_samples)
+                          args.round_samples, frozenset(args.export_only))
     import torch
 
     (out / "zoo_report.json").write_text(json.dumps(

@@ -82,6 +82,39 @@ class Flops(unittest.TestCase):
         back["output_mask"] = [False, True, True]  # first layer: no input gradient
         self.assertEqual(pricing.op_flops("convolution_backward", back), 2 * (2 * 32 * 64) * 144)
 
+    def test_convolution_geometry(self):
+        args = {"input": [8, 3, 32, 32], "weight": [16, 3, 3, 3], "bias": None, "stride": [2, 2],
+                "padding": [1, 1], "dilation": [1, 1], "transposed": False, "output_padding": [0, 0], "groups": 1}
+        record = pricing.convolution_record("convolution", args, [8, 16, 16, 16], "contiguous")
+        self.assertEqual(record, {"input": [8, 3, 32, 32], "weight": [16, 3, 3, 3], "output": [8, 16, 16, 16],
+                                  "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1], "output_padding": [0, 0],
+                                  "groups": 1, "transposed": False, "memory_format": "contiguous"})
+        backward = dict(args, grad_output=[8, 16, 16, 16], output_mask=[False, True, False], stride=2, padding=1)
+        record = pricing.convolution_record("convolution_backward", backward, None, None)
+        self.assertEqual(record["output"], [8, 16, 16, 16])
+        self.assertEqual(record["stride"], [2, 2])  # one int stands for every spatial dim
+        self.assertEqual(record["output_mask"], [False, True, False])
+        self.assertNotIn("memory_format", record)
+        # malformed or missing arguments: no geometry rather than a guess
+        self.assertIsNone(pricing.convolution_record("convolution", dict(args, groups=0), [8, 16, 16, 16], None))
+        self.assertIsNone(pricing.convolution_record("convolution", dict(args, stride=[1, 2, 3]), [8, 16, 16, 16], None))
+        self.assertIsNone(pricing.convolution_record("convolution", args, None, None))
+        self.assertIsNone(pricing.convolution_record("mm", args, [8, 16, 16, 16], None))
+
+    def test_channels_last_follows_atens_stride_rule(self):
+        self.assertTrue(pricing.channels_last([8, 3, 4, 4], [48, 1, 12, 3]))
+        self.assertFalse(pricing.channels_last([8, 3, 4, 4], [48, 16, 4, 1]))
+        # N-C-1-1: contiguous and channels-last strides differ only in the size-1 dims
+        self.assertFalse(pricing.channels_last([16, 96, 1, 1], [96, 1, 1, 1]))
+        self.assertTrue(pricing.channels_last([16, 96, 1, 1], [96, 1, 96, 96]))
+        self.assertTrue(pricing.channels_last([2, 4, 3, 5, 6], [360, 1, 120, 24, 4]))  # 3-d channels-last
+        self.assertFalse(pricing.channels_last([8, 3, 4], [12, 1, 3]))  # 1-d convolutions have no such format
+        # cuDNN runs channels-last when the input or the weight is
+        self.assertEqual(pricing.convolution_memory_format([8, 3, 4, 4], [48, 16, 4, 1], [16, 3, 3, 3], [27, 1, 9, 3]),
+                         "channels_last")
+        self.assertEqual(pricing.convolution_memory_format([8, 3, 4, 4], [48, 16, 4, 1], [16, 3, 3, 3], [27, 9, 3, 1]),
+                         "contiguous")
+
     def test_unpriced_and_incomplete(self):
         self.assertIsNone(pricing.op_flops("add", {"self": [4], "other": [4]}))
         self.assertIsNone(pricing.op_flops("mm", {"self": [4, 4]}))
