@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/util/error.h"
+#include "core/util/saturating.h"
 
 namespace schedlab {
 
@@ -137,6 +138,94 @@ void check_bytes(const Graph& g) {
   }
 }
 
+// `convolution` by ATen's rules for a convolution's arguments
+// (check_shape_forward, conv_output_size / conv_input_size in
+// aten/src/ATen/native/Convolution.cpp and ConvUtils.h): ranks, per-dim
+// lists, minimum values, channels and groups, and the output's sizes.
+class ConvolutionCheck {
+ public:
+  ConvolutionCheck(const Graph& g, NodeId v) : c_(*g.nodes[v].convolution), where_(node_place(g, v) + ": convolution") {}
+
+  void run() const {
+    const std::size_t rank = c_.input.size();
+    if (rank < 3 || rank > 5)
+      fail(where_ + ".input", "rank " + std::to_string(rank) + ", expected 3 to 5 (N, C and 1 to 3 spatial dims)");
+    for (auto [field, shape] : {std::pair{"weight", &c_.weight}, std::pair{"output", &c_.output}})
+      if (shape->size() != rank)
+        fail(where_ + "." + field, "rank " + std::to_string(shape->size()) + ", expected the input's rank " + std::to_string(rank));
+    for (auto [field, list] : {std::pair{"stride", &c_.stride}, std::pair{"padding", &c_.padding}, std::pair{"dilation", &c_.dilation},
+                               std::pair{"output_padding", &c_.output_padding}})
+      if (list->size() != rank - 2)
+        fail(where_ + "." + field, "expected " + std::to_string(rank - 2) + (rank == 3 ? " entry" : " entries") +
+                                      " (one per spatial dim), got " + std::to_string(list->size()));
+    at_least("input", c_.input, 0, 0);
+    at_least("weight", c_.weight, 2, 1);  // a kernel of size 0 has no geometry
+    at_least("weight", c_.weight, 0, 0);
+    at_least("output", c_.output, 0, 0);
+    at_least("stride", c_.stride, 0, 1);
+    at_least("padding", c_.padding, 0, 0);
+    at_least("dilation", c_.dilation, 0, 1);
+    at_least("output_padding", c_.output_padding, 0, 0);
+    if (c_.groups < 1) fail(where_ + ".groups", "value " + std::to_string(c_.groups) + " is below the minimum 1");
+    check_channels();
+    for (std::size_t i = 2; i < rank; ++i) check_spatial(i);
+  }
+
+ private:
+  const ConvolutionGeometry& c_;
+  std::string where_;
+
+  void at_least(std::string_view field, const std::vector<std::int64_t>& list, std::size_t from, std::int64_t min) const {
+    for (std::size_t i = from; i < list.size(); ++i)
+      if (list[i] < min)
+        fail(where_ + "." + item(field, i), "value " + std::to_string(list[i]) + " is below the minimum " + std::to_string(min));
+  }
+
+  // weight[0] is split into groups in both directions: output channels of a
+  // convolution, input channels of a transposed one.
+  void check_channels() const {
+    const std::int64_t g = c_.groups, w0 = c_.weight[0], w1 = c_.weight[1];
+    if (w0 < g) fail(where_ + ".groups", std::to_string(g) + " is more than weight[0] = " + std::to_string(w0));
+    if (w0 % g != 0) fail(where_ + ".groups", std::to_string(g) + " does not divide weight[0] = " + std::to_string(w0));
+    const std::int64_t grouped = saturating_mul(w1, g);
+    const std::string by_groups = "weight[1] * groups = " + std::to_string(w1) + " * " + std::to_string(g) + " = " + std::to_string(grouped);
+    const std::string by_weight0 = "weight[0] = " + std::to_string(w0);
+    const auto [in_channels, in_rule] = c_.transposed ? std::pair{w0, by_weight0} : std::pair{grouped, by_groups};
+    const auto [out_channels, out_rule] = c_.transposed ? std::pair{grouped, by_groups} : std::pair{w0, by_weight0};
+    const std::string layout = c_.transposed ? " (transposed: weight is [Cin, Cout/groups, ...])" : "";
+    if (c_.input[1] != in_channels)
+      fail(where_ + ".input[1]", std::to_string(c_.input[1]) + " channels, expected " + in_rule + layout);
+    if (c_.output[1] != out_channels)
+      fail(where_ + ".output[1]", std::to_string(c_.output[1]) + " channels, expected " + out_rule + layout);
+    if (c_.output[0] != c_.input[0])
+      fail(where_ + ".output[0]", "batch " + std::to_string(c_.output[0]) + ", expected the input's " + std::to_string(c_.input[0]));
+  }
+
+  // Spatial dim i (of the shapes; i - 2 of the lists).
+  void check_spatial(std::size_t i) const {
+    const std::size_t d = i - 2;
+    const std::int64_t in = c_.input[i], s = c_.stride[d], p = c_.padding[d], dil = c_.dilation[d], op = c_.output_padding[d];
+    const std::int64_t kernel = saturating_add(saturating_mul(dil, c_.weight[i] - 1), 1);  // dilated
+    std::int64_t expected;
+    if (c_.transposed) {
+      if (op >= s && op >= dil)
+        fail(where_ + "." + item("output_padding", d), std::to_string(op) + " is not smaller than the stride " + std::to_string(s) +
+                                                            " or the dilation " + std::to_string(dil));
+      expected = saturating_add(saturating_add(saturating_mul(in - 1, s), -saturating_mul(2, p)), saturating_add(kernel, op));
+    } else {
+      const std::int64_t padded = saturating_add(in, saturating_mul(2, p));
+      if (padded < kernel)
+        fail(where_ + "." + item("weight", i), "the kernel (dilated: " + std::to_string(kernel) + ") is larger than the padded input (" +
+                                                   std::to_string(padded) + ")");
+      expected = (padded - kernel) / s + 1;
+    }
+    if (c_.output[i] != expected)
+      fail(where_ + "." + item("output", i), std::to_string(c_.output[i]) + ", expected " + std::to_string(expected) +
+                                                 " from the input, weight, stride, padding, dilation" +
+                                                 (c_.transposed ? " and output_padding (transposed)" : ""));
+  }
+};
+
 void check_node(const Graph& g, NodeId v) {
   const Node& n = g.nodes[v];
   if (n.runtime_us && (!std::isfinite(*n.runtime_us) || *n.runtime_us < 0))
@@ -156,6 +245,7 @@ void check_node(const Graph& g, NodeId v) {
     const bool earlier = tb.is_input || tb.producer < v || (tb.producer == v && t < self);
     if (!earlier) fail(where, quoted_name(tb.name) + " is not an input or a buffer produced earlier");
   }
+  if (n.convolution) ConvolutionCheck(g, v).run();
 }
 
 // Iterative DFS over producer edges; returns `"a" -> "b" -> "a"` or "".

@@ -19,6 +19,7 @@ constexpr std::array<std::string_view, 7> kNodeKinds{"pointwise", "reduction", "
                                                      "collective", "wait", "nop"};
 constexpr std::array<std::string_view, 4> kDepKinds{"memory", "star", "weak", "fake_weak"};
 constexpr std::array<std::string_view, 4> kLayouts{"fixed", "none", "multi_output", "multi_output_item"};
+constexpr std::array<std::string_view, 2> kMemoryFormats{"channels_last", "contiguous"};
 constexpr std::array<std::string_view, 5> kCollectives{"all_reduce", "all_gather", "reduce_scatter",
                                                        "all_to_all", "broadcast"};
 
@@ -28,10 +29,12 @@ std::string_view to_string(NodeKind k) { return kNodeKinds[static_cast<std::size
 std::string_view to_string(DepKind k) { return kDepKinds[static_cast<std::size_t>(k)]; }
 std::string_view to_string(Layout k) { return kLayouts[static_cast<std::size_t>(k)]; }
 std::string_view to_string(CollectiveOp k) { return kCollectives[static_cast<std::size_t>(k)]; }
+std::string_view to_string(MemoryFormat f) { return kMemoryFormats[static_cast<std::size_t>(f)]; }
 
 std::optional<NodeKind> parse_node_kind(std::string_view s) { return lookup<NodeKind>(kNodeKinds, s); }
 std::optional<DepKind> parse_dep_kind(std::string_view s) { return lookup<DepKind>(kDepKinds, s); }
 std::optional<Layout> parse_layout(std::string_view s) { return lookup<Layout>(kLayouts, s); }
+std::optional<MemoryFormat> parse_memory_format(std::string_view s) { return lookup<MemoryFormat>(kMemoryFormats, s); }
 
 std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
   for (std::size_t i = 0; i < kCollectives.size(); ++i)

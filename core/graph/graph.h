@@ -9,6 +9,7 @@
 // new order plus a report; none of them mutate the Graph.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,14 +30,17 @@ enum class NodeKind : std::uint8_t { Pointwise, Reduction, Template, Extern, Col
 enum class DepKind : std::uint8_t { Memory, Star, Weak, FakeWeak };
 enum class Layout : std::uint8_t { Fixed, None, MultiOutput, MultiOutputItem };
 enum class CollectiveOp : std::uint8_t { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
+enum class MemoryFormat : std::uint8_t { ChannelsLast, Contiguous };
 
 std::string_view to_string(NodeKind k);
 std::string_view to_string(DepKind k);
 std::string_view to_string(Layout k);
 std::string_view to_string(CollectiveOp k);
+std::string_view to_string(MemoryFormat f);
 std::optional<NodeKind> parse_node_kind(std::string_view s);
 std::optional<DepKind> parse_dep_kind(std::string_view s);
 std::optional<Layout> parse_layout(std::string_view s);
+std::optional<MemoryFormat> parse_memory_format(std::string_view s);
 // The op string "contains one of" the collective names (format spec).
 std::optional<CollectiveOp> parse_collective_op(std::string_view s);
 
@@ -84,6 +88,21 @@ struct Collective {
   std::int64_t bytes = 0;
 };
 
+// `convolution`: the geometry of one convolution call, forward or backward
+// (format: "Convolution"). Shapes have rank r in 3..5 ([N, C, spatial...]);
+// the per-dim lists have r - 2 entries. validate() checks ATen's rules.
+struct ConvolutionGeometry {
+  std::vector<std::int64_t> input;   // [N, Cin, ...]
+  std::vector<std::int64_t> weight;  // [Cout, Cin/groups, ...]; transposed: [Cin, Cout/groups, ...]
+  std::vector<std::int64_t> output;  // [N, Cout, ...] of the forward (backward: grad_output's shape)
+  std::vector<std::int64_t> stride, padding, dilation, output_padding;
+  std::int64_t groups = 1;
+  bool transposed = false;
+  std::optional<MemoryFormat> memory_format;     // the layout cuDNN runs it in, when known
+  std::optional<std::array<bool, 3>> output_mask;  // backward only: grads of input, weight, bias
+  bool operator==(const ConvolutionGeometry&) const = default;
+};
+
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::Pointwise;
@@ -111,6 +130,7 @@ struct Node {
   std::vector<Dep> reads;
   std::vector<Dep> writes;
   std::optional<Collective> collective;
+  std::optional<ConvolutionGeometry> convolution;
 };
 
 // Operation-level skeleton of a graph fused elsewhere (format: `operations`).

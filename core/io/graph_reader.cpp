@@ -85,15 +85,22 @@ JsonValue required(const JsonValue& picked, std::string_view key, const Place& w
 }
 
 // The fields of a node and of a buffer, in the order of the indices below.
-constexpr std::array<std::string_view, 16> kNodeFields = {"name",       "kind",      "outputs",          "members", "kernel", "group",
+constexpr std::array<std::string_view, 17> kNodeFields = {"name",       "kind",      "outputs",          "members", "kernel", "group",
                                                           "group_expr", "group_dims", "foreach",          "flops",   "runtime_us",
-                                                          "workspace_bytes", "workspace_source", "reads", "writes", "collective"};
+                                                          "workspace_bytes", "workspace_source", "reads", "writes", "collective",
+                                                          "convolution"};
 enum NodeField : std::size_t {
   kNodeName, kKind, kOutputs, kMembers, kKernel, kGroup, kGroupExpr, kGroupDims, kForeach, kFlops, kRuntimeUs,
-  kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective
+  kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective, kConvolution
 };
 constexpr std::array<std::string_view, 7> kBufferFields = {"name", "bytes", "layout", "dtype", "shape", "aliases", "hint_bytes"};
 enum BufferField : std::size_t { kBufName, kBytes, kLayout, kDtype, kShape, kAliases, kHintBytes };
+constexpr std::array<std::string_view, 11> kConvolutionFields = {"input",   "weight",         "output", "stride",     "padding",      "dilation",
+                                                                 "output_padding", "groups", "transposed", "memory_format", "output_mask"};
+enum ConvolutionField : std::size_t {
+  kConvInput, kConvWeight, kConvOutput, kConvStride, kConvPadding, kConvDilation, kConvOutputPadding, kConvGroups, kConvTransposed,
+  kConvMemoryFormat, kConvOutputMask
+};
 
 void expect_object(const JsonValue& v, const Place& where) {
   if (!v.is_object()) fail(where, "expected an object, got " + std::string(v.type_name()));
@@ -117,6 +124,11 @@ std::int64_t get_int(const JsonValue& v, const Place& where, std::int64_t min_va
   std::int64_t out = v.as_int();
   if (out < min_value) fail(where, "value " + std::to_string(out) + " is below the minimum " + std::to_string(min_value));
   return out;
+}
+
+bool get_bool(const JsonValue& v, const Place& where) {
+  if (!v.is_bool()) fail(where, "expected a boolean, got " + std::string(v.type_name()));
+  return v.as_bool();
 }
 
 double get_number(const JsonValue& v, const Place& where) {
@@ -224,10 +236,7 @@ class Loader {
       where.name = name;  // views the JSON text, which outlives this call
       const std::int64_t bytes = get_int(require(in, "bytes", where), where.at("bytes"), 0);
       std::optional<bool> freeable;
-      if (auto fr = in.find("freeable")) {
-        if (!fr.is_bool()) fail(where.at("freeable"), "expected a boolean, got " + std::string(fr.type_name()));
-        freeable = fr.as_bool();
-      }
+      if (auto fr = in.find("freeable")) freeable = get_bool(fr, where.at("freeable"));
       b_.add_input(std::string(name), bytes, freeable);
     }
   }
@@ -312,6 +321,7 @@ class Loader {
     n.writes = parse_deps(f[kWrites], where.at("writes"));
     load_mutations(f[kOutputs], n, where);
     load_collective(f[kCollective], n, where);
+    load_convolution(f[kConvolution], n, where);
   }
 
   // `workspace_bytes` goes with `workspace_source`, whose one value says the
@@ -351,6 +361,43 @@ class Loader {
     if (auto v = coll.find("group_size")) c.group_size = get_int(v, cw.at("group_size"), 1);
     if (auto v = coll.find("bytes")) c.bytes = get_int(v, cw.at("bytes"), 0);
     n.collective = std::move(c);
+  }
+
+  // The JSON types of `convolution`; validate() checks its geometry by
+  // ATen's rules. Unknown keys inside are ignored, as everywhere.
+  void load_convolution(const JsonValue& conv, Node& n, const Place& where) {
+    if (!conv) return;
+    const Place cw = where.at("convolution");
+    expect_object(conv, cw);
+    const auto f = pick(conv, kConvolutionFields);
+    ConvolutionGeometry c;
+    auto ints = [&](ConvolutionField k) {
+      return get_int_array(required(f[k], kConvolutionFields[k], cw), cw.at(kConvolutionFields[k]));
+    };
+    c.input = ints(kConvInput);
+    c.weight = ints(kConvWeight);
+    c.output = ints(kConvOutput);
+    c.stride = ints(kConvStride);
+    c.padding = ints(kConvPadding);
+    c.dilation = ints(kConvDilation);
+    if (f[kConvOutputPadding]) c.output_padding = ints(kConvOutputPadding);
+    else c.output_padding.assign(c.input.size() >= 2 ? c.input.size() - 2 : 0, 0);
+    c.groups = get_int(required(f[kConvGroups], "groups", cw), cw.at("groups"), 1);
+    c.transposed = get_bool(required(f[kConvTransposed], "transposed", cw), cw.at("transposed"));
+    if (auto v = f[kConvMemoryFormat]) {
+      const std::string_view s = get_string(v, cw.at("memory_format"));
+      c.memory_format = parse_memory_format(s);
+      if (!c.memory_format) fail(cw.at("memory_format"), "unknown value " + quoted_name(s) + " (expected \"channels_last\" or \"contiguous\")");
+    }
+    if (auto v = f[kConvOutputMask]) {
+      const Place mw = cw.at("output_mask");
+      expect_array(v, mw);
+      if (v.size() != 3) fail(mw, "expected 3 entries (grads of input, weight, bias), got " + std::to_string(v.size()));
+      std::array<bool, 3> mask{};
+      for (std::size_t i = 0; i < 3; ++i) mask[i] = get_bool(v[i], mw.item(i));
+      c.output_mask = mask;
+    }
+    n.convolution = std::move(c);
   }
 
   std::vector<Dep> parse_deps(const JsonValue& arr, const Place& where) {

@@ -42,6 +42,22 @@ void write_buffer_names(JsonWriter& w, const Graph& g, const std::vector<BufId>&
   w.end_array();
 }
 
+void write_convolution(JsonWriter& w, const ConvolutionGeometry& c) {
+  w.begin_object();
+  w.key("input").array(c.input);
+  w.key("weight").array(c.weight);
+  w.key("output").array(c.output);
+  w.key("stride").array(c.stride);
+  w.key("padding").array(c.padding);
+  w.key("dilation").array(c.dilation);
+  w.key("output_padding").array(c.output_padding);
+  w.field("groups", c.groups);
+  w.field("transposed", c.transposed);
+  if (c.memory_format) w.field("memory_format", to_string(*c.memory_format));
+  if (c.output_mask) w.key("output_mask").begin_array().value((*c.output_mask)[0]).value((*c.output_mask)[1]).value((*c.output_mask)[2]).end_array();
+  w.end_object();
+}
+
 void write_node(JsonWriter& w, const Graph& g, const Node& n) {
   w.begin_object();
   w.field("name", n.name);
@@ -59,6 +75,10 @@ void write_node(JsonWriter& w, const Graph& g, const Node& n) {
   if (n.flops) w.field("flops", *n.flops);
   if (n.runtime_us) w.field("runtime_us", *n.runtime_us);
   if (n.workspace_bytes) w.field("workspace_bytes", *n.workspace_bytes).field("workspace_source", "observed");
+  if (n.convolution) {
+    w.key("convolution");
+    write_convolution(w, *n.convolution);
+  }
   w.key("outputs").begin_array();
   for (BufId b : n.outputs) write_buffer(w, g, g.buffers[b]);
   w.end_array();

@@ -128,6 +128,26 @@ TEST_CASE("validate indexes a graph filled field by field and checks its tables"
   CHECK_THROWS_WITH(validate(copy), Catch::Contains("nodes[0] \"a\": reads[0]: buffer id out of range"));
 }
 
+TEST_CASE("validate checks a convolution set in code by the loader's rules", "[graph][builder][errors]") {
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":4}],"outputs":["b"],"nodes":[
+    {"name":"a","kind":"extern","outputs":[{"name":"b","bytes":4}],"reads":[{"name":"x"}]}]})");
+  ConvolutionGeometry c;
+  c.input = {1, 3, 8};
+  c.weight = {6, 3, 3};
+  c.output = {1, 6, 6};
+  c.stride = c.dilation = {1};
+  c.padding = c.output_padding = {0};
+  g.nodes[0].convolution = c;
+  validate(g);
+  g.nodes[0].convolution->output_padding.clear();  // the loader fills it; code must too
+  CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": convolution.output_padding: expected 1 entry (one per spatial dim), got 0");
+  g.nodes[0].convolution = c;
+  g.nodes[0].convolution->groups = 0;
+  CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": convolution.groups: value 0 is below the minimum 1");
+  g.nodes[0].convolution->groups = 3;  // 3 input channels need weight[1] = 1
+  CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": convolution.input[1]: 3 channels, expected weight[1] * groups = 3 * 3 = 9");
+}
+
 TEST_CASE("a fused graph owns its ids: writing and reloading it gives the same tables", "[graph][builder][fusion]") {
   for (const char* c : {"inductor/gpt2_2.pre.json", "exported/fsdp_train_1_bwd.pre.json"}) {
     INFO(c);

@@ -30,12 +30,38 @@ const std::string kValid = R"({
   ]
 })";
 
-std::string patched(const std::string& from, const std::string& to) {
-  std::string s = kValid;
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
   auto pos = s.find(from);
   REQUIRE(pos != std::string::npos);
   s.replace(pos, from.size(), to);
   return s;
+}
+
+std::string patched(const std::string& from, const std::string& to) { return replaced(kValid, from, to); }
+
+// A valid convolution (2-d, stride 2, 2 groups), edited by `from` -> `to`
+// and set on op0 (the loader and validate() check the geometry whatever the kind).
+const std::string kConvolution =
+    R"({"input": [2, 8, 10, 10], "weight": [16, 4, 3, 3], "output": [2, 16, 5, 5], "stride": [2, 2], "padding": [1, 1], )"
+    R"("dilation": [1, 1], "groups": 2, "transposed": false})";
+
+std::string on_op0(const std::string& convolution) {
+  return patched("\"group\": [8, 1]", "\"group\": [8, 1], \"convolution\": " + convolution);
+}
+
+std::string with_convolution(const std::string& from = "", const std::string& to = "") {
+  return on_op0(from.empty() ? kConvolution : replaced(kConvolution, from, to));
+}
+
+// The transposed convolution back from kConvolution's output: [2, 16, 5, 5]
+// -> [2, 8, 10, 10] with output padding 1; `output` replaces its output and
+// output padding.
+const std::string kTransposedOutput = "\"output\": [2, 8, 10, 10], \"output_padding\": [1, 1]";
+
+std::string transposed(const std::string& output = kTransposedOutput) {
+  std::string conv = replaced(kConvolution, "\"input\": [2, 8, 10, 10]", "\"input\": [2, 16, 5, 5]");
+  conv = replaced(conv, "\"output\": [2, 16, 5, 5]", output);
+  return on_op0(replaced(conv, "\"transposed\": false", "\"transposed\": true"));
 }
 
 std::string load_error(const std::string& text) {
@@ -75,6 +101,41 @@ TEST_CASE("writing a graph and loading it back is lossless", "[graph][writer]") 
   CHECK(write_graph_json(back) == write_graph_json(g));
   CHECK(back.nodes[1].reads[1].kind == DepKind::Weak);
   CHECK(back.buffers[1].freeable == g.buffers[1].freeable);
+}
+
+TEST_CASE("a convolution's geometry loads: defaults, transposed, 1-d and 3-d, unknown keys ignored", "[graph][loader]") {
+  const Graph g = load_graph(with_convolution());
+  REQUIRE(g.nodes[0].convolution);
+  const ConvolutionGeometry& c = *g.nodes[0].convolution;
+  CHECK(c.input == std::vector<std::int64_t>{2, 8, 10, 10});
+  CHECK(c.weight == std::vector<std::int64_t>{16, 4, 3, 3});
+  CHECK(c.output == std::vector<std::int64_t>{2, 16, 5, 5});
+  CHECK(c.stride == std::vector<std::int64_t>{2, 2});
+  CHECK(c.output_padding == std::vector<std::int64_t>{0, 0});  // optional, zeros
+  CHECK(c.groups == 2);
+  CHECK_FALSE(c.transposed);
+  CHECK_FALSE(c.memory_format);
+  CHECK_FALSE(c.output_mask);
+  CHECK_FALSE(g.nodes[1].convolution);
+
+  const Graph t = load_graph(transposed());
+  REQUIRE(t.nodes[0].convolution);
+  CHECK(t.nodes[0].convolution->transposed);
+  CHECK(t.nodes[0].convolution->output_padding == std::vector<std::int64_t>{1, 1});
+
+  const Graph b = load_graph(with_convolution("\"groups\": 2", "\"groups\": 2, \"memory_format\": \"channels_last\", \"output_mask\": [true, false, true]"));
+  CHECK(b.nodes[0].convolution->memory_format == MemoryFormat::ChannelsLast);
+  CHECK(b.nodes[0].convolution->output_mask == std::array<bool, 3>{true, false, true});
+
+  // 1-d, and 3-d depthwise with dilation 2 (kernel 5 over 8 + 2 padding: 6)
+  CHECK_NOTHROW(load_graph(on_op0(R"({"input": [2, 8, 10], "weight": [16, 4, 3], "output": [2, 16, 5], "stride": [2], "padding": [1],
+                                     "dilation": [1], "groups": 2, "transposed": false})")));
+  CHECK_NOTHROW(load_graph(on_op0(R"({"input": [1, 4, 8, 8, 8], "weight": [4, 1, 3, 3, 3], "output": [1, 4, 6, 6, 6], "stride": [1, 1, 1],
+                                     "padding": [1, 1, 1], "dilation": [2, 2, 2], "groups": 4, "transposed": false,
+                                     "memory_format": "contiguous"})")));
+  // a key this reader does not know is ignored, as everywhere in the format
+  const Graph u = load_graph(with_convolution("\"groups\": 2", "\"groups\": 2, \"algorithm\": {\"cudnn\": 3}"));
+  CHECK(u.nodes[0].convolution == c);
 }
 
 TEST_CASE("every fixture loads", "[graph][loader][fixtures]") {
@@ -136,6 +197,63 @@ TEST_CASE("malformed inputs are refused with the place named", "[graph][loader][
        "nodes[0] \"op0\": workspace_bytes: value -1 is below the minimum 0"},
       {patched("\"group\": [8, 1]", "\"group\": [8, 1], \"workspace_bytes\": \"1 MiB\", \"workspace_source\": \"observed\""),
        "nodes[0] \"op0\": workspace_bytes: expected an integer, got string"},
+      // convolution: JSON types (the loader), then ATen's rules (validate())
+      {patched("\"group\": [8, 1]", "\"group\": [8, 1], \"convolution\": [2, 8]"), "nodes[0] \"op0\": convolution: expected an object, got array"},
+      {with_convolution("\"input\": [2, 8, 10, 10], ", ""), "nodes[0] \"op0\": convolution: missing required field \"input\""},
+      {with_convolution("\"weight\": [16, 4, 3, 3], ", ""), "nodes[0] \"op0\": convolution: missing required field \"weight\""},
+      {with_convolution("\"output\": [2, 16, 5, 5], ", ""), "nodes[0] \"op0\": convolution: missing required field \"output\""},
+      {with_convolution("\"stride\": [2, 2], ", ""), "nodes[0] \"op0\": convolution: missing required field \"stride\""},
+      {with_convolution("\"padding\": [1, 1], ", ""), "nodes[0] \"op0\": convolution: missing required field \"padding\""},
+      {with_convolution("\"dilation\": [1, 1], ", ""), "nodes[0] \"op0\": convolution: missing required field \"dilation\""},
+      {with_convolution("\"groups\": 2, ", ""), "nodes[0] \"op0\": convolution: missing required field \"groups\""},
+      {with_convolution(", \"transposed\": false", ""), "nodes[0] \"op0\": convolution: missing required field \"transposed\""},
+      {with_convolution("\"input\": [2, 8, 10, 10]", "\"input\": \"2x8x10x10\""), "nodes[0] \"op0\": convolution.input: expected an array, got string"},
+      {with_convolution("\"weight\": [16, 4, 3, 3]", "\"weight\": [16, 4, 3.5, 3]"), "nodes[0] \"op0\": convolution.weight[2]: expected an integer, got number"},
+      {with_convolution("\"stride\": [2, 2]", "\"stride\": [2, \"2\"]"), "nodes[0] \"op0\": convolution.stride[1]: expected an integer, got string"},
+      {with_convolution("\"padding\": [1, 1]", "\"padding\": [-1, 1]"), "nodes[0] \"op0\": convolution.padding[0]: value -1 is below the minimum 0"},
+      {with_convolution("\"output\": [2, 16, 5, 5]", "\"output\": [2, 16, 5, 9223372036854775808]"), "nodes[0] \"op0\": convolution.output[3]: value does not fit in 63 bits"},
+      {with_convolution("\"groups\": 2", "\"groups\": 0"), "nodes[0] \"op0\": convolution.groups: value 0 is below the minimum 1"},
+      {with_convolution("\"groups\": 2", "\"groups\": \"2\""), "nodes[0] \"op0\": convolution.groups: expected an integer, got string"},
+      {with_convolution("\"transposed\": false", "\"transposed\": 0"), "nodes[0] \"op0\": convolution.transposed: expected a boolean, got integer"},
+      {with_convolution("\"groups\": 2", "\"groups\": 2, \"output_padding\": [0, -1]"), "nodes[0] \"op0\": convolution.output_padding[1]: value -1 is below the minimum 0"},
+      {with_convolution("\"groups\": 2", "\"groups\": 2, \"memory_format\": \"nhwc\""),
+       "nodes[0] \"op0\": convolution.memory_format: unknown value \"nhwc\" (expected \"channels_last\" or \"contiguous\")"},
+      {with_convolution("\"groups\": 2", "\"groups\": 2, \"memory_format\": 1"), "nodes[0] \"op0\": convolution.memory_format: expected a string, got integer"},
+      {with_convolution("\"groups\": 2", "\"groups\": 2, \"output_mask\": true"), "nodes[0] \"op0\": convolution.output_mask: expected an array, got boolean"},
+      {with_convolution("\"groups\": 2", "\"groups\": 2, \"output_mask\": [true, false]"),
+       "nodes[0] \"op0\": convolution.output_mask: expected 3 entries (grads of input, weight, bias), got 2"},
+      {with_convolution("\"groups\": 2", "\"groups\": 2, \"output_mask\": [true, false, 1]"), "nodes[0] \"op0\": convolution.output_mask[2]: expected a boolean, got integer"},
+      {with_convolution("\"input\": [2, 8, 10, 10]", "\"input\": [2, 8]"), "nodes[0] \"op0\": convolution.input: rank 2, expected 3 to 5 (N, C and 1 to 3 spatial dims)"},
+      {with_convolution("\"input\": [2, 8, 10, 10]", "\"input\": [2, 8, 10, 10, 10, 10]"), "nodes[0] \"op0\": convolution.input: rank 6, expected 3 to 5"},
+      {with_convolution("\"weight\": [16, 4, 3, 3]", "\"weight\": [16, 4, 3]"), "nodes[0] \"op0\": convolution.weight: rank 3, expected the input's rank 4"},
+      {with_convolution("\"output\": [2, 16, 5, 5]", "\"output\": [2, 16, 5, 5, 1]"), "nodes[0] \"op0\": convolution.output: rank 5, expected the input's rank 4"},
+      {with_convolution("\"stride\": [2, 2]", "\"stride\": [2]"), "nodes[0] \"op0\": convolution.stride: expected 2 entries (one per spatial dim), got 1"},
+      {with_convolution("\"padding\": [1, 1]", "\"padding\": [1, 1, 1]"), "nodes[0] \"op0\": convolution.padding: expected 2 entries (one per spatial dim), got 3"},
+      {with_convolution("\"dilation\": [1, 1]", "\"dilation\": []"), "nodes[0] \"op0\": convolution.dilation: expected 2 entries (one per spatial dim), got 0"},
+      {with_convolution("\"groups\": 2", "\"groups\": 2, \"output_padding\": [0]"),
+       "nodes[0] \"op0\": convolution.output_padding: expected 2 entries (one per spatial dim), got 1"},
+      {with_convolution("\"stride\": [2, 2]", "\"stride\": [0, 2]"), "nodes[0] \"op0\": convolution.stride[0]: value 0 is below the minimum 1"},
+      {with_convolution("\"dilation\": [1, 1]", "\"dilation\": [1, 0]"), "nodes[0] \"op0\": convolution.dilation[1]: value 0 is below the minimum 1"},
+      {with_convolution("\"weight\": [16, 4, 3, 3]", "\"weight\": [16, 4, 0, 3]"), "nodes[0] \"op0\": convolution.weight[2]: value 0 is below the minimum 1"},
+      {with_convolution("\"groups\": 2", "\"groups\": 32"), "nodes[0] \"op0\": convolution.groups: 32 is more than weight[0] = 16"},
+      {with_convolution("\"input\": [2, 8, 10, 10], \"weight\": [16, 4, 3, 3]", "\"input\": [2, 9, 10, 10], \"weight\": [15, 3, 3, 3]"),
+       "nodes[0] \"op0\": convolution.groups: 2 does not divide weight[0] = 15"},
+      {with_convolution("\"input\": [2, 8, 10, 10]", "\"input\": [2, 6, 10, 10]"),
+       "nodes[0] \"op0\": convolution.input[1]: 6 channels, expected weight[1] * groups = 4 * 2 = 8"},
+      {with_convolution("\"output\": [2, 16, 5, 5]", "\"output\": [2, 12, 5, 5]"), "nodes[0] \"op0\": convolution.output[1]: 12 channels, expected weight[0] = 16"},
+      {with_convolution("\"transposed\": false", "\"transposed\": true"),
+       "nodes[0] \"op0\": convolution.input[1]: 8 channels, expected weight[0] = 16 (transposed: weight is [Cin, Cout/groups, ...])"},
+      {with_convolution("\"output\": [2, 16, 5, 5]", "\"output\": [3, 16, 5, 5]"), "nodes[0] \"op0\": convolution.output[0]: batch 3, expected the input's 2"},
+      {with_convolution("\"output\": [2, 16, 5, 5]", "\"output\": [2, 16, 5, 6]"),
+       "nodes[0] \"op0\": convolution.output[3]: 6, expected 5 from the input, weight, stride, padding, dilation"},
+      {with_convolution("\"weight\": [16, 4, 3, 3]", "\"weight\": [16, 4, 13, 3]"),
+       "nodes[0] \"op0\": convolution.weight[2]: the kernel (dilated: 13) is larger than the padded input (12)"},
+      {transposed("\"output\": [2, 8, 10, 11], \"output_padding\": [1, 1]"),
+       "nodes[0] \"op0\": convolution.output[3]: 11, expected 10 from the input, weight, stride, padding, dilation and output_padding (transposed)"},
+      {transposed("\"output\": [2, 16, 10, 10], \"output_padding\": [1, 1]"),
+       "nodes[0] \"op0\": convolution.output[1]: 16 channels, expected weight[1] * groups = 4 * 2 = 8 (transposed: weight is [Cin, Cout/groups, ...])"},
+      {transposed("\"output\": [2, 8, 11, 11], \"output_padding\": [2, 2]"),
+       "nodes[0] \"op0\": convolution.output_padding[0]: 2 is not smaller than the stride 2 or the dilation 1"},
       {patched("\"nodes\": [", "\"nodes\": [3, "), "nodes[0]: expected an object, got integer"},
       {patched("\"name\": \"tiny\"", "\"name\": \"t\\u0000\\ud800\""), "unpaired surrogate"},
       {patched("\"name\": \"tiny\"", "\"name\": \"t\ty\""), "control character in a string"},

@@ -28,6 +28,9 @@ const std::string kEveryField = R"({
                {"name": "primals_1", "dep": "fake_weak"}],
      "writes": [{"name": "buf0", "dep": "memory", "index": "c0", "size": [256], "bytes": 1024}]},
     {"name": "op1", "kind": "extern", "members": ["op1"], "workspace_bytes": 2048, "workspace_source": "observed",
+     "convolution": {"input": [2, 16, 5, 5], "weight": [16, 4, 3, 3], "output": [2, 8, 10, 10], "stride": [2, 2], "padding": [1, 1],
+                     "dilation": [1, 1], "output_padding": [1, 1], "groups": 2, "transposed": true,
+                     "memory_format": "channels_last", "output_mask": [true, true, false]},
      "outputs": [{"name": "buf1", "bytes": 96, "layout": "multi_output"},
                  {"name": "buf0_upd", "bytes": 1024, "mutation_of": "buf0"}],
      "reads": [{"name": "buf0", "dep": "star", "bytes": 1024}, {"name": "x", "dep": "weak"}]},
@@ -100,6 +103,7 @@ void check_same_graph(const Graph& a, const Graph& b) {
     CHECK(x.flops == y.flops);
     CHECK(x.runtime_us == y.runtime_us);
     CHECK(x.workspace_bytes == y.workspace_bytes);
+    CHECK(x.convolution == y.convolution);
     CHECK(x.outputs == y.outputs);
     check_same_deps(x.reads, y.reads);
     check_same_deps(x.writes, y.writes);
@@ -131,6 +135,11 @@ TEST_CASE("read -> write -> read keeps every field of a graph that uses them all
   REQUIRE(g.nodes[0].reads[0].size_expr.size() == 2);
   REQUIRE(g.buffers[g.find_buffer("buf0")].hint_bytes == 1024);
   REQUIRE(g.nodes[1].workspace_bytes == 2048);
+  REQUIRE(g.nodes[1].convolution);
+  REQUIRE(g.nodes[1].convolution->transposed);
+  REQUIRE(g.nodes[1].convolution->output_padding == std::vector<std::int64_t>{1, 1});
+  REQUIRE(g.nodes[1].convolution->memory_format == MemoryFormat::ChannelsLast);
+  REQUIRE(g.nodes[1].convolution->output_mask == std::array<bool, 3>{true, true, false});
   REQUIRE(g.buffers[g.find_buffer("buf0_upd")].mutation_of == g.find_buffer("buf0"));
   const std::string text = write_graph_json(g);
   const Graph back = load_graph(text);
@@ -142,7 +151,7 @@ TEST_CASE("a graph without the optional fields writes none of them", "[io][write
   const Graph g = load_graph(R"({"format": "schedgraph/1", "inputs": [], "outputs": ["b"],
     "nodes": [{"name": "n", "kind": "pointwise", "outputs": [{"name": "b", "bytes": 4}]}]})");
   const std::string text = write_graph_json(g);
-  for (const char* key : {"device", "group_expr", "group_dims", "foreach", "size_hint", "hint_bytes", "size_expr", "workspace_bytes", "workspace_source"}) {
+  for (const char* key : {"device", "group_expr", "group_dims", "foreach", "size_hint", "hint_bytes", "size_expr", "workspace_bytes", "workspace_source", "convolution"}) {
     INFO(key);
     CHECK(text.find(std::string("\"") + key + "\"") == std::string::npos);
   }
