@@ -108,6 +108,8 @@ class FusedGraphAssembler {
     bool any_template = false, any_reduction = false, all_runtimes = true;
     std::optional<std::int64_t> flops;
     const Node* lead = &pre_.nodes[grp[0]];
+    const Node* convolution = nullptr;
+    int convolutions = 0;
     n.name = fused_node_name(pre_, grp);
     for (NodeId m : grp) {
       const Node& mn = pre_.nodes[m];
@@ -116,6 +118,10 @@ class FusedGraphAssembler {
       if (mn.kind == NodeKind::Reduction && !any_reduction) {
         any_reduction = true;
         lead = &mn;
+      }
+      if (mn.convolution) {
+        convolution = &mn;
+        ++convolutions;
       }
       if (mn.flops) flops = checked_add(flops.value_or(0), *mn.flops, "fused node \"" + n.name + "\" flops");
       if (mn.runtime_us) n.runtime_us = saturating_runtime_sum(n.runtime_us.value_or(0), *mn.runtime_us);
@@ -136,6 +142,10 @@ class FusedGraphAssembler {
     n.reduction_sizes = lead->reduction_sizes;
     n.foreach = lead->foreach;
     n.flops = flops;
+    // A convolution template's geometry stays with it when it takes an
+    // epilogue, as in Inductor's exported post-fusion graphs: one call per
+    // node, none where the members hold several.
+    if (convolutions == 1) n.convolution = convolution->convolution;
     // A sum of member estimates is kept only when every member has one.
     if (!all_runtimes) n.runtime_us.reset();
     for (NodeId m : grp)

@@ -105,3 +105,26 @@ TEST_CASE("the fused graph loads back, keeps members and operations, and plans l
     CHECK(report["runtime"]["nodes"].size() == post.nodes.size());
   }
 }
+
+TEST_CASE("the fused graph carries each convolution as Inductor's post graph has it, written as the exporter wrote it", "[fusion][fixtures]") {
+  std::size_t carried = 0;
+  for (const auto& c : fusion_cases()) {
+    if (kKnownMisses.count(c)) continue;
+    json theirs = json::parse(read_text_file(test::data_path(c + ".post.json")));
+    std::map<std::string, json> expected;
+    for (const auto& n : theirs["nodes"]) expected[n["name"]] = n.value("convolution", json());
+    Graph pre = load_graph_file(test::data_path(c + ".pre.json"));
+    FrontEndResult fe = run_front_end(pre, true, FusionOptions{});
+    json ours = json::parse(write_graph_json(build_fused_graph(pre, fe.deps, fe.fusion.groups)));
+    INFO(c);
+    // A node of one name is one group (its members' names joined); a case
+    // whose groups differ from Inductor's is compared where they agree.
+    for (const auto& n : ours["nodes"]) {
+      INFO(n["name"]);
+      if (!expected.count(n["name"])) continue;
+      CHECK(n.value("convolution", json()) == expected[n["name"]]);
+      carried += n.contains("convolution") ? 1 : 0;
+    }
+  }
+  CHECK(carried >= 400);  // the convolutions of the exported CNNs
+}

@@ -235,3 +235,23 @@ TEST_CASE("CPU graphs: outer-loop pairs wait for a round without ordinary pairs 
                             dep("b", "64*d0 + d1", "[128,64]", 8192)) + "]}");
   CHECK(groups_of(g) == std::vector<std::vector<std::string>>{{"a", "b", "e"}});
 }
+
+TEST_CASE("fusion carries a convolution's geometry: an extern alone, a template with its epilogue", "[fusion]") {
+  const std::string conv = R"("convolution":{"input":[1,4,16,16],"weight":[4,1,3,3],"output":[1,4,16,16],"stride":[1,1],)"
+                           R"("padding":[1,1],"dilation":[1,1],"groups":4,"transposed":false,"memory_format":"channels_last"})";
+  auto with_conv = [&conv](std::string node, const char* kind) {
+    node.replace(node.find("\"pointwise\""), 11, std::string("\"") + kind + "\"");
+    return node.insert(node.size() - 1, "," + conv);
+  };
+  for (const char* kind : {"template", "extern"}) {
+    INFO(kind);
+    Graph g = graph({with_conv(pw("conv", "cb", rd("x"), 1024), kind), pw("relu", "rb", rd("cb"), 1024)}, R"("rb")");
+    FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+    Graph post = load_graph(write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
+    const bool fused = std::string(kind) == "template";  // an extern kernel takes no epilogue
+    REQUIRE(post.nodes.size() == (fused ? 1u : 2u));
+    CHECK(post.nodes[0].members == (fused ? std::vector<std::string>{"conv", "relu"} : std::vector<std::string>{}));
+    CHECK(post.nodes[0].convolution == g.nodes[0].convolution);
+    if (!fused) CHECK_FALSE(post.nodes[1].convolution);
+  }
+}
