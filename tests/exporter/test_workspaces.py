@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "python" / "zoo"))
 
 from schedlab_export import workspaces  # noqa: E402
-import check_in_workspaces  # noqa: E402
+import check_in_graph_fields  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 
@@ -93,13 +93,13 @@ class CheckedInWorkspaces(unittest.TestCase):
         # (pad_mm): the same three convolution calls under other names
         ours = json.loads((DATA / "exported" / "convnet_bn_1_bwd.post.json").read_text())
         theirs = json.loads((DATA / "measured" / "h200" / "convnet_bn_1_bwd.post.json").read_text())
-        self.assertTrue(check_in_workspaces.differences(ours, theirs))
-        names = check_in_workspaces.carried_names(ours, theirs)
+        self.assertTrue(check_in_graph_fields.differences(ours, theirs))
+        names = check_in_graph_fields.carried_names(ours, theirs)
         self.assertEqual(len(names), 3)
         by_name = {n["name"]: n for n in theirs["nodes"]}
         for mine, other in names.items():
-            self.assertEqual(check_in_workspaces.call_signature(by_name[other]),
-                             check_in_workspaces.call_signature(next(n for n in ours["nodes"] if n["name"] == mine)))
+            self.assertEqual(check_in_graph_fields.call_signature(by_name[other]),
+                             check_in_graph_fields.call_signature(next(n for n in ours["nodes"] if n["name"] == mine)))
 
 
 if __name__ == "__main__":
