@@ -126,5 +126,5 @@ TEST_CASE("the fused graph carries each convolution as Inductor's post graph has
       carried += n.contains("convolution") ? 1 : 0;
     }
   }
-  CHECK(carried >= 400);  // the convolutions of the exported CNNs
+  CHECK(carried >= 540);  // 546 convolutions of the exported CNNs when written
 }
