@@ -2,6 +2,7 @@
 // time model (core/measure/fit.h; docs/cost-model.md, "Fitting").
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "core/io/profiles.h"
@@ -14,11 +15,11 @@ namespace {
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs;
-  std::string out_path, base_name, name;
+  std::string out_path, base_name, name, sibling_name;
 };
 
 int run(const FitProfileArgs& a) {
-  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name] = a;
+  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name] = a;
   std::string base_name = given_base;
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
@@ -31,7 +32,12 @@ int run(const FitProfileArgs& a) {
                   "\" (fit one GPU at a time)");
   if (base_name.empty()) base_name = kind + "-datasheet";
   const HardwareProfile base = load_hardware_profile(base_name);
-  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name);
+  std::optional<HardwareProfile> sibling;
+  if (!sibling_name.empty()) {
+    sibling = load_hardware_profile(sibling_name);
+    if (!sibling->time_model) throw OptionError("--sibling " + sibling_name + ": a profile without a fitted time model");
+  }
+  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr);
   write_output(out_path, hardware_profile_to_json(fit.profile).dump(1) + "\n");
   std::printf("fitted %s from %zu graphs (%zu kernels timed per node) on %s, base %s%s%s; written to %s\n", fit.profile.name.c_str(),
               fit.cases, fit.samples, cases.front().measured.device.c_str(), base.name.c_str(), fit.borrowed.empty() ? "" : "; borrowed laws: ",
@@ -56,6 +62,10 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                                               joined(builtin_profile_names()) + ", or a profile JSON file")
       ->option_text("NAME|FILE");
   app.add_option("--name", a->name, "the fitted profile's name (default the device kind)");
+  app.add_option("--sibling", a->sibling_name,
+                 "a fitted profile of a GPU of the same chip (the H200 for the H100): a law term too few of these measurements "
+                 "exercise takes its factor (default: such terms are 0)")
+      ->option_text("NAME|FILE");
   add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
   return [a] { return run(*a); };
 }

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "core/cost/fitted_profiles.h"
-#include "core/cost/implicit_gemm.h"
+#include "core/cost/law_features.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -235,63 +235,22 @@ CollectivePayload collective_payload(const Graph& g, const Node& n) {
   return {read, read > 0 ? "read_buffer" : "none"};
 }
 
-namespace {
-
-// The dtype a node computes in, for the calibrated model: its first output's
-// that has one, else (multi-output kernels such as attention, whose outputs
-// are items without a dtype) the first buffer it reads that has one.
-std::string_view compute_dtype(const Graph& g, const Node& n) {
-  for (BufId b : n.outputs)
-    if (!g.buffers[b].dtype.empty()) return g.buffers[b].dtype;
-  for (const Dep& d : n.reads)
-    if (!d.is_weak() && !g.buffers[d.buf].dtype.empty()) return g.buffers[d.buf].dtype;
-  return "f32";
-}
-
-}  // namespace
-
-RooflineTerms roofline_terms(const Graph& g, const Node& n, const HardwareProfile& hw, int sm_count, std::int64_t l2_bytes) {
-  RooflineTerms t;
-  // cuDNN runs f32 convolutions on TF32 tensor cores by default
-  // (torch.backends.cudnn.allow_tf32 = True), unlike f32 matmuls.
-  std::string_view dtype = compute_dtype(g, n);
-  const KernelClass c = classify_node(g, n);
-  if (dtype == "f32" && (c == KernelClass::Convolution || c == KernelClass::ConvolutionBackward) && hw.flops_per_s.count("tf32")) dtype = "tf32";
-  const double peak = peak_flops_for_dtype(hw, dtype);
-  if (n.flops && *n.flops > 0) t.compute_us = static_cast<double>(*n.flops) / peak * 1e6;
-  t.fp32 = n.flops && *n.flops > 0 && (dtype == "f32" || dtype == "tf32");
-  const std::int64_t bytes = node_dram_bytes(n);
-  t.memory_us = static_cast<double>(bytes) / hw.dram_bytes_per_s * 1e6;
-  if (l2_bytes < 0) l2_bytes = hw.time_model ? hw.time_model->l2_bytes : 0;
-  const std::int64_t cached = l2_bytes > 0 ? std::min(bytes, l2_bytes) : bytes;
-  t.cached_us = static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6;
-  t.spill_us = static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6;
-  if (sm_count == 0 && hw.time_model) sm_count = hw.time_model->sm_count;
-  if (sm_count > 0)
-    if (const auto shape = implicit_gemm_shape(g, n, c)) {
-      t.products = static_cast<double>(shape->products);
-      t.wave_us = wave_us(*shape, shape->k, sm_count, peak);
-      if (const std::int64_t k = narrow_channel_k(*shape)) t.narrow_us = wave_us(*shape, k, sm_count, peak);
-    }
-  return t;
-}
-
-RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const HardwareProfile& hw) {
+RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw) {
   const Node& n = g.nodes[v];
   if (!hw.time_model || n.kind == NodeKind::Collective || n.kind == NodeKind::Wait || n.kind == NodeKind::Nop)
     return estimate_node_runtime(g, v, hw, false);
   const KernelClass c = classify_node(g, n);
   if (c == KernelClass::None) return {0.0, "none"};
-  const ClassLaw& law = hw.time_model->laws.at(c);
-  const RooflineTerms t = roofline_terms(g, n, hw);
-  const double us = law.fixed_us * t.products + law.compute_factor * t.compute_us + law.memory_factor * t.cached_us + law.spill_factor * t.spill_us + law.wave_factor * t.wave_us +
-                    law.narrow_factor * t.narrow_us + (t.fp32 ? law.fp32_fixed_us : 0.0);
-  return {finite_us(us, "node \"" + n.name + "\""), "calibrated"};
+  const TimeModel& tm = *hw.time_model;
+  const ClassLaw& law = tm.laws.at(c);
+  const LawFeatures f = law_features(g, v, facts, hw, {tm.sm_count, tm.l2_bytes, law.routes_conv_families});
+  return {finite_us(law_us(law, f), "node \"" + n.name + "\""), "calibrated"};
 }
 
 std::vector<double> calibrated_runtimes_us(const Graph& g, const HardwareProfile& hw) {
+  const CostFacts facts = cost_facts(g);
   std::vector<double> out(g.nodes.size());
-  for (NodeId v = 0; v < g.num_nodes(); ++v) out[v] = calibrated_node_runtime(g, v, hw).us;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) out[v] = calibrated_node_runtime(g, v, facts, hw).us;
   return out;
 }
 

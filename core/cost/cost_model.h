@@ -104,23 +104,10 @@ std::string_view node_dtype(const Graph& g, const Node& n);
 // The calibrated model, which reports (step time, exposed communication,
 // traces, `predicted`) use: the profile's time model when it has one, else
 // the roofline; never the node's `runtime_us` (Inductor's own estimate).
-// Source "calibrated" | "roofline" | "collective" | "none".
-RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const HardwareProfile& hw);
+// Source "calibrated" | "roofline" | "collective" | "none". `facts`:
+// cost_facts(g) (core/cost/law_features.h), computed once per graph.
+struct CostFacts;
+RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw);
 std::vector<double> calibrated_runtimes_us(const Graph& g, const HardwareProfile& hw);
-
-// A node's ideal roofline terms in microseconds (the time law's inputs),
-// and for matmuls and convolutions the tile terms (core/cost/implicit_gemm.h)
-// over `sm_count` SMs (0: the profile's time model's; none when that is 0);
-// `l2_bytes` < 0: the profile's time model's L2 size.
-struct RooflineTerms {
-  double compute_us = 0, memory_us = 0;
-  // memory_us split at the time model's L2 size: the bytes up to it, and
-  // those beyond (spill_us = 0 without a split).
-  double cached_us = 0, spill_us = 0;
-  double wave_us = 0, narrow_us = 0;
-  bool fp32 = false;  // has flops and computes in f32 (the law's fp32_fixed_us)
-  double products = 1;  // kernel sets the node runs: 2 for a convolution backward computing both gradients
-};
-RooflineTerms roofline_terms(const Graph& g, const Node& n, const HardwareProfile& hw, int sm_count = 0, std::int64_t l2_bytes = -1);
 
 }  // namespace schedlab

@@ -3,6 +3,17 @@
 #include "core/cost/fitted_profiles.h"
 
 namespace schedlab {
+namespace {
+
+// A law by its profile field names (core/cost/time_model.h, kLawTermInfo):
+// an unknown name throws at the first use of the profiles, which every test run makes.
+ClassLaw law(double kernels_per_node, std::initializer_list<std::pair<std::string_view, double>> fields) {
+  std::vector<std::pair<LawTerm, double>> given;
+  for (const auto& [field, value] : fields) given.emplace_back(law_term_of_field(field).value(), value);
+  return law_from_factors(kernels_per_node, given);
+}
+
+}  // namespace
 
 HardwareProfile fitted_h100_sxm() {  // profiles/h100-sxm.json
   HardwareProfile p;
@@ -16,15 +27,15 @@ HardwareProfile fitted_h100_sxm() {  // profiles/h100-sxm.json
   p.ranks_per_node = 8;
   p.flops_per_s = {{"bf16", 989400000000000.0}, {"f16", 989400000000000.0}, {"f32", 67000000000000.0}, {"f64", 34000000000000.0}, {"f8", 1978900000000000.0}, {"tf32", 494700000000000.0}};
   TimeModel& m = p.time_model.emplace();
-  m.laws[KernelClass::Attention] = ClassLaw{.fixed_us = 6.110686558504478, .compute_factor = 0.08074412389511032, .memory_factor = 1.7792088904839853, .kernels_per_node = 1.6521739130434783, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.6097789800421721, .spill_factor = 0.6764284417435741};
-  m.laws[KernelClass::AttentionBackward] = ClassLaw{.fixed_us = 11.316446411740353, .compute_factor = 1.6302584450523163, .memory_factor = 3.976114228909554, .kernels_per_node = 4.2105263157894735, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 25.938962815987907, .spill_factor = 3.3234747225894754};
-  m.laws[KernelClass::Convolution] = ClassLaw{.fixed_us = 7.952742323048706, .compute_factor = 0.3992948246168163, .memory_factor = 0.4853717785447748, .kernels_per_node = 2.2580645161290325, .wave_factor = 0.14941028419915045, .narrow_factor = 7.066862154626812, .fp32_fixed_us = 0.8347846131455773, .spill_factor = 0.0};
-  m.laws[KernelClass::ConvolutionBackward] = ClassLaw{.fixed_us = 16.017068914055972, .compute_factor = 0.0, .memory_factor = 3.6106435369934315, .kernels_per_node = 8.35483870967742, .wave_factor = 0.0, .narrow_factor = 11.854816377179374, .fp32_fixed_us = 15.816076029933704, .spill_factor = 0.0};
-  m.laws[KernelClass::Copy] = ClassLaw{.fixed_us = 1.4058952557691284, .compute_factor = 0.0, .memory_factor = 0.7988177966017146, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 1.1754689381072991};
-  m.laws[KernelClass::Extern] = ClassLaw{.fixed_us = 7.985178508876151, .compute_factor = 0.0, .memory_factor = 40.886540920565004, .kernels_per_node = 10.333333333333334, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 0.0};
-  m.laws[KernelClass::Gemm] = ClassLaw{.fixed_us = 3.0908272958647984, .compute_factor = 1.2617162990646607, .memory_factor = 0.12625478459646, .kernels_per_node = 1.2567567567567568, .wave_factor = 0.07142035861077783, .narrow_factor = 0.0, .fp32_fixed_us = 1.0866656022425203, .spill_factor = 0.0};
-  m.laws[KernelClass::TritonPointwise] = ClassLaw{.fixed_us = 1.4058952557691284, .compute_factor = 0.0, .memory_factor = 0.7988177966017146, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 1.1754689381072991};
-  m.laws[KernelClass::TritonReduction] = ClassLaw{.fixed_us = 1.569820205363036, .compute_factor = 0.0, .memory_factor = 0.7059939937266715, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 0.0};
+  m.laws[KernelClass::Attention] = law(1.6521739130434783, {{"compute_factor", 0.08074412389511032}, {"fixed_us", 6.110686558504478}, {"fp32_fixed_us", 0.6097789800421721}, {"memory_factor", 1.7792088904839853}, {"narrow_factor", 0.0}, {"spill_factor", 0.6764284417435741}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::AttentionBackward] = law(4.2105263157894735, {{"compute_factor", 1.6302584450523163}, {"fixed_us", 11.316446411740353}, {"fp32_fixed_us", 25.938962815987907}, {"memory_factor", 3.976114228909554}, {"narrow_factor", 0.0}, {"spill_factor", 3.3234747225894754}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Convolution] = law(2.2580645161290325, {{"compute_factor", 0.3992948246168163}, {"fixed_us", 7.952742323048706}, {"fp32_fixed_us", 0.8347846131455773}, {"memory_factor", 0.4853717785447748}, {"narrow_factor", 7.066862154626812}, {"spill_factor", 0.0}, {"wave_factor", 0.14941028419915045}});
+  m.laws[KernelClass::ConvolutionBackward] = law(8.35483870967742, {{"compute_factor", 0.0}, {"fixed_us", 16.017068914055972}, {"fp32_fixed_us", 15.816076029933704}, {"memory_factor", 3.6106435369934315}, {"narrow_factor", 11.854816377179374}, {"spill_factor", 0.0}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Copy] = law(1.0, {{"compute_factor", 0.0}, {"fixed_us", 1.4058952557691284}, {"fp32_fixed_us", 0.0}, {"memory_factor", 0.7988177966017146}, {"narrow_factor", 0.0}, {"spill_factor", 1.1754689381072991}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Extern] = law(10.333333333333334, {{"compute_factor", 0.0}, {"fixed_us", 7.985178508876151}, {"fp32_fixed_us", 0.0}, {"memory_factor", 40.886540920565004}, {"narrow_factor", 0.0}, {"spill_factor", 0.0}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Gemm] = law(1.2567567567567568, {{"compute_factor", 1.2617162990646607}, {"fixed_us", 3.0908272958647984}, {"fp32_fixed_us", 1.0866656022425203}, {"memory_factor", 0.12625478459646}, {"narrow_factor", 0.0}, {"spill_factor", 0.0}, {"wave_factor", 0.07142035861077783}});
+  m.laws[KernelClass::TritonPointwise] = law(1.0, {{"compute_factor", 0.0}, {"fixed_us", 1.4058952557691284}, {"fp32_fixed_us", 0.0}, {"memory_factor", 0.7988177966017146}, {"narrow_factor", 0.0}, {"spill_factor", 1.1754689381072991}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::TritonReduction] = law(1.0, {{"compute_factor", 0.0}, {"fixed_us", 1.569820205363036}, {"fp32_fixed_us", 0.0}, {"memory_factor", 0.7059939937266715}, {"narrow_factor", 0.0}, {"spill_factor", 0.0}, {"wave_factor", 0.0}});
   m.launch_gap_us = 1.568000000000211;
   m.cudagraph_gap_us = 0.6991261180679782;
   m.host_us_per_kernel = 13.629022800574521;
@@ -53,15 +64,15 @@ HardwareProfile fitted_h200() {  // profiles/h200.json
   p.ranks_per_node = 8;
   p.flops_per_s = {{"bf16", 989400000000000.0}, {"f16", 989400000000000.0}, {"f32", 67000000000000.0}, {"f64", 34000000000000.0}, {"f8", 1978900000000000.0}, {"tf32", 494700000000000.0}};
   TimeModel& m = p.time_model.emplace();
-  m.laws[KernelClass::Attention] = ClassLaw{.fixed_us = 6.471487635158748, .compute_factor = 0.09535393457741885, .memory_factor = 1.9918782407343303, .kernels_per_node = 1.6521739130434783, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.228342222852298, .spill_factor = 0.5649907325509615};
-  m.laws[KernelClass::AttentionBackward] = ClassLaw{.fixed_us = 11.056127008758079, .compute_factor = 1.6028599481478583, .memory_factor = 5.131335633493482, .kernels_per_node = 4.2105263157894735, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 25.27153905779106, .spill_factor = 4.077488780355972};
-  m.laws[KernelClass::Convolution] = ClassLaw{.fixed_us = 7.922992685654201, .compute_factor = 0.3727995926159082, .memory_factor = 0.6630078697073422, .kernels_per_node = 2.2580645161290325, .wave_factor = 0.16152438766745508, .narrow_factor = 7.135448251388322, .fp32_fixed_us = 0.4836842028216497, .spill_factor = 0.0};
-  m.laws[KernelClass::ConvolutionBackward] = ClassLaw{.fixed_us = 15.99317385992786, .compute_factor = 0.0, .memory_factor = 4.502242182659888, .kernels_per_node = 8.35483870967742, .wave_factor = 0.0, .narrow_factor = 11.565871099963415, .fp32_fixed_us = 15.725608892079656, .spill_factor = 0.0};
-  m.laws[KernelClass::Copy] = ClassLaw{.fixed_us = 1.2524926172493756, .compute_factor = 0.0, .memory_factor = 1.0433465933005321, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 1.1637097306764703};
-  m.laws[KernelClass::Extern] = ClassLaw{.fixed_us = 7.233831809913642, .compute_factor = 0.0, .memory_factor = 57.543523540025426, .kernels_per_node = 10.333333333333334, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 0.0};
-  m.laws[KernelClass::Gemm] = ClassLaw{.fixed_us = 2.944159913532871, .compute_factor = 1.2975488396926078, .memory_factor = 0.04660680473417873, .kernels_per_node = 1.2567567567567568, .wave_factor = 0.06560669489214507, .narrow_factor = 0.0, .fp32_fixed_us = 1.480642857532525, .spill_factor = 0.0};
-  m.laws[KernelClass::TritonPointwise] = ClassLaw{.fixed_us = 1.2524926172493756, .compute_factor = 0.0, .memory_factor = 1.0433465933005321, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 1.1637097306764703};
-  m.laws[KernelClass::TritonReduction] = ClassLaw{.fixed_us = 1.359751644427676, .compute_factor = 0.0, .memory_factor = 0.9566626604965071, .kernels_per_node = 1.0, .wave_factor = 0.0, .narrow_factor = 0.0, .fp32_fixed_us = 0.0, .spill_factor = 0.0};
+  m.laws[KernelClass::Attention] = law(1.6521739130434783, {{"compute_factor", 0.09535393457741885}, {"fixed_us", 6.471487635158748}, {"fp32_fixed_us", 0.228342222852298}, {"memory_factor", 1.9918782407343303}, {"narrow_factor", 0.0}, {"spill_factor", 0.5649907325509615}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::AttentionBackward] = law(4.2105263157894735, {{"compute_factor", 1.6028599481478583}, {"fixed_us", 11.056127008758079}, {"fp32_fixed_us", 25.27153905779106}, {"memory_factor", 5.131335633493482}, {"narrow_factor", 0.0}, {"spill_factor", 4.077488780355972}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Convolution] = law(2.2580645161290325, {{"compute_factor", 0.3727995926159082}, {"fixed_us", 7.922992685654201}, {"fp32_fixed_us", 0.4836842028216497}, {"memory_factor", 0.6630078697073422}, {"narrow_factor", 7.135448251388322}, {"spill_factor", 0.0}, {"wave_factor", 0.16152438766745508}});
+  m.laws[KernelClass::ConvolutionBackward] = law(8.35483870967742, {{"compute_factor", 0.0}, {"fixed_us", 15.99317385992786}, {"fp32_fixed_us", 15.725608892079656}, {"memory_factor", 4.502242182659888}, {"narrow_factor", 11.565871099963415}, {"spill_factor", 0.0}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Copy] = law(1.0, {{"compute_factor", 0.0}, {"fixed_us", 1.2524926172493756}, {"fp32_fixed_us", 0.0}, {"memory_factor", 1.0433465933005321}, {"narrow_factor", 0.0}, {"spill_factor", 1.1637097306764703}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Extern] = law(10.333333333333334, {{"compute_factor", 0.0}, {"fixed_us", 7.233831809913642}, {"fp32_fixed_us", 0.0}, {"memory_factor", 57.543523540025426}, {"narrow_factor", 0.0}, {"spill_factor", 0.0}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::Gemm] = law(1.2567567567567568, {{"compute_factor", 1.2975488396926078}, {"fixed_us", 2.944159913532871}, {"fp32_fixed_us", 1.480642857532525}, {"memory_factor", 0.04660680473417873}, {"narrow_factor", 0.0}, {"spill_factor", 0.0}, {"wave_factor", 0.06560669489214507}});
+  m.laws[KernelClass::TritonPointwise] = law(1.0, {{"compute_factor", 0.0}, {"fixed_us", 1.2524926172493756}, {"fp32_fixed_us", 0.0}, {"memory_factor", 1.0433465933005321}, {"narrow_factor", 0.0}, {"spill_factor", 1.1637097306764703}, {"wave_factor", 0.0}});
+  m.laws[KernelClass::TritonReduction] = law(1.0, {{"compute_factor", 0.0}, {"fixed_us", 1.359751644427676}, {"fp32_fixed_us", 0.0}, {"memory_factor", 0.9566626604965071}, {"narrow_factor", 0.0}, {"spill_factor", 0.0}, {"wave_factor", 0.0}});
   m.launch_gap_us = 1.4244999999999095;
   m.cudagraph_gap_us = 0.8724965517241381;
   m.host_us_per_kernel = 12.789674202310495;

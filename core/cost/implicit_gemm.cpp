@@ -1,6 +1,7 @@
 // Implicit-GEMM geometry of matmuls and convolutions (core/cost/implicit_gemm.h).
 #include "core/cost/implicit_gemm.h"
 
+#include <algorithm>
 #include <array>
 
 namespace schedlab {
@@ -57,10 +58,60 @@ std::int64_t conv_in_channels(const Graph& g, const Node& n, const ImplicitGemm&
   return 0;
 }
 
+std::int64_t product(const std::vector<std::int64_t>& v, std::size_t from) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < v.size(); ++i) p *= v[i];
+  return p;
+}
+
+// A convolution's implicit GEMM from its recorded geometry (validated by
+// the loader: ranks agree, groups divide the channels). A transposed
+// convolution is the data gradient of a forward one: its GEMM runs over the
+// input's pixels.
+ImplicitGemm from_geometry(const Graph& g, const Node& n, const ConvolutionGeometry& geo, KernelClass c) {
+  ImplicitGemm s;
+  const std::int64_t taps = product(geo.weight, 2);
+  const std::int64_t in_channels = geo.input[1];
+  const std::int64_t out_channels = geo.output[1];
+  s.in_channels = in_channels / geo.groups;
+  s.m = geo.output[0] * product(geo.transposed ? geo.input : geo.output, 2);
+  s.n = out_channels / geo.groups;
+  s.k = s.in_channels * taps;
+  // The element size: the weight's bytes per element (a graph input may
+  // carry bytes only).
+  const std::int64_t weight_numel = product(geo.weight, 0);
+  for (const Dep& d : n.reads) {
+    const Buffer& b = g.buffers[d.buf];
+    if (d.is_weak() || weight_numel <= 0 || b.bytes % weight_numel != 0 || (!b.shape.empty() && b.shape != geo.weight)) continue;
+    const std::int64_t e = b.bytes / weight_numel;
+    if (e == 1 || e == 2 || e == 4 || e == 8) {
+      s.elem_bytes = e;
+      break;
+    }
+  }
+  if (geo.groups > 1 && geo.groups == in_channels) s.family = ConvFamily::Depthwise;
+  else if (geo.groups > 1) s.family = ConvFamily::Grouped;
+  s.batch = s.family == ConvFamily::Grouped ? geo.groups : 1;
+  bool unit = geo.groups == 1 && !geo.transposed && taps == 1;
+  for (std::size_t i = 0; i < geo.stride.size(); ++i) unit = unit && geo.stride[i] == 1 && geo.padding[i] == 0;
+  s.one_by_one = unit;
+  s.memory_format = geo.memory_format;
+  if (c == KernelClass::ConvolutionBackward) {
+    const std::array<bool, 3> mask = geo.output_mask.value_or(std::array<bool, 3>{true, true, true});
+    s.products = std::max<std::int64_t>(1, static_cast<std::int64_t>(mask[0]) + static_cast<std::int64_t>(mask[1]));
+  }
+  return s;
+}
+
 }  // namespace
 
 std::optional<ImplicitGemm> implicit_gemm_shape(const Graph& g, const Node& n, KernelClass c) {
   if (!n.flops || *n.flops <= 0) return std::nullopt;
+  if (n.convolution && (c == KernelClass::Convolution || c == KernelClass::ConvolutionBackward)) {
+    ImplicitGemm s = from_geometry(g, n, *n.convolution, c);
+    if (s.m > 0 && s.n > 0 && s.k > 0) return s;
+    return std::nullopt;
+  }
   ImplicitGemm s;
   if (c == KernelClass::Gemm) {
     const Buffer* out = shaped_output(g, n, 2);

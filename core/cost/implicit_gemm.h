@@ -29,19 +29,29 @@ namespace schedlab {
 
 inline constexpr std::int64_t kTileEdge = 128;  // the representative output tile, 128 x 128
 
+// How cuDNN runs a convolution, from its geometry: one implicit GEMM over all
+// channels (dense), a per-channel kernel (depthwise: groups = input
+// channels), or GEMMs per group (grouped).
+enum class ConvFamily : std::uint8_t { Dense, Depthwise, Grouped };
+
 struct ImplicitGemm {
-  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;  // a grouped convolution: `batch` GEMMs, one per group
   // Products of this shape the node runs: 1, or for a convolution backward
   // 2 when it computes both the input's and the weight's gradients.
   std::int64_t products = 1;
-  // Convolutions: input channels (0 when they cannot be told from the
-  // graph) and the element size in bytes.
+  // Convolutions: input channels per group (0 when they cannot be told from
+  // the graph) and the element size in bytes.
   std::int64_t in_channels = 0, elem_bytes = 0;
+  // Convolutions with a `convolution` geometry (else: dense, layout unknown).
+  ConvFamily family = ConvFamily::Dense;
+  bool one_by_one = false;  // 1x1 kernel, stride 1, no padding, one group: a plain matmul
+  std::optional<MemoryFormat> memory_format;
 };
 
 // The shape of a gemm, convolution or convolution backward node (the
-// forward convolution's, read off the gradient of its output and its weight),
-// or nullopt (other classes, no flops, no shapes, sizes that do not divide).
+// forward convolution's: from its `convolution` geometry when it has one,
+// else read off the gradient of its output and its weight), or nullopt
+// (other classes, no flops, no shapes, sizes that do not divide).
 std::optional<ImplicitGemm> implicit_gemm_shape(const Graph& g, const Node& n, KernelClass c);
 
 // Waves of 128 x 128 output tiles over `sm_count` SMs (>= 1).

@@ -3,6 +3,66 @@
 
 namespace schedlab {
 
+const std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
+    {LawTerm::Fixed, "fixed_us", true},
+    {LawTerm::Compute, "compute_factor", true},
+    {LawTerm::Fp32Compute, "fp32_compute_factor", false},
+    {LawTerm::Memory, "memory_factor", true},
+    {LawTerm::Spill, "spill_factor", false},
+    {LawTerm::Wave, "wave_factor", false},
+    {LawTerm::Narrow, "narrow_factor", false},
+    {LawTerm::Fp32Fixed, "fp32_fixed_us", false},
+    {LawTerm::Unaligned, "unaligned_factor", false},
+    {LawTerm::LayoutConvert, "layout_convert_factor", false},
+    {LawTerm::Transpose, "transpose_factor", false},
+    {LawTerm::TransposeFixed, "transpose_fixed_us", false},
+    {LawTerm::PointwiseConvFixed, "pointwise_conv_fixed_us", false},
+    {LawTerm::DepthwiseFixed, "depthwise_fixed_us", false},
+    {LawTerm::DepthwiseMemory, "depthwise_memory_factor", false},
+    {LawTerm::DepthwiseCompute, "depthwise_compute_factor", false},
+    {LawTerm::GroupedFixed, "grouped_fixed_us", false},
+    {LawTerm::GroupedMemory, "grouped_memory_factor", false},
+    {LawTerm::GroupedWave, "grouped_wave_factor", false},
+}};
+
+double law_us(const ClassLaw& law, const LawFeatures& features) {
+  double us = 0;
+  for (std::size_t t = 0; t < kLawTerms; ++t) us += law.factor[t] * features[t];
+  return us;
+}
+
+std::optional<LawTerm> law_term_of_field(std::string_view field) {
+  for (const LawTermInfo& t : kLawTermInfo)
+    if (t.field == field) return t.term;
+  return std::nullopt;
+}
+
+bool is_conv_family_term(LawTerm t) {
+  switch (t) {
+    case LawTerm::DepthwiseFixed:
+    case LawTerm::DepthwiseMemory:
+    case LawTerm::DepthwiseCompute:
+    case LawTerm::GroupedFixed:
+    case LawTerm::GroupedMemory:
+    case LawTerm::GroupedWave: return true;
+    default: return false;
+  }
+}
+
+ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<LawTerm, double>>& given) {
+  ClassLaw law;
+  law.kernels_per_node = kernels_per_node;
+  bool fp32_compute = false, families = false;
+  for (const auto& [term, value] : given) {
+    law[term] = value;
+    fp32_compute = fp32_compute || term == LawTerm::Fp32Compute;
+    families = families || is_conv_family_term(term);
+  }
+  if (!fp32_compute) law[LawTerm::Fp32Compute] = law[LawTerm::Compute];
+  law.routes_conv_families = families;
+  return law;
+}
+
 bool class_needs_law(KernelClass c) { return c != KernelClass::Collective && c != KernelClass::None; }
 
 double host_us_per_node(const TimeModel& m, KernelClass c) {

@@ -3,60 +3,104 @@
 // "Calibrated time model").
 //
 // Contract: one law per kernel class (core/cost/kernel_class.h), fitted to
-// measurements (core/cost/fit.h), of the node's ideal roofline terms:
+// measurements (core/measure/fit.h): a node's time is the sum over the
+// law's terms of factor × feature, each feature a general effect read off
+// the graph alone (core/cost/law_features.h), never a table of kernels:
 //
-//   t = fixed_us * products + compute_factor * flops / peak[dtype]
-//       + memory_factor * min(bytes, l2_bytes) / dram + spill_factor * (bytes - l2_bytes)+ / dram
-//       + wave_factor * wave_us + narrow_factor * narrow_us + [f32] fp32_fixed_us
+//   fixed               the launch-to-finish floor, per kernel set (a
+//                       convolution backward computing both gradients runs two)
+//   compute             flops at the tensor-core peak of the node's dtype (tf32
+//                       for f32 convolutions, which cuDNN runs on TF32 cores)
+//   fp32_compute        flops at the f32 peak (f32 matmuls and attention run on
+//                       the CUDA cores)
+//   memory, spill       bytes at DRAM bandwidth, up to the L2 size and beyond it
+//   wave, narrow        the tile terms of matmuls and dense convolutions
+//                       (core/cost/implicit_gemm.h)
+//   fp32_fixed          per node with flops that computes in f32 or tf32
+//   unaligned           the compute of a 16-bit matmul with an operand whose row
+//                       pitch is not a multiple of 16 bytes (cuBLAS falls back to
+//                       its align-1 kernels)
+//   layout_convert      convolution operands not in the memory format cuDNN runs
+//                       in, copied first (read and written)
+//   transpose, transpose_fixed   a non-1x1 convolution in NCHW: cuDNN transposes
+//                       its operands for the tensor-core kernels
+//   pointwise_conv_fixed the floor of a 1x1 unpadded stride-1 convolution
+//                       (cuBLAS runs it as a matmul)
+//   depthwise_*, grouped_*  depthwise and grouped convolutions run their own
+//                       kernels: their fixed, memory and compute (grouped: wave)
+//                       terms replace the dense ones
 //
-// where wave_us and narrow_us are the tile terms of matmuls and convolutions
-// (core/cost/implicit_gemm.h: the compute padded to whole waves of output
-// tiles over the GPU's `sm_count` SMs; the padded K loop of a convolution
-// with narrow input channels), 0 for every other class, and fp32_fixed_us is
-// paid by nodes with flops that compute in f32 (other kernels: cuDNN
-// transposes f32 convolution operands for its TF32 kernels; f32 attention
-// runs the memory-efficient kernel, flash and cuDNN taking 16-bit only);
-// bytes up to the L2 cache's size stream at the cache's pace (a consumer
-// reads what its producer just wrote), bytes beyond it at DRAM's (all bytes
-// use memory_factor when l2_bytes is 0);
-// `products` is 2 for a convolution backward that computes the gradients of
-// both its input and its weight (two kernel sets), else 1,
-// i.e. an achieved efficiency that grows with size: at size x the class
-// reaches x / (x + x_half) of its large-size efficiency 1/factor, with
-// x_half = fixed_us / factor. Collectives keep the NCCL-style model of the
-// profile's link figures. The host (Inductor's Python wrapper) pays
-// `host_us_per_kernel` per Triton launch, `host_us_per_extern` per extern
-// call, `host_us_per_collective` per functional collective call (c10d's
-// Python and dispatch; waits cost nothing) and `host_us_per_collective_kernel`
-// per device kernel such a call launches from the host (the fake process
-// group's all_gather: one copy per rank), `host_us_per_item` per
-// item node (an item of a multi-output extern's result: the wrapper's tuple
-// index and its size, stride and alignment asserts), `host_us_per_convolution` and
-// `host_us_per_convolution_backward` per cuDNN convolution call (ATen's
-// cuDNN path sets up descriptors and finds its execution plan on the host
-// at every call; a backward does it for both gradients), and
-// `host_call_us` per call; the device
-// leaves `launch_gap_us` between back-to-back kernels; under CUDA graphs the
-// host pays nothing and the gap is `cudagraph_gap_us`.
+// i.e. an achieved efficiency that grows with size. Collectives keep the
+// NCCL-style model of the profile's link figures. The host (Inductor's Python
+// wrapper) pays `host_us_per_kernel` per Triton launch, `host_us_per_extern`
+// per extern call, `host_us_per_collective` per functional collective call
+// (c10d's Python and dispatch; waits cost nothing) and
+// `host_us_per_collective_kernel` per device kernel such a call launches from
+// the host (the fake process group's all_gather: one copy per rank),
+// `host_us_per_item` per item node (an item of a multi-output extern's result:
+// the wrapper's tuple index and its size, stride and alignment asserts),
+// `host_us_per_convolution` and `host_us_per_convolution_backward` per cuDNN
+// convolution call (ATen's cuDNN path sets up descriptors and finds its
+// execution plan on the host at every call; a backward does it for both
+// gradients), and `host_call_us` per call; the device leaves `launch_gap_us`
+// between back-to-back kernels; under CUDA graphs the host pays nothing and
+// the gap is `cudagraph_gap_us`.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <map>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 #include "core/cost/kernel_class.h"
 
 namespace schedlab {
 
-struct ClassLaw {
-  double fixed_us = 0;          // per node: launch-to-finish floor of a tiny kernel
-  double compute_factor = 0;    // 1 / achieved compute efficiency at large size
-  double memory_factor = 0;     // 1 / achieved DRAM efficiency at large size (bytes up to l2_bytes)
-  double kernels_per_node = 1;  // launches per node (attention backward launches several)
-  double wave_factor = 0;       // per µs of compute padded to whole tile waves (gemm, convolution)
-  double narrow_factor = 0;     // per µs of a narrow-channel convolution's padded K loop, per wave
-  double fp32_fixed_us = 0;     // added when the node has flops and computes in f32
-  double spill_factor = 0;      // memory_factor's counterpart for the bytes beyond l2_bytes
+// The terms of a law, in the order of their factors in ClassLaw.
+enum class LawTerm : std::uint8_t {
+  Fixed, Compute, Fp32Compute, Memory, Spill, Wave, Narrow, Fp32Fixed, Unaligned, LayoutConvert, Transpose,
+  TransposeFixed, PointwiseConvFixed, DepthwiseFixed, DepthwiseMemory, DepthwiseCompute, GroupedFixed, GroupedMemory,
+  GroupedWave,
 };
+inline constexpr std::size_t kLawTerms = 19;
+
+struct LawTermInfo {
+  LawTerm term;
+  std::string_view field;  // the factor's name in a profile (time_model.laws.CLASS.FIELD)
+  bool required;           // a profile must give it (the first laws had only these)
+};
+// Every term, in LawTerm order: the profile reader and writer, the fit and
+// the embedded profiles all walk this one table.
+extern const std::array<LawTermInfo, kLawTerms> kLawTermInfo;
+
+using LawFeatures = std::array<double, kLawTerms>;  // a node's feature per term (µs, or counts for the fixed terms)
+
+struct ClassLaw {
+  std::array<double, kLawTerms> factor{};  // per term; 0: the term plays no part
+  double kernels_per_node = 1;              // launches per node (attention backward launches several)
+  // Whether depthwise and grouped convolutions have their own terms. Profiles
+  // written before those terms existed price them with the dense ones.
+  bool routes_conv_families = true;
+
+  double& operator[](LawTerm t) { return factor[static_cast<std::size_t>(t)]; }
+  double operator[](LawTerm t) const { return factor[static_cast<std::size_t>(t)]; }
+};
+
+// A law's time for a node of these features (µs).
+double law_us(const ClassLaw& law, const LawFeatures& features);
+
+// The term of a profile's law field name (kLawTermInfo), or nullopt.
+std::optional<LawTerm> law_term_of_field(std::string_view field);
+// Whether a term belongs to the depthwise or grouped convolution families.
+bool is_conv_family_term(LawTerm t);
+// A law from the factors a profile gives (term, value). Profiles written
+// before a term existed read as they did: without `fp32_compute_factor`, f32
+// compute takes `compute_factor`; without any depthwise or grouped term,
+// those convolutions are priced by the dense terms.
+ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<LawTerm, double>>& given);
 
 struct TimeModel {
   std::map<KernelClass, ClassLaw> laws;  // every class of kKernelClassesWithLaws but Collective

@@ -41,6 +41,11 @@ class FusedGraphAssembler {
     for (BufId i = 0; i < pre_.num_inputs; ++i) {
       const Buffer& in = pre_.buffers[i];
       to_post_[i] = b_.add_input(in.name, in.bytes, in.freeable);
+      // The informative layout goes along: the time model reads it.
+      Buffer& out = b_.buffer(to_post_[i]);
+      out.dtype = in.dtype;
+      out.shape = in.shape;
+      out.stride = in.stride;
     }
     for (const auto& grp : groups_) add_group(grp);
     for (BufId o : pre_.outputs) b_.add_graph_output(mapped(o, "graph output"));

@@ -75,6 +75,10 @@ struct Buffer {
   BufId mutation_of = kNone;     // in-place update of this buffer (same storage)
   std::string dtype;
   std::vector<std::int64_t> shape;
+  // `stride`: the layout's strides in elements, one per shape dim
+  // (informative; empty when the file gives none). They tell a matmul
+  // operand's row pitch and a convolution operand's memory format.
+  std::vector<std::int64_t> stride;
   std::vector<std::string> aliases;  // informative
   // Data-dependent size (`size_hint`): the size to price with, observed when
   // measured, else Inductor's fallback hint; `bytes` is what its planner sees.

@@ -93,8 +93,8 @@ enum NodeField : std::size_t {
   kNodeName, kKind, kOutputs, kMembers, kKernel, kGroup, kGroupExpr, kGroupDims, kForeach, kFlops, kRuntimeUs,
   kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective, kConvolution
 };
-constexpr std::array<std::string_view, 7> kBufferFields = {"name", "bytes", "layout", "dtype", "shape", "aliases", "hint_bytes"};
-enum BufferField : std::size_t { kBufName, kBytes, kLayout, kDtype, kShape, kAliases, kHintBytes };
+constexpr std::array<std::string_view, 8> kBufferFields = {"name", "bytes", "layout", "dtype", "shape", "aliases", "hint_bytes", "stride"};
+enum BufferField : std::size_t { kBufName, kBytes, kLayout, kDtype, kShape, kAliases, kHintBytes, kStride };
 constexpr std::array<std::string_view, 11> kConvolutionFields = {"input",   "weight",         "output", "stride",     "padding",      "dilation",
                                                                  "output_padding", "groups", "transposed", "memory_format", "output_mask"};
 enum ConvolutionField : std::size_t {
@@ -237,7 +237,8 @@ class Loader {
       const std::int64_t bytes = get_int(require(in, "bytes", where), where.at("bytes"), 0);
       std::optional<bool> freeable;
       if (auto fr = in.find("freeable")) freeable = get_bool(fr, where.at("freeable"));
-      b_.add_input(std::string(name), bytes, freeable);
+      Buffer& b = b_.buffer(b_.add_input(std::string(name), bytes, freeable));
+      load_layout(in.find("dtype"), in.find("shape"), in.find("stride"), b, where);
     }
   }
 
@@ -267,6 +268,17 @@ class Loader {
     }
   }
 
+  // A buffer's or input's informative dtype, shape and strides (one per
+  // shape dim).
+  void load_layout(const JsonValue& dtype, const JsonValue& shape, const JsonValue& stride, Buffer& b, const Place& where) {
+    if (dtype) b.dtype = std::string(get_string(dtype, where.at("dtype")));
+    if (shape) b.shape = get_int_array(shape, where.at("shape"));
+    if (!stride) return;
+    b.stride = get_int_array(stride, where.at("stride"));
+    if (b.stride.size() != b.shape.size())
+      fail(where.at("stride"), std::to_string(b.stride.size()) + " strides for a shape of " + std::to_string(b.shape.size()) + " dims");
+  }
+
   Buffer parse_buffer(const JsonValue& jb, const Place& where) {
     expect_object(jb, where);
     const auto f = pick(jb, kBufferFields);
@@ -279,8 +291,7 @@ class Loader {
       if (!l) fail(where.at("layout"), "unknown value " + quoted_name(s));
       b.layout = *l;
     }
-    if (auto v = f[kDtype]) b.dtype = std::string(get_string(v, where.at("dtype")));
-    if (auto v = f[kShape]) b.shape = get_int_array(v, where.at("shape"));
+    load_layout(f[kDtype], f[kShape], f[kStride], b, where);
     if (auto v = f[kAliases]) b.aliases = get_string_array(v, where.at("aliases"));
     if (auto v = f[kHintBytes]) b.hint_bytes = get_int(v, where.at("hint_bytes"), 0);
     return b;

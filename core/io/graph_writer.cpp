@@ -24,6 +24,7 @@ void write_buffer(JsonWriter& w, const Graph& g, const Buffer& b) {
   w.field("layout", to_string(b.layout));
   if (!b.dtype.empty()) w.field("dtype", b.dtype);
   if (!b.shape.empty()) w.key("shape").array(b.shape);
+  if (!b.stride.empty()) w.key("stride").array(b.stride);
   w.field("bytes", b.bytes);
   if (b.mutation_of != kNone) w.field("mutation_of", g.buffers[b.mutation_of].name);
   if (!b.aliases.empty()) w.key("aliases").array(b.aliases);
@@ -105,8 +106,14 @@ void write_graph(JsonWriter& w, const Graph& g) {
   w.field("world_size", g.world_size);
   if (!g.device.empty()) w.field("device", g.device);
   w.key("inputs").begin_array();
-  for (BufId b = 0; b < g.num_inputs; ++b)
-    w.begin_object().field("name", g.buffers[b].name).field("bytes", g.buffers[b].bytes).field("freeable", g.buffers[b].freeable).end_object();
+  for (BufId b = 0; b < g.num_inputs; ++b) {
+    const Buffer& in = g.buffers[b];
+    w.begin_object().field("name", in.name).field("bytes", in.bytes).field("freeable", in.freeable);
+    if (!in.dtype.empty()) w.field("dtype", in.dtype);
+    if (!in.shape.empty()) w.key("shape").array(in.shape);
+    if (!in.stride.empty()) w.key("stride").array(in.stride);
+    w.end_object();
+  }
   w.end_array();
   w.key("outputs");
   write_buffer_names(w, g, g.outputs);

@@ -41,28 +41,23 @@ void refuse_unknown(const json& obj, std::initializer_list<std::string_view> kno
   refuse_unknown(obj, known, [](std::string_view k) { return k; }, where);
 }
 
-// One row per ClassLaw field: its name in the file, and whether a profile
-// may leave it out (the tile terms came later: a profile without them has
-// none). The reader, the unknown-field check and the writer all walk it.
-struct LawField {
-  std::string_view name;
-  double ClassLaw::*member;
-  bool optional;
-};
-constexpr LawField kLawFields[] = {
-    {"fixed_us", &ClassLaw::fixed_us, false},           {"compute_factor", &ClassLaw::compute_factor, false},
-    {"memory_factor", &ClassLaw::memory_factor, false}, {"kernels_per_node", &ClassLaw::kernels_per_node, false},
-    {"wave_factor", &ClassLaw::wave_factor, true},      {"narrow_factor", &ClassLaw::narrow_factor, true},
-    {"fp32_fixed_us", &ClassLaw::fp32_fixed_us, true},  {"spill_factor", &ClassLaw::spill_factor, true},
-};
+// A law's fields: one per term (core/cost/time_model.h, kLawTermInfo: its
+// name and whether a profile may leave it out; the first laws had only the
+// required ones), and kernels_per_node.
+constexpr std::string_view kKernelsPerNode = "kernels_per_node";
 
 ClassLaw law_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
-  refuse_unknown(j, kLawFields, [](const LawField& f) { return f.name; }, where);
-  ClassLaw law;
-  for (const LawField& f : kLawFields)
-    if (!f.optional || j.contains(std::string(f.name))) law.*f.member = non_negative(j, f.name, where);
-  return law;
+  std::vector<std::pair<LawTerm, double>> given;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == kKernelsPerNode) continue;
+    const auto term = law_term_of_field(it.key());
+    if (!term) throw Error("hardware profile: " + where + ": unknown field \"" + it.key() + "\"");
+    given.emplace_back(*term, non_negative(j, it.key(), where));
+  }
+  for (const LawTermInfo& t : kLawTermInfo)
+    if (t.required && !j.contains(std::string(t.field))) non_negative(j, t.field, where);  // names the missing field
+  return law_from_factors(non_negative(j, kKernelsPerNode, where), given);
 }
 
 double positive_number(const json& v, const std::string& where, bool allow_zero) {
@@ -140,7 +135,9 @@ json time_model_to_json(const TimeModel& m) {
   json laws = json::object();
   for (const auto& [c, law] : m.laws) {
     json& out = laws[std::string(to_string(c))] = json::object();
-    for (const LawField& f : kLawFields) out[std::string(f.name)] = law.*f.member;
+    for (const LawTermInfo& t : kLawTermInfo)
+      if (law.routes_conv_families || !is_conv_family_term(t.term)) out[std::string(t.field)] = law[t.term];
+    out[std::string(kKernelsPerNode)] = law.kernels_per_node;
   }
   return {{"laws", std::move(laws)},          {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
           {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern},

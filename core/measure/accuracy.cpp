@@ -38,12 +38,13 @@ void add_class_times(const Graph& g, const MeasuredGraph& m, const HardwareProfi
   std::vector<double> measured(g.nodes.size(), 0.0);
   for (const MeasuredKernel& k : m.kernels)
     if (!k.node.empty()) measured[g.find_node(k.node)] += k.duration_us;
+  const std::vector<double> estimated = calibrated_runtimes_us(g, hw);
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass cls = classify_node(g, g.nodes[v]);
     if (cls == KernelClass::None || (cls == KernelClass::Collective && !collectives_measured)) continue;
     ClassAccuracy& ca = classes[cls];
     ca.cls = cls;
-    ca.est_us += calibrated_node_runtime(g, v, hw).us;
+    ca.est_us += estimated[v];
     ca.meas_us += measured[v];
     ca.nodes += 1;
   }

@@ -20,11 +20,6 @@ namespace {
 constexpr double kBackToBackUs = 10.0;
 constexpr std::int64_t kHopperL2Bytes = std::int64_t{50} << 20;  // H100 SXM and H200  // a longer idle stretch means the host was late, not the GPU
 
-// Least-squares weight of a sample measured at t us: 1/t^power. Kernel laws
-// use 1.5, between absolute error (big kernels decide everything) and
-// relative error (tiny kernels, mostly launch noise, do).
-double weight(double t_us, double power) { return std::pow(std::max(t_us, 1e-3), -power); }
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -32,66 +27,109 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-// The law's columns: [fixed (x products), compute, memory up to L2, wave,
-// narrow, f32, memory beyond L2, multi-output items (the host's only; 0 on
-// every kernel sample, so the kernel laws never pick it)].
-constexpr int kColumns = 8;
-using Coefficients = std::array<double, kColumns>;
-
-double feature(const NodeSample& x, int c) {
-  switch (c) {
-    case 0: return x.products;
-    case 1: return x.compute_us;
-    case 2: return x.cached_us;
-    case 3: return x.wave_us;
-    case 4: return x.narrow_us;
-    case 5: return x.fp32;
-    case 6: return x.spill_us;
-    default: return x.items;
-  }
-}
-
-// Weighted least squares on the chosen columns; returns false when singular
-// or a coefficient is negative. Gaussian elimination (8x8 at most).
-bool solve_subset(const std::vector<NodeSample>& s, unsigned mask, double weight_power, Coefficients& coef, double& sse) {
-  std::array<int, kColumns> cols{};
-  int k = 0;
-  for (int c = 0; c < kColumns; ++c)
-    if (mask & (1u << c)) cols[k++] = c;
-  double a[kColumns][kColumns + 1] = {};
-  for (const NodeSample& x : s) {
-    const double w = weight(x.measured_us, weight_power);
-    for (int i = 0; i < k; ++i) {
-      for (int j = 0; j < k; ++j) a[i][j] += w * feature(x, cols[i]) * feature(x, cols[j]);
-      a[i][kColumns] += w * feature(x, cols[i]) * x.measured_us;
-    }
-  }
-  for (int i = 0; i < k; ++i) {
-    int pivot = i;
-    for (int r = i + 1; r < k; ++r)
+// Solves a[0..k)[0..k) x = b in place by Gaussian elimination with partial
+// pivoting; false when (numerically) singular.
+bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
+  const std::size_t k = b.size();
+  for (std::size_t i = 0; i < k; ++i) {
+    std::size_t pivot = i;
+    for (std::size_t r = i + 1; r < k; ++r)
       if (std::abs(a[r][i]) > std::abs(a[pivot][i])) pivot = r;
-    if (std::abs(a[pivot][i]) < 1e-12) return false;
-    for (int c = 0; c <= kColumns; ++c) std::swap(a[i][c], a[pivot][c]);
-    for (int r = 0; r < k; ++r) {
+    if (std::abs(a[pivot][i]) < 1e-300) return false;
+    std::swap(a[i], a[pivot]);
+    std::swap(b[i], b[pivot]);
+    for (std::size_t r = 0; r < k; ++r) {
       if (r == i) continue;
       const double f = a[r][i] / a[i][i];
-      for (int c = i; c <= kColumns; ++c) a[r][c] -= f * a[i][c];
+      if (f == 0) continue;
+      for (std::size_t c = i; c < k; ++c) a[r][c] -= f * a[i][c];
+      b[r] -= f * b[i];
     }
   }
-  coef = {};
-  for (int i = 0; i < k; ++i) coef[cols[i]] = a[i][kColumns] / a[i][i];
-  for (double c : coef)
-    if (c < 0 || !std::isfinite(c)) return false;
-  sse = 0;
-  for (const NodeSample& x : s) {
-    double pred = 0;
-    for (int c = 0; c < kColumns; ++c) pred += coef[c] * feature(x, c);
-    sse += (pred - x.measured_us) * (pred - x.measured_us) * weight(x.measured_us, weight_power);
-  }
+  x.assign(k, 0.0);
+  for (std::size_t i = 0; i < k; ++i) x[i] = b[i] / a[i][i];
+  for (double v : x)
+    if (!std::isfinite(v)) return false;
   return true;
 }
 
 }  // namespace
+
+std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y,
+                                              const std::vector<double>& w) {
+  const std::size_t k = rows.empty() ? 0 : rows.front().size();
+  // The weighted normal equations G x = h; a column of zeros stays at 0.
+  std::vector<std::vector<double>> gram(k, std::vector<double>(k, 0.0));
+  std::vector<double> h(k, 0.0);
+  for (std::size_t s = 0; s < rows.size(); ++s)
+    for (std::size_t i = 0; i < k; ++i) {
+      if (rows[s][i] == 0) continue;
+      h[i] += w[s] * rows[s][i] * y[s];
+      for (std::size_t j = 0; j < k; ++j) gram[i][j] += w[s] * rows[s][i] * rows[s][j];
+    }
+  double scale = 0;
+  for (std::size_t i = 0; i < k; ++i) scale = std::max(scale, std::abs(h[i]));
+  const double tolerance = 1e-12 * std::max(scale, 1e-300);
+  std::vector<double> x(k, 0.0);
+  std::vector<bool> passive(k, false), dependent(k, false);
+  // Solves the unconstrained problem on the passive set.
+  auto solve_passive = [&](std::vector<double>& z) {
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < k; ++i)
+      if (passive[i]) idx.push_back(i);
+    std::vector<std::vector<double>> a(idx.size(), std::vector<double>(idx.size()));
+    std::vector<double> b(idx.size()), sol;
+    for (std::size_t r = 0; r < idx.size(); ++r) {
+      b[r] = h[idx[r]];
+      for (std::size_t c = 0; c < idx.size(); ++c) a[r][c] = gram[idx[r]][idx[c]];
+    }
+    z.assign(k, 0.0);
+    if (!solve_dense(std::move(a), std::move(b), sol)) return false;
+    for (std::size_t r = 0; r < idx.size(); ++r) z[idx[r]] = sol[r];
+    return true;
+  };
+  for (std::size_t outer = 0; outer < 4 * k + 4; ++outer) {
+    // The gradient of the (negated) objective; the most promising zero
+    // coefficient joins the passive set.
+    std::size_t best = k;
+    double best_gradient = tolerance;
+    for (std::size_t i = 0; i < k; ++i) {
+      if (passive[i] || dependent[i] || gram[i][i] == 0) continue;
+      double g = h[i];
+      for (std::size_t j = 0; j < k; ++j) g -= gram[i][j] * x[j];
+      if (g > best_gradient) best_gradient = g, best = i;
+    }
+    if (best == k) break;
+    passive[best] = true;
+    for (std::size_t inner = 0; inner < 4 * k + 4; ++inner) {
+      std::vector<double> z;
+      if (!solve_passive(z)) {  // a column dependent on the passive ones adds nothing: leave it out
+        passive[best] = false;
+        dependent[best] = true;
+        break;
+      }
+      bool feasible = true;
+      for (std::size_t i = 0; i < k; ++i) feasible = feasible && (!passive[i] || z[i] > 0);
+      if (feasible) {
+        x = z;
+        break;
+      }
+      // Step toward z until the first passive coefficient reaches 0.
+      double alpha = 1.0;
+      for (std::size_t i = 0; i < k; ++i)
+        if (passive[i] && z[i] <= 0) alpha = std::min(alpha, x[i] / (x[i] - z[i]));
+      for (std::size_t i = 0; i < k; ++i) {
+        if (!passive[i]) continue;
+        x[i] += alpha * (z[i] - x[i]);
+        if (x[i] <= 1e-15 * std::max(1.0, std::abs(z[i]))) {
+          x[i] = 0;
+          passive[i] = false;
+        }
+      }
+    }
+  }
+  return x;
+}
 
 namespace {
 
@@ -152,6 +190,7 @@ MeasuredCase load_measured_case(const std::string& path, const std::vector<std::
 
 std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base, int sm_count, std::int64_t l2_bytes) {
   const Graph& g = c.graph;
+  const CostFacts facts = cost_facts(g);
   std::vector<NodeSample> per_node(g.nodes.size());
   for (const MeasuredKernel& k : c.measured.kernels) {
     if (k.node.empty()) continue;
@@ -165,55 +204,44 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
     s.cls = classify_node(g, g.nodes[v]);
     if (s.kernels == 0 || !class_needs_law(s.cls)) continue;
     s.node = v;
-    RooflineTerms t = roofline_terms(g, g.nodes[v], base, sm_count, l2_bytes);
-    s.compute_us = t.compute_us;
-    s.memory_us = t.memory_us;
-    s.cached_us = t.cached_us;
-    s.spill_us = t.spill_us;
-    s.wave_us = t.wave_us;
-    s.narrow_us = t.narrow_us;
-    s.fp32 = t.fp32 ? 1.0 : 0.0;
-    s.products = t.products;
+    s.features = law_features(g, v, facts, base, {sm_count, l2_bytes, true});
     out.push_back(s);
   }
   return out;
 }
 
-// Non-negative least squares of the law: the best of the non-empty column
-// subsets whose solution is >= 0 (columns that are 0 on every sample are
-// singular and drop out).
-static Coefficients fit_nnls(const std::vector<NodeSample>& samples, double weight_power) {
-  Coefficients best{};
-  double best_sse = std::numeric_limits<double>::infinity();
-  for (unsigned mask = 1; mask < (1u << kColumns); ++mask) {
-    Coefficients coef{};
-    double sse = 0;
-    if (solve_subset(samples, mask, weight_power, coef, sse) && sse < best_sse) {
-      best_sse = sse;
-      best = coef;
-    }
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling) {
+  ClassLaw law;
+  if (samples.empty()) return law;
+  // With a sibling, the terms too few of the class's nodes exercise take
+  // its factor, whose share comes off the measured times; the rest are
+  // fitted.
+  std::vector<std::size_t> fitted;
+  for (std::size_t t = 0; t < kLawTerms; ++t) {
+    int support = 0;
+    for (const NodeSample& s : samples) support += s.features[t] != 0 ? 1 : 0;
+    if (sibling && support > 0 && support < kMinTermSupport) law.factor[t] = sibling->factor[t];
+    else fitted.push_back(t);
   }
-  return best;
-}
-
-ClassLaw fit_class_law(const std::vector<NodeSample>& samples) {
-  ClassLaw best;
-  if (samples.empty()) return best;
-  const Coefficients coef = fit_nnls(samples, 1.5);
-  best.fixed_us = coef[0];
-  best.compute_factor = coef[1];
-  best.memory_factor = coef[2];
-  best.wave_factor = coef[3];
-  best.narrow_factor = coef[4];
-  best.fp32_fixed_us = coef[5];
-  best.spill_factor = coef[6];
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y, w;
+  for (const NodeSample& s : samples) {
+    std::vector<double> row;
+    for (std::size_t t : fitted) row.push_back(s.features[t]);
+    rows.push_back(std::move(row));
+    y.push_back(s.measured_us - law_us(law, s.features));
+    w.push_back(1.0 / std::max(s.measured_us, 1e-3));
+  }
+  const std::vector<double> x = nonnegative_least_squares(rows, y, w);
+  for (std::size_t i = 0; i < fitted.size(); ++i) law.factor[fitted[i]] = x[i];
   double kernels = 0;
   for (const NodeSample& s : samples) kernels += s.kernels;
-  best.kernels_per_node = kernels / static_cast<double>(samples.size());
-  return best;
+  law.kernels_per_node = kernels / static_cast<double>(samples.size());
+  return law;
 }
 
-ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name) {
+ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
+                       const HardwareProfile* sibling) {
   if (cases.empty()) throw OptionError("fit: no measured graphs");
   ProfileFit fit;
   fit.cases = cases.size();
@@ -235,7 +263,10 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.sm_count = sm_count;
   tm.l2_bytes = l2_bytes;
   for (auto& [cls, samples] : by_class) {
-    tm.laws[cls] = fit_class_law(samples);
+    const ClassLaw* sibling_law = nullptr;
+    if (sibling && sibling->time_model)
+      if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;
+    tm.laws[cls] = fit_class_law(samples, sibling_law);
     fit.samples += samples.size();
   }
   const std::pair<KernelClass, KernelClass> borrow[] = {{KernelClass::AttentionBackward, KernelClass::Attention},
@@ -275,43 +306,46 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.cudagraph_gap_us = graph_gaps.empty() ? tm.launch_gap_us : median(graph_gaps);
 
   // The host: non-negative least squares of the call's host time (else its
-  // wall time, which a launch-bound call follows) on its Triton launches,
-  // convolution calls, convolution backward calls, collective calls, the
-  // device kernels the collective calls launched (measured: the fake process
-  // group's all_gather copies once per rank), other extern calls and
-  // the multi-output items (`buf3 = buf2[0]` with its size, stride and
-  // alignment asserts), weighted by relative error. The counts ride in the
-  // kernel law's columns: fixed = the call, compute = Triton launches,
-  // memory = other externs, wave = convolutions, narrow = convolution
-  // backwards, f32 = collectives, spill = the collectives' kernels, items.
-  std::vector<NodeSample> calls;
+  // wall time, which a launch-bound call follows) on what its wrapper does:
+  // the call itself, Triton launches, other extern calls, convolution
+  // calls, convolution backward calls, collective calls, the device kernels
+  // the collective calls launched (measured: the fake process group's
+  // all_gather copies once per rank) and the multi-output items
+  // (`buf3 = buf2[0]` with its size, stride and alignment asserts),
+  // weighted by relative error.
+  enum HostColumn { kCall, kTritonLaunch, kExternCall, kConvolutionCall, kConvolutionBackwardCall, kCollectiveCall, kCollectiveKernel, kItem, kHostColumns };
+  std::vector<std::vector<double>> calls;
+  std::vector<double> host_us, host_weight;
   for (const MeasuredCase& c : cases) {
-    NodeSample s;
+    std::vector<double> row(kHostColumns, 0.0);
+    row[kCall] = 1;
     for (const Node& n : c.graph.nodes) {
       switch (classify_node(c.graph, n)) {
-        case KernelClass::None: s.items += is_item_node(c.graph, n) ? 1 : 0; break;
+        case KernelClass::None: row[kItem] += is_item_node(c.graph, n) ? 1 : 0; break;
         case KernelClass::TritonPointwise:
-        case KernelClass::TritonReduction: s.compute_us += 1; break;
-        case KernelClass::Convolution: s.wave_us += 1; break;
-        case KernelClass::ConvolutionBackward: s.narrow_us += 1; break;
-        case KernelClass::Collective: s.fp32 += 1; break;
-        default: s.cached_us += 1; break;
+        case KernelClass::TritonReduction: row[kTritonLaunch] += 1; break;
+        case KernelClass::Convolution: row[kConvolutionCall] += 1; break;
+        case KernelClass::ConvolutionBackward: row[kConvolutionBackwardCall] += 1; break;
+        case KernelClass::Collective: row[kCollectiveCall] += 1; break;
+        default: row[kExternCall] += 1; break;
       }
     }
     for (const MeasuredKernel& k : c.measured.kernels)
-      if (!k.node.empty() && classify_node(c.graph, c.graph.nodes[c.graph.find_node(k.node)]) == KernelClass::Collective) s.spill_us += 1;
-    s.measured_us = c.measured.host_time_us.value_or(c.measured.wall_time_us);
-    calls.push_back(s);
+      if (!k.node.empty() && classify_node(c.graph, c.graph.nodes[c.graph.find_node(k.node)]) == KernelClass::Collective) row[kCollectiveKernel] += 1;
+    const double t = c.measured.host_time_us.value_or(c.measured.wall_time_us);
+    calls.push_back(std::move(row));
+    host_us.push_back(t);
+    host_weight.push_back(1.0 / std::pow(std::max(t, 1e-3), 2.0));
   }
-  const Coefficients host = fit_nnls(calls, 2.0);
-  tm.host_call_us = host[0];
-  tm.host_us_per_kernel = host[1];
-  tm.host_us_per_extern = host[2];
-  tm.host_us_per_convolution = host[3];
-  tm.host_us_per_convolution_backward = host[4];
-  tm.host_us_per_collective = host[5];
-  tm.host_us_per_collective_kernel = host[6];
-  tm.host_us_per_item = host[7];
+  const std::vector<double> host = nonnegative_least_squares(calls, host_us, host_weight);
+  tm.host_call_us = host[kCall];
+  tm.host_us_per_kernel = host[kTritonLaunch];
+  tm.host_us_per_extern = host[kExternCall];
+  tm.host_us_per_convolution = host[kConvolutionCall];
+  tm.host_us_per_convolution_backward = host[kConvolutionBackwardCall];
+  tm.host_us_per_collective = host[kCollectiveCall];
+  tm.host_us_per_collective_kernel = host[kCollectiveKernel];
+  tm.host_us_per_item = host[kItem];
 
   fit.profile = base;
   fit.profile.name = name;

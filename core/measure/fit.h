@@ -2,11 +2,16 @@
 // (docs/cost-model.md, "Fitting"). Deterministic: the same files give the
 // same profile, byte for byte.
 //
-// - Per kernel class, the law t = fixed + c * compute_us + m * cached_us + s * spill_us
-//   + w * wave_us + r * narrow_us (the tile terms of matmuls and
-//   convolutions, over the measured GPU's SMs) + [f32] fp32_fixed_us is a non-negative
-//   least-squares fit over the class's measured nodes (a node's time: the
-//   sum of the kernels mapped to it), weighted by 1/t^1.5.
+// - Per kernel class, the law's factors (core/cost/time_model.h: one per term,
+//   each multiplying a feature of core/cost/law_features.h) are the
+//   non-negative least-squares fit over the class's measured nodes (a node's
+//   time: the sum of the kernels mapped to it), weighted by 1/t: the squared
+//   relative error times the time, between absolute error (the largest
+//   kernels decide everything) and relative error (the tiniest, mostly launch
+//   noise, do). Given a sibling profile (a GPU of the same chip: the H200 for
+//   the H100), a term that fewer than kMinTermSupport of the class's nodes
+//   exercise takes the sibling's factor instead of one fitted to those few
+//   nodes, which generalizes to nothing.
 //   kernels_per_node is the class's mean launch count.
 // - The launch gap: the median idle time between back-to-back kernels (the
 //   next one already launched: start within `kBackToBackUs` of the previous
@@ -31,6 +36,7 @@
 #include <vector>
 
 #include "core/cost/cost_model.h"
+#include "core/cost/law_features.h"
 #include "core/measure/measured.h"
 
 namespace schedlab {
@@ -53,20 +59,23 @@ std::vector<std::string> find_measured_files(const std::vector<std::string>& dir
 struct NodeSample {
   KernelClass cls = KernelClass::None;
   NodeId node = kNone;
-  double compute_us = 0, memory_us = 0;  // roofline terms on the base profile
-  double cached_us = 0, spill_us = 0;    // memory_us up to the L2 size, and beyond
-  double wave_us = 0, narrow_us = 0;     // tile terms (gemm, convolution)
-  double fp32 = 0;                       // 1 when the node has flops and computes in f32
-  double items = 0;                      // the host fit's multi-output items (0 on kernel samples)
-  double products = 1;                   // the fixed term's multiple (convolution backward: gradients computed)
-  double measured_us = 0;                // sum of its kernels' durations
+  LawFeatures features{};  // on the base profile, over the measured GPU's SMs and L2
+  double measured_us = 0;  // sum of its kernels' durations
   int kernels = 0;
 };
 // `sm_count`, `l2_bytes`: the measured GPU's SMs (the tile terms) and L2
 // size (the memory term's split).
 std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base, int sm_count, std::int64_t l2_bytes);
 
-ClassLaw fit_class_law(const std::vector<NodeSample>& samples);
+inline constexpr int kMinTermSupport = 5;
+// `sibling`: the law whose factors the terms this data cannot fit take
+// (nullptr: they are 0).
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling = nullptr);
+
+// Non-negative least squares (Lawson and Hanson's active-set method):
+// x >= 0 minimizing sum_i w_i (row_i . x - y_i)^2. Deterministic.
+std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y,
+                                              const std::vector<double>& w);
 
 struct ProfileFit {
   HardwareProfile profile;
@@ -74,7 +83,10 @@ struct ProfileFit {
   std::size_t cases = 0, samples = 0;
 };
 // `base` gives the datasheet figures (peaks, DRAM, links); the result is it
-// plus the fitted time model, named `name`.
-ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name);
+// plus the fitted time model, named `name`. `sibling`: a fitted profile of
+// a GPU of the same chip whose factors the terms this data cannot fit take
+// (nullptr: none).
+ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
+                       const HardwareProfile* sibling = nullptr);
 
 }  // namespace schedlab

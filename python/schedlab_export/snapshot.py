@@ -113,7 +113,8 @@ def _buffer(sbuf, mutation_real_name: dict[str, str]) -> dict:
         dims = list(node.get_size())
         out["shape"] = [_hint(s) for s in dims]
         stride = _stride(node)
-        if stride is not None:
+        # One stride per dim, or none (a mutation's layout reports its target's).
+        if stride is not None and len(stride) == len(out["shape"]):
             out["stride"] = stride
         out["bytes"] = _hint(node.get_numel()) * dtype.itemsize
         out.update(_size_fields(node.get_numel() * dtype.itemsize, dims))

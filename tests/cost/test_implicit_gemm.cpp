@@ -5,6 +5,7 @@
 
 #include "core/cost/cost_model.h"
 #include "core/cost/implicit_gemm.h"
+#include "core/cost/law_features.h"
 #include "core/io/graph_reader.h"
 #include "core/io/profiles.h"
 #include "core/util/error.h"
@@ -106,20 +107,22 @@ TEST_CASE("the tile, f32 and L2 terms of a profile's laws price nodes and round-
   // ViT's patch embedding: every term of the convolution law.
   Graph vit = load_graph_file(test::data_path("exported/vit_0_fwd.post.json"));
   const NodeId conv = vit.find_node("op2");
-  RooflineTerms t = roofline_terms(vit, vit.nodes[conv], hw);
-  CHECK(t.wave_us > t.compute_us);  // 39 tiles on 132 SMs
-  CHECK(t.narrow_us == Approx(t.wave_us * 2048 / 768));
-  CHECK_FALSE(t.fp32);  // bf16
-  CHECK(t.cached_us + t.spill_us == Approx(t.memory_us));
-  CHECK(t.spill_us > 0);  // 4.2 MB moved, 1 MiB of "L2"
-  CHECK(calibrated_node_runtime(vit, conv, hw).us ==
-        Approx(2 + t.compute_us + t.cached_us + 2 * t.spill_us + 0.5 * t.wave_us + 3 * t.narrow_us));
+  const CostFacts facts = cost_facts(vit);
+  const LawFeatures f = law_features(vit, conv, facts, hw, {hw.time_model->sm_count, hw.time_model->l2_bytes, true});
+  auto at = [&](LawTerm t) { return f[static_cast<std::size_t>(t)]; };
+  CHECK(at(LawTerm::Wave) > at(LawTerm::Compute));  // 39 tiles on 132 SMs
+  CHECK(at(LawTerm::Narrow) == Approx(at(LawTerm::Wave) * 2048 / 768));
+  CHECK(at(LawTerm::Fp32Fixed) == 0);  // bf16
+  CHECK(at(LawTerm::Spill) > 0);        // 4.2 MB moved, 1 MiB of "L2"
+  CHECK(at(LawTerm::Memory) + at(LawTerm::Spill) == Approx(priced_bytes(vit, vit.nodes[conv]) / hw.dram_bytes_per_s * 1e6));
+  CHECK(calibrated_node_runtime(vit, conv, facts, hw).us ==
+        Approx(2 + at(LawTerm::Compute) + at(LawTerm::Memory) + 2 * at(LawTerm::Spill) + 0.5 * at(LawTerm::Wave) + 3 * at(LawTerm::Narrow)));
   // Laws written before the tile terms read as 0; bad values are named.
   std::string old = text;
   old.replace(old.find(R"(,"wave_factor":0.5,"narrow_factor":3,"fp32_fixed_us":7,"spill_factor":2)"), 71, "");
   HardwareProfile before = parse_hardware_profile(old);
-  CHECK(before.time_model->laws.at(KernelClass::Convolution).narrow_factor == 0.0);
-  CHECK(before.time_model->laws.at(KernelClass::Convolution).spill_factor == 0.0);
+  CHECK(before.time_model->laws.at(KernelClass::Convolution)[LawTerm::Narrow] == 0.0);
+  CHECK(before.time_model->laws.at(KernelClass::Convolution)[LawTerm::Spill] == 0.0);
   std::string negative = text;
   negative.replace(negative.find(R"("narrow_factor":3)"), 17, R"("narrow_factor":-3)");
   CHECK_THROWS_WITH(parse_hardware_profile(negative), Catch::Contains("time_model.laws.convolution.narrow_factor"));

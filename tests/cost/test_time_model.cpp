@@ -4,6 +4,7 @@
 
 #include "core/cost/cost_model.h"
 #include "core/cost/kernel_class.h"
+#include "core/cost/law_features.h"
 #include "core/io/graph_reader.h"
 #include "core/io/profiles.h"
 #include "core/predict/predicted.h"
@@ -58,14 +59,23 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   REQUIRE(hw.time_model);
   Graph g = load_graph_file(test::data_path("exported/tp_block_0_fwd.post.json"));
   const NodeId mm = g.find_node("op5");
-  RuntimeEstimate e = calibrated_node_runtime(g, mm, hw);
+  const CostFacts facts = cost_facts(g);
+  RuntimeEstimate e = calibrated_node_runtime(g, mm, facts, hw);
   CHECK(e.source == "calibrated");
-  RooflineTerms t = roofline_terms(g, g.nodes[mm], hw);
-  CHECK(e.us == Approx(2 + 1.25 * t.compute_us));
-  CHECK(t.compute_us == Approx(805306368.0 / peak_flops_for_dtype(hw, node_dtype(g, g.nodes[mm])) * 1e6));
-  CHECK(calibrated_node_runtime(g, g.find_node("op7"), hw).us == 0.0);
+  const LawFeatures f = law_features(g, mm, facts, hw, {});
+  const double compute = f[static_cast<std::size_t>(LawTerm::Compute)];
+  CHECK(e.us == Approx(2 + 1.25 * compute));
+  CHECK(compute == Approx(805306368.0 / peak_flops_for_dtype(hw, node_dtype(g, g.nodes[mm])) * 1e6));
+  CHECK(calibrated_node_runtime(g, g.find_node("op7"), facts, hw).us == 0.0);
+  CHECK(calibrated_runtimes_us(g, hw)[mm] == e.us);
   // Inductor's runtime_us is never what the calibrated model reads.
-  CHECK(calibrated_node_runtime(g, mm, hw).us != Approx(*g.nodes[mm].runtime_us));
+  CHECK(e.us != Approx(*g.nodes[mm].runtime_us));
+  // A profile written before the f32 compute factor: f32 compute takes the
+  // one compute factor; before the convolution family terms, depthwise and
+  // grouped convolutions take the dense ones.
+  const ClassLaw& gemm = hw.time_model->laws.at(KernelClass::Gemm);
+  CHECK(gemm[LawTerm::Fp32Compute] == 1.25);
+  CHECK_FALSE(gemm.routes_conv_families);
   // A profile written before the convolution host figures: a cuDNN call
   // costs the host what any extern call does.
   CHECK(hw.time_model->host_us_per_convolution == 12);

@@ -22,20 +22,25 @@ using Catch::Detail::Approx;
 
 namespace {
 
+// A law of the first three terms (f32 compute at the same factor).
+ClassLaw law3(double fixed, double compute, double memory, double kernels_per_node) {
+  return law_from_factors(kernels_per_node, {{LawTerm::Fixed, fixed}, {LawTerm::Compute, compute}, {LawTerm::Memory, memory}});
+}
+
 // The model the synthetic GPU runs.
 HardwareProfile synthetic_truth() {
   HardwareProfile hw = builtin_profile("h100-sxm-datasheet");
   hw.name = "synthetic";
   TimeModel tm;
-  tm.laws[KernelClass::Gemm] = {4.0, 1.3, 0.2, 1};
-  tm.laws[KernelClass::Attention] = {9.0, 1.6, 2.5, 2};
-  tm.laws[KernelClass::Convolution] = {7.0, 1.5, 3.0, 2};
-  tm.laws[KernelClass::AttentionBackward] = {12.0, 2.1, 3.5, 3};
-  tm.laws[KernelClass::ConvolutionBackward] = {11.0, 1.8, 4.0, 4};
-  tm.laws[KernelClass::TritonPointwise] = {2.5, 0.0, 1.25, 1};
-  tm.laws[KernelClass::TritonReduction] = {3.5, 0.0, 1.6, 1};
-  tm.laws[KernelClass::Extern] = {5.0, 0.0, 2.0, 1};
-  tm.laws[KernelClass::Copy] = {3.0, 0.0, 1.1, 1};
+  tm.laws[KernelClass::Gemm] = law3(4.0, 1.3, 0.2, 1);
+  tm.laws[KernelClass::Attention] = law3(9.0, 1.6, 2.5, 2);
+  tm.laws[KernelClass::Convolution] = law3(7.0, 1.5, 3.0, 2);
+  tm.laws[KernelClass::AttentionBackward] = law3(12.0, 2.1, 3.5, 3);
+  tm.laws[KernelClass::ConvolutionBackward] = law3(11.0, 1.8, 4.0, 4);
+  tm.laws[KernelClass::TritonPointwise] = law3(2.5, 0.0, 1.25, 1);
+  tm.laws[KernelClass::TritonReduction] = law3(3.5, 0.0, 1.6, 1);
+  tm.laws[KernelClass::Extern] = law3(5.0, 0.0, 2.0, 1);
+  tm.laws[KernelClass::Copy] = law3(3.0, 0.0, 1.1, 1);
   tm.launch_gap_us = 1.5;
   tm.cudagraph_gap_us = 0.75;
   tm.host_us_per_kernel = 5.0;
@@ -50,6 +55,7 @@ HardwareProfile synthetic_truth() {
 // every node's kernels back to back on one stream, launched by the host.
 nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& truth) {
   const TimeModel& tm = *truth.time_model;
+  const std::vector<double> truth_us = calibrated_runtimes_us(g, truth);
   nlohmann::json kernels = nlohmann::json::array();
   double host = tm.host_call_us, device = 0, total = 0;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
@@ -58,7 +64,7 @@ nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& trut
     if (!class_needs_law(c)) continue;
     const ClassLaw& law = tm.laws.at(c);
     const int count = static_cast<int>(law.kernels_per_node);
-    const double us = calibrated_node_runtime(g, v, truth).us;
+    const double us = truth_us[v];
     host += c == KernelClass::TritonPointwise || c == KernelClass::TritonReduction ? tm.host_us_per_kernel : tm.host_us_per_extern;
     for (int k = 0; k < count; ++k) {
       const double start = std::max(device, host) + tm.launch_gap_us;
@@ -118,12 +124,16 @@ TEST_CASE("fit: synthetic measurements give back the model that made them", "[me
     CHECK(predict(c.graph, c.graph.baseline_order(), fit.profile).wall_time_us == Approx(c.measured.wall_time_us).epsilon(0.05));
   CHECK(tm.laws.at(KernelClass::Attention).kernels_per_node == Approx(2));
   // Every measured node is priced as the truth prices it.
-  for (const MeasuredCase& c : cases)
-    for (NodeId v = 0; v < c.graph.num_nodes(); ++v)
-      CHECK(calibrated_node_runtime(c.graph, v, fit.profile).us == Approx(calibrated_node_runtime(c.graph, v, truth).us).epsilon(1e-6));
+  for (const MeasuredCase& c : cases) {
+    const std::vector<double> fitted = calibrated_runtimes_us(c.graph, fit.profile), made = calibrated_runtimes_us(c.graph, truth);
+    for (NodeId v = 0; v < c.graph.num_nodes(); ++v) {
+      INFO(c.graph.nodes[v].name << " " << to_string(classify_node(c.graph, c.graph.nodes[v])));
+      CHECK(fitted[v] == Approx(made[v]).epsilon(1e-6));
+    }
+  }
   for (KernelClass k : {KernelClass::Gemm, KernelClass::TritonPointwise, KernelClass::TritonReduction}) {
-    CHECK(tm.laws.at(k).fixed_us == Approx(truth.time_model->laws.at(k).fixed_us).epsilon(1e-6));
-    CHECK(tm.laws.at(k).memory_factor == Approx(truth.time_model->laws.at(k).memory_factor).epsilon(1e-6));
+    CHECK(tm.laws.at(k)[LawTerm::Fixed] == Approx(truth.time_model->laws.at(k)[LawTerm::Fixed]).epsilon(1e-6));
+    CHECK(tm.laws.at(k)[LawTerm::Memory] == Approx(truth.time_model->laws.at(k)[LawTerm::Memory]).epsilon(1e-6));
   }
   // Deterministic: the same files give the same profile.
   CHECK(hardware_profile_to_json(fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "refit").profile) ==

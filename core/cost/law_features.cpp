@@ -1,0 +1,225 @@
+// The features of the calibrated laws (core/cost/law_features.h).
+#include "core/cost/law_features.h"
+
+#include <algorithm>
+
+#include "core/cost/implicit_gemm.h"
+#include "core/util/error.h"
+
+namespace schedlab {
+namespace {
+
+std::int64_t dtype_size(std::string_view dtype) {
+  if (dtype == "bf16" || dtype == "f16" || dtype == "i16") return 2;
+  if (dtype == "f32" || dtype == "tf32" || dtype == "i32") return 4;
+  if (dtype == "f64" || dtype == "i64") return 8;
+  if (dtype == "f8" || dtype == "i8" || dtype == "u8" || dtype == "b8") return 1;
+  return 0;
+}
+
+// Tensor cores run these; everything else (f32, f64, integers) runs on the
+// CUDA cores at the profile's f32-class peak.
+bool on_tensor_cores(std::string_view dtype) { return dtype == "bf16" || dtype == "f16" || dtype == "tf32" || dtype == "f8"; }
+
+// Whether an index expression loads through a value (Inductor names the
+// loaded value tmpN, or indirectN): a gather touches one element per
+// iteration, wherever it lands.
+bool is_indirect(std::string_view index) {
+  for (std::string_view prefix : {std::string_view("tmp"), std::string_view("indirect")}) {
+    for (std::size_t at = index.find(prefix); at != std::string_view::npos; at = index.find(prefix, at + 1)) {
+      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(index[at - 1])) || index[at - 1] == '_');
+      const std::size_t digits = at + prefix.size();
+      if (starts && digits < index.size() && std::isdigit(static_cast<unsigned char>(index[digits]))) return true;
+    }
+  }
+  return false;
+}
+
+std::int64_t dep_priced_bytes(const Graph& g, const Dep& d) {
+  if (d.kind != DepKind::Memory || !is_indirect(d.index) || d.size.empty()) return d.bytes;
+  const std::int64_t elem = dtype_size(g.buffers[d.buf].dtype);
+  if (elem == 0) return d.bytes;
+  std::int64_t touched = elem;
+  for (std::int64_t s : d.size) {
+    if (s > 0 && touched > d.bytes / s) return d.bytes;  // more than the buffer: the buffer bounds it
+    touched *= s;
+  }
+  return std::min(d.bytes, touched);
+}
+
+// ATen's reading of a 4-d or 5-d layout as channels-last (c10's
+// is_channels_last_strides_2d/3d): the strides grow from the channels
+// outward (C, the spatial dims from the last, N); ambiguous layouts (N111)
+// count as contiguous.
+bool is_channels_last(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& stride) {
+  const std::size_t rank = shape.size();
+  if ((rank != 4 && rank != 5) || stride.size() != rank || stride[1] == 0) return false;
+  std::int64_t smallest = 0;
+  std::vector<std::size_t> dims{1};
+  for (std::size_t d = rank - 1; d >= 2; --d) dims.push_back(d);
+  dims.push_back(0);
+  for (std::size_t d : dims) {
+    if (shape[d] == 0 || stride[d] < smallest) return false;
+    if (d == 0 && smallest == stride[1]) return false;
+    smallest = stride[d] * std::max<std::int64_t>(shape[d], 1);
+  }
+  return true;
+}
+
+// A matmul operand's row pitch in elements: the larger of its last two
+// strides when the other is 1 (row- or column-major), else none (0); a
+// buffer without strides is taken as row-major.
+std::int64_t row_pitch(const Buffer& b) {
+  const std::size_t r = b.shape.size();
+  if (r < 2) return 0;
+  if (b.stride.size() != r) return b.shape[r - 1];
+  const std::int64_t a = b.stride[r - 1], c = b.stride[r - 2];
+  if (std::min(a, c) != 1) return 0;
+  return std::max(a, c);
+}
+
+// A 16-bit matmul whose operand or result rows do not start on 16-byte
+// boundaries: cuBLAS cannot use its vectorized (TMA) kernels.
+bool unaligned_matmul(const Graph& g, const Node& n, std::int64_t elem) {
+  if (elem != 2) return false;
+  auto misaligned = [&](BufId b) {
+    const std::int64_t pitch = row_pitch(g.buffers[b]);
+    return pitch > 1 && (pitch * elem) % 16 != 0;
+  };
+  for (const Dep& d : n.reads)
+    if (!d.is_weak() && misaligned(d.buf)) return true;
+  for (BufId b : n.outputs)
+    if (misaligned(b)) return true;
+  return false;
+}
+
+// Bytes of a convolution's activation operands (its input; a backward's
+// gradient of the output too) laid out otherwise than the memory format
+// cuDNN runs it in: ATen copies them into that format first.
+std::int64_t layout_mismatch_bytes(const Graph& g, const Node& n, const ConvolutionGeometry& geo) {
+  if (!geo.memory_format) return 0;
+  const bool want_channels_last = *geo.memory_format == MemoryFormat::ChannelsLast;
+  std::int64_t bytes = 0;
+  for (const Dep& d : n.reads) {
+    const Buffer& b = g.buffers[d.buf];
+    if (d.is_weak() || b.stride.size() != b.shape.size() || (b.shape != geo.input && b.shape != geo.output)) continue;
+    std::int64_t pixels = 1;
+    for (std::size_t i = 2; i < b.shape.size(); ++i) pixels *= b.shape[i];
+    if (pixels > 1 && is_channels_last(b.shape, b.stride) != want_channels_last) bytes = checked_add(bytes, b.bytes, "node \"" + n.name + "\" bytes");
+  }
+  return bytes;
+}
+
+// The bytes of a convolution's operands (input, weight, output; a backward's
+// gradients of them as well) at the node's element size: what an NCHW
+// call's transposes move.
+double operand_bytes(const ConvolutionGeometry& geo, const ImplicitGemm& s) {
+  auto numel = [](const std::vector<std::int64_t>& v) {
+    double p = 1;
+    for (std::int64_t x : v) p *= static_cast<double>(x);
+    return p;
+  };
+  return (numel(geo.input) + numel(geo.weight) + numel(geo.output)) * static_cast<double>(s.elem_bytes) * static_cast<double>(s.products);
+}
+
+void set(LawFeatures& f, LawTerm t, double v) { f[static_cast<std::size_t>(t)] = v; }
+double get(const LawFeatures& f, LawTerm t) { return f[static_cast<std::size_t>(t)]; }
+
+// Moves the dense compute and memory features of a depthwise or grouped
+// convolution to its family's terms.
+void route_family(LawFeatures& f, const ImplicitGemm& s, double wave) {
+  const double compute = get(f, LawTerm::Compute) + get(f, LawTerm::Fp32Compute);
+  const double memory = get(f, LawTerm::Memory) + get(f, LawTerm::Spill);
+  for (LawTerm t : {LawTerm::Compute, LawTerm::Fp32Compute, LawTerm::Memory, LawTerm::Spill, LawTerm::Wave, LawTerm::Narrow})
+    set(f, t, 0.0);
+  if (s.family == ConvFamily::Depthwise) {
+    set(f, LawTerm::DepthwiseFixed, static_cast<double>(s.products));
+    set(f, LawTerm::DepthwiseMemory, memory);
+    set(f, LawTerm::DepthwiseCompute, compute);
+  } else {
+    set(f, LawTerm::GroupedFixed, static_cast<double>(s.products));
+    set(f, LawTerm::GroupedMemory, memory);
+    set(f, LawTerm::GroupedWave, wave);
+  }
+}
+
+}  // namespace
+
+CostFacts cost_facts(const Graph& g) {
+  CostFacts facts;
+  facts.compute_dtype.assign(g.nodes.size(), std::string_view());
+  // A multi-output kernel's dtype is its first item's: the item nodes read
+  // its multi-output buffer.
+  std::vector<std::string_view> first_item_dtype(g.buffers.size());
+  for (const Node& n : g.nodes)
+    for (BufId o : n.outputs)
+      if (g.buffers[o].layout == Layout::MultiOutputItem && !g.buffers[o].dtype.empty())
+        for (const Dep& d : n.reads)
+          if (g.buffers[d.buf].layout == Layout::MultiOutput && first_item_dtype[d.buf].empty()) first_item_dtype[d.buf] = g.buffers[o].dtype;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& n = g.nodes[v];
+    std::string_view dtype;
+    for (BufId b : n.outputs)
+      if (dtype.empty()) dtype = !g.buffers[b].dtype.empty() ? std::string_view(g.buffers[b].dtype) : first_item_dtype[b];
+    for (const Dep& d : n.reads)
+      if (dtype.empty() && !d.is_weak()) dtype = g.buffers[d.buf].dtype;
+    facts.compute_dtype[v] = dtype.empty() ? std::string_view("f32") : dtype;
+  }
+  return facts;
+}
+
+std::int64_t priced_bytes(const Graph& g, const Node& n) {
+  std::int64_t total = 0;
+  for (const auto* deps : {&n.reads, &n.writes})
+    for (const Dep& d : *deps)
+      if (!d.is_weak()) total = checked_add(total, dep_priced_bytes(g, d), "node \"" + n.name + "\" bytes");
+  return total;
+}
+
+LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw, const FeatureOptions& opts) {
+  const Node& n = g.nodes[v];
+  const KernelClass c = classify_node(g, n);
+  const bool convolution = c == KernelClass::Convolution || c == KernelClass::ConvolutionBackward;
+  // cuDNN runs f32 convolutions on TF32 tensor cores by default
+  // (torch.backends.cudnn.allow_tf32 = True), unlike f32 matmuls.
+  std::string_view dtype = facts.compute_dtype[v];
+  if (dtype == "f32" && convolution && hw.flops_per_s.count("tf32")) dtype = "tf32";
+  const double peak = peak_flops_for_dtype(hw, dtype);
+  LawFeatures f{};
+  set(f, LawTerm::Fixed, 1.0);
+  if (n.flops && *n.flops > 0) {
+    const double compute = static_cast<double>(*n.flops) / peak * 1e6;
+    set(f, on_tensor_cores(dtype) ? LawTerm::Compute : LawTerm::Fp32Compute, compute);
+    if (dtype == "f32" || dtype == "tf32") set(f, LawTerm::Fp32Fixed, 1.0);
+  }
+  const std::int64_t bytes = priced_bytes(g, n);
+  const std::int64_t cached = opts.l2_bytes > 0 ? std::min(bytes, opts.l2_bytes) : bytes;
+  set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);
+  set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
+  const auto shape = implicit_gemm_shape(g, n, c);
+  if (!shape) return f;
+  const double wave = opts.sm_count > 0 ? wave_us(*shape, shape->k, opts.sm_count, peak) : 0.0;
+  if (c == KernelClass::Gemm) {
+    set(f, LawTerm::Wave, wave);
+    if (unaligned_matmul(g, n, dtype_size(dtype))) set(f, LawTerm::Unaligned, get(f, LawTerm::Compute));
+    return f;
+  }
+  if (!convolution) return f;
+  set(f, LawTerm::Fixed, static_cast<double>(shape->products));
+  set(f, LawTerm::Wave, wave);
+  if (opts.sm_count > 0)
+    if (const std::int64_t k = narrow_channel_k(*shape)) set(f, LawTerm::Narrow, wave_us(*shape, k, opts.sm_count, peak));
+  if (!n.convolution) return f;  // no geometry: the dense terms alone
+  const ConvolutionGeometry& geo = *n.convolution;
+  const double dram_us_per_byte = 1e6 / hw.dram_bytes_per_s;
+  set(f, LawTerm::LayoutConvert, 2.0 * static_cast<double>(layout_mismatch_bytes(g, n, geo)) * dram_us_per_byte);
+  if (shape->memory_format == MemoryFormat::Contiguous && !shape->one_by_one) {
+    set(f, LawTerm::Transpose, operand_bytes(geo, *shape) * dram_us_per_byte);
+    set(f, LawTerm::TransposeFixed, static_cast<double>(shape->products));
+  }
+  if (shape->one_by_one) set(f, LawTerm::PointwiseConvFixed, static_cast<double>(shape->products));
+  if (shape->family != ConvFamily::Dense && opts.route_conv_families) route_family(f, *shape, wave);
+  return f;
+}
+
+}  // namespace schedlab
