@@ -14,12 +14,12 @@ namespace {
 
 struct AccuracyArgs {
   std::vector<std::string> dirs, graph_dirs, excludes;
-  std::string hardware, svg_path, html_path;
+  std::string hardware, svg_path, html_path, nodes_path;
   bool fake_collectives = false;
 };
 
 int run(const AccuracyArgs& a) {
-  const auto& [dirs, graph_dirs, excludes, hardware, svg_path, html_path, fake_collectives] = a;
+  const auto& [dirs, graph_dirs, excludes, hardware, svg_path, html_path, nodes_path, fake_collectives] = a;
   const bool collectives_measured = !fake_collectives;
   const HardwareProfile hw = load_hardware_profile(hardware);
   std::vector<MeasuredCase> cases;
@@ -28,6 +28,7 @@ int run(const AccuracyArgs& a) {
   AccuracyReport report = measure_accuracy(cases, hw, collectives_measured);
   const std::string svg = accuracy_svg(report);
   if (!svg_path.empty()) write_output(svg_path, svg);
+  if (!nodes_path.empty()) write_output(nodes_path, accuracy_nodes_tsv(report));
   if (!html_path.empty())
     write_output(html_path, "<!doctype html><html><head><meta charset=\"utf-8\"><title>schedlab accuracy</title></head><body>\n" + svg +
                                 "<pre>" + accuracy_to_text(report) + "</pre></body></html>\n");
@@ -48,6 +49,8 @@ std::function<int()> define_accuracy(CLI::App& app) {
   app.add_flag("--fake-collectives", a->fake_collectives, "the graphs ran on one GPU with the fake process group (its collectives move nothing): leave collectives out of the comparison");
   app.add_option("--svg", a->svg_path, "write the scatter plot here")->option_text("OUT.svg");
   app.add_option("--html", a->html_path, "write the plot and the tables as one page here")->option_text("OUT.html");
+  app.add_option("--nodes", a->nodes_path, "write every measured node, estimated against measured, as tab-separated values here")
+      ->option_text("OUT.tsv");
   return [a] { return run(*a); };
 }
 

@@ -17,9 +17,10 @@ std::int64_t dtype_size(std::string_view dtype) {
   return 0;
 }
 
-// Tensor cores run these; everything else (f32, f64, integers) runs on the
-// CUDA cores at the profile's f32-class peak.
-bool on_tensor_cores(std::string_view dtype) { return dtype == "bf16" || dtype == "f16" || dtype == "tf32" || dtype == "f8"; }
+// 16- and 8-bit work runs on the tensor cores at their full rate; f32 work
+// runs on the CUDA cores (matmuls, attention) or the TF32 path
+// (convolutions), each at its own peak and its own efficiency.
+bool low_precision(std::string_view dtype) { return dtype == "bf16" || dtype == "f16" || dtype == "f8"; }
 
 // Whether an index expression loads through a value (Inductor names the
 // loaded value tmpN, or indirectN): a gather touches one element per
@@ -105,7 +106,8 @@ std::int64_t layout_mismatch_bytes(const Graph& g, const Node& n, const Convolut
     if (d.is_weak() || b.stride.size() != b.shape.size() || (b.shape != geo.input && b.shape != geo.output)) continue;
     std::int64_t pixels = 1;
     for (std::size_t i = 2; i < b.shape.size(); ++i) pixels *= b.shape[i];
-    if (pixels > 1 && is_channels_last(b.shape, b.stride) != want_channels_last) bytes = checked_add(bytes, b.bytes, "node \"" + n.name + "\" bytes");
+    // One channel or one pixel: both formats are the same bytes.
+    if (pixels > 1 && b.shape[1] > 1 && is_channels_last(b.shape, b.stride) != want_channels_last) bytes = checked_add(bytes, b.bytes, "node \"" + n.name + "\" bytes");
   }
   return bytes;
 }
@@ -189,7 +191,7 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   set(f, LawTerm::Fixed, 1.0);
   if (n.flops && *n.flops > 0) {
     const double compute = static_cast<double>(*n.flops) / peak * 1e6;
-    set(f, on_tensor_cores(dtype) ? LawTerm::Compute : LawTerm::Fp32Compute, compute);
+    set(f, low_precision(dtype) ? LawTerm::Compute : LawTerm::Fp32Compute, compute);
     if (dtype == "f32" || dtype == "tf32") set(f, LawTerm::Fp32Fixed, 1.0);
   }
   const std::int64_t bytes = priced_bytes(g, n);
@@ -217,7 +219,12 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
     set(f, LawTerm::Transpose, operand_bytes(geo, *shape) * dram_us_per_byte);
     set(f, LawTerm::TransposeFixed, static_cast<double>(shape->products));
   }
-  if (shape->one_by_one) set(f, LawTerm::PointwiseConvFixed, static_cast<double>(shape->products));
+  // A 1x1 convolution runs as a matmul (cuBLAS): its own floor instead of
+  // the implicit-GEMM kernels'.
+  if (shape->one_by_one) {
+    set(f, LawTerm::PointwiseConvFixed, get(f, LawTerm::Fixed));
+    set(f, LawTerm::Fixed, 0.0);
+  }
   if (shape->family != ConvFamily::Dense && opts.route_conv_families) route_family(f, *shape, wave);
   return f;
 }

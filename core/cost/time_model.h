@@ -24,8 +24,8 @@
 //                       in, copied first (read and written)
 //   transpose, transpose_fixed   a non-1x1 convolution in NCHW: cuDNN transposes
 //                       its operands for the tensor-core kernels
-//   pointwise_conv_fixed the floor of a 1x1 unpadded stride-1 convolution
-//                       (cuBLAS runs it as a matmul)
+//   pointwise_conv_fixed the floor of a 1x1 unpadded stride-1 convolution,
+//                       instead of `fixed` (cuBLAS runs it as a matmul)
 //   depthwise_*, grouped_*  depthwise and grouped convolutions run their own
 //                       kernels: their fixed, memory and compute (grouped: wave)
 //                       terms replace the dense ones

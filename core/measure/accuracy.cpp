@@ -34,10 +34,16 @@ ErrorSummary summarize(std::vector<double> errors) {
 // Each kernel class's calibrated time against the measured kernels mapped
 // to its nodes, added into `classes`.
 void add_class_times(const Graph& g, const MeasuredGraph& m, const HardwareProfile& hw, bool collectives_measured,
-                     std::map<KernelClass, ClassAccuracy>& classes) {
+                     std::map<KernelClass, ClassAccuracy>& classes, std::vector<NodeAccuracy>& nodes) {
   std::vector<double> measured(g.nodes.size(), 0.0);
+  std::vector<int> kernels(g.nodes.size(), 0);
+  std::vector<std::string_view> first(g.nodes.size());
   for (const MeasuredKernel& k : m.kernels)
-    if (!k.node.empty()) measured[g.find_node(k.node)] += k.duration_us;
+    if (!k.node.empty()) {
+      const NodeId v = g.find_node(k.node);
+      measured[v] += k.duration_us;
+      if (kernels[v]++ == 0) first[v] = k.name;
+    }
   const std::vector<double> estimated = calibrated_runtimes_us(g, hw);
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass cls = classify_node(g, g.nodes[v]);
@@ -47,6 +53,7 @@ void add_class_times(const Graph& g, const MeasuredGraph& m, const HardwareProfi
     ca.est_us += estimated[v];
     ca.meas_us += measured[v];
     ca.nodes += 1;
+    if (kernels[v] > 0) nodes.push_back({g.name, g.nodes[v].name, cls, kernels[v], estimated[v], measured[v], std::string(first[v])});
   }
 }
 
@@ -88,7 +95,7 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
       a.peak_est = recorded.peak_bytes;
       a.reserved_est = recorded.reserved_bytes;
       r.graphs.push_back(std::move(a));
-      add_class_times(g, c.measured, hw, collectives_measured, classes);
+      add_class_times(g, c.measured, hw, collectives_measured, classes, r.nodes);
       continue;
     }
     a.peak_est = p.peak_bytes;
@@ -101,11 +108,24 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
     // which the simulation already has): allocations fill that room first.
     a.reserved_est = c.measured.reserved_before_bytes + reserved_growth(p.memory, c.measured);
     r.graphs.push_back(std::move(a));
-    add_class_times(g, c.measured, hw, collectives_measured, classes);
+    add_class_times(g, c.measured, hw, collectives_measured, classes, r.nodes);
   }
   for (auto& [cls, ca] : classes)
     if (ca.meas_us > 0) r.classes.push_back(ca);
   return r;
+}
+
+std::string accuracy_nodes_tsv(const AccuracyReport& r) {
+  std::string out = "graph\tnode\tclass\tkernels\tmeasured_us\testimated_us\tratio\tfirst_kernel\n";
+  char numbers[128];
+  for (const NodeAccuracy& n : r.nodes) {
+    std::snprintf(numbers, sizeof numbers, "\t%d\t%.3f\t%.3f\t%.3f\t", n.kernels, n.meas_us, n.est_us, ratio(n.est_us, n.meas_us));
+    std::string kernel = n.first_kernel;
+    for (char& ch : kernel)
+      if (ch == '\t' || ch == '\n') ch = ' ';
+    out += n.graph + "\t" + n.node + "\t" + std::string(to_string(n.cls)) + numbers + kernel + "\n";
+  }
+  return out;
 }
 
 ErrorSummary kernel_time_error(const AccuracyReport& r) {

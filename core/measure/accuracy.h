@@ -39,10 +39,20 @@ struct ClassAccuracy {
   int nodes = 0;
 };
 
+// One node with measured kernels: where a graph's error comes from.
+struct NodeAccuracy {
+  std::string graph, node;
+  KernelClass cls = KernelClass::None;
+  int kernels = 0;              // measured kernels mapped to it
+  double est_us = 0, meas_us = 0;
+  std::string first_kernel;     // the first of them, by name
+};
+
 struct AccuracyReport {
   std::string hardware;
   std::vector<GraphAccuracy> graphs;
   std::vector<ClassAccuracy> classes;  // classes with measured kernels, in enum order
+  std::vector<NodeAccuracy> nodes;     // every node with measured kernels, graph by graph
 };
 
 // `collectives_measured` false (the checked-in zoo: distributed graphs ran on
@@ -59,6 +69,9 @@ ErrorSummary kernel_time_error(const AccuracyReport& r);
 ErrorSummary wall_time_error(const AccuracyReport& r);
 
 std::string accuracy_to_text(const AccuracyReport& r);
+// The nodes as tab-separated values with a header line (graph, node, class,
+// kernels, measured_us, estimated_us, ratio, first_kernel).
+std::string accuracy_nodes_tsv(const AccuracyReport& r);
 // A self-contained SVG: estimated against measured on log axes (kernel time
 // and wall time per graph, time per class), the diagonal and a ±10 % band.
 std::string accuracy_svg(const AccuracyReport& r);

@@ -8,10 +8,12 @@
 //   time: the sum of the kernels mapped to it), weighted by 1/t: the squared
 //   relative error times the time, between absolute error (the largest
 //   kernels decide everything) and relative error (the tiniest, mostly launch
-//   noise, do). Given a sibling profile (a GPU of the same chip: the H200 for
-//   the H100), a term that fewer than kMinTermSupport of the class's nodes
-//   exercise takes the sibling's factor instead of one fitted to those few
-//   nodes, which generalizes to nothing.
+//   noise, do). The base terms (fixed, compute, f32 compute, memory, spill)
+//   are always fitted; a term for a specific effect (tiles, alignment,
+//   layouts, convolution families) that fewer than kMinTermSupport of the
+//   class's nodes exercise is not fitted to those few nodes, which would
+//   generalize to nothing: it takes the factor of the sibling profile when
+//   one is given (a GPU of the same chip: the H200 for the H100), else 0.
 //   kernels_per_node is the class's mean launch count.
 // - The launch gap: the median idle time between back-to-back kernels (the
 //   next one already launched: start within `kBackToBackUs` of the previous
