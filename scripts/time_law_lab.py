@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Time-law laboratory: the calibrated kernel laws of core/cost re-done in
-Python over tests/data/measured, for trying law shapes before porting one to
-C++ (core/cost/time_model, core/measure/fit). Prints, per class, the fit on
-the fitting models and the held-out per-graph and per-class ratios.
+"""Time-law laboratory: the base terms of the calibrated kernel laws (fixed,
+compute, memory) fitted in Python over tests/data/measured, for a first look
+at a class before trying a new term in the C++ law (core/cost/law_features,
+core/measure/fit; `schedlab accuracy --nodes OUT.tsv` lists the full law's
+estimate of every measured node). Prints, per class, the fit on the fitting
+models and the held-out per-graph and per-class ratios. Its classify() and
+load() also serve scripts/host_time_lab.py.
 
     python3 scripts/time_law_lab.py [h100|h200] [--class convolution] [--nodes]
 """
