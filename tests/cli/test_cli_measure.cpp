@@ -69,6 +69,19 @@ TEST_CASE("fit-profile writes a profile that plan, simulate and accuracy take", 
   CHECK(acc.code == 0);
   CHECK_THAT(acc.out, Catch::Contains("per kernel class"));
   CHECK(fs::exists(svg));
+  // Every measured node, estimated against measured.
+  fs::path nodes = dir / "nodes.tsv";
+  CHECK(run_cli("accuracy " + dir.string() + " --hardware " + profile.string() + " --nodes " + nodes.string()).code == 0);
+  std::ifstream tsv(nodes);
+  std::string header, row;
+  std::getline(tsv, header);
+  CHECK(header == "graph\tnode\tclass\tkernels\tmeasured_us\testimated_us\tratio\tfirst_kernel");
+  REQUIRE(std::getline(tsv, row));
+  CHECK_THAT(row, Catch::StartsWith("transformer_s_0_fwd.post\t"));
+  // A sibling profile lends the terms this data cannot fit.
+  fs::path with_sibling = dir / "sibling.json";
+  auto fit2 = run_cli("fit-profile " + dir.string() + " -o " + with_sibling.string() + " --sibling h200");
+  CHECK(fit2.code == 0);
   fs::remove_all(dir);
 }
 
@@ -89,6 +102,16 @@ TEST_CASE("bad measured files and profiles: one line naming the place, exit 1", 
   CHECK(plan.out == "schedlab plan: " + profile.string() + ": hardware profile: time_model.laws: missing field \"gemm\"\n");
   CHECK(run_cli("simulate " + schedlab::test::data_path("inductor/mlp_2.post.json") + " --hardware " + profile.string()).code == 1);
   CHECK(run_cli("accuracy " + dir.string()).code == 2);           // no --hardware
+  // A sibling that is no profile, or one without a time model.
+  fs::path good = synthetic_measured_dir("sibling");
+  auto sibling = run_cli("fit-profile " + good.string() + " -o " + out.string() + " --sibling no-such-gpu");
+  CHECK(sibling.code == 2);
+  CHECK_THAT(sibling.out, Catch::Contains("unknown hardware profile \"no-such-gpu\""));
+  auto datasheet = run_cli("fit-profile " + good.string() + " -o " + out.string() + " --sibling h100-sxm-datasheet");
+  CHECK(datasheet.code == 2);
+  CHECK(datasheet.out == "schedlab fit-profile: --sibling h100-sxm-datasheet: a profile without a fitted time model\n");
+  CHECK_FALSE(fs::exists(out));
+  fs::remove_all(good);
   CHECK(run_cli("accuracy /nonexistent --hardware h200").code == 2);  // not a folder
   fs::remove_all(dir);
 }

@@ -270,3 +270,60 @@ TEST_CASE("measured files: every defect is named by its place", "[measure]") {
   CHECK(error_of(doc) == "x.measured.json: format: expected \"schedmeasured/1\"");
   CHECK_THROWS_WITH(load_measured("{", "y.json"), Catch::StartsWith("y.json: not valid JSON"));
 }
+
+TEST_CASE("fit: non-negative least squares by active sets", "[measure][fit]") {
+  // Exact data: the solution itself.
+  std::vector<std::vector<double>> rows = {{1, 0, 1}, {0, 1, 1}, {1, 1, 2}, {2, 1, 0}, {1, 3, 1}};
+  std::vector<double> y, w(rows.size(), 1.0);
+  for (const auto& r : rows) y.push_back(2 * r[0] + 3 * r[1] + 0.5 * r[2]);
+  std::vector<double> x = nonnegative_least_squares(rows, y, w);
+  CHECK(x[0] == Approx(2));
+  CHECK(x[1] == Approx(3));
+  CHECK(x[2] == Approx(0.5));
+  // A column that would take a negative factor stays at 0; the rest is the
+  // least-squares fit without it.
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = 2 * rows[i][0] + 3 * rows[i][1] - 1.0 * rows[i][2];
+  x = nonnegative_least_squares(rows, y, w);
+  CHECK(x[2] == 0);
+  CHECK(x[0] >= 0);
+  CHECK(x[1] >= 0);
+  // A column of zeros, and one equal to another, add nothing and keep it finite.
+  rows = {{1, 0, 1}, {2, 0, 2}, {3, 0, 3}};
+  y = {1, 2, 3};
+  w = {1, 1, 1};
+  x = nonnegative_least_squares(rows, y, w);
+  CHECK(x[1] == 0);
+  CHECK(x[0] + x[2] == Approx(1));
+}
+
+TEST_CASE("fit: a specific term too few nodes exercise takes the sibling's factor", "[measure][fit]") {
+  // Gemm samples: the base terms, and an unaligned term on 2 nodes only.
+  std::vector<NodeSample> samples;
+  for (int i = 0; i < 12; ++i) {
+    NodeSample s;
+    s.cls = KernelClass::Gemm;
+    s.kernels = 1;
+    s.features[static_cast<std::size_t>(LawTerm::Fixed)] = 1;
+    s.features[static_cast<std::size_t>(LawTerm::Compute)] = 5.0 * (i + 1);
+    if (i < 2) s.features[static_cast<std::size_t>(LawTerm::Unaligned)] = 5.0 * (i + 1);
+    s.measured_us = 3 + 1.2 * 5.0 * (i + 1) + (i < 2 ? 6.0 * 5.0 * (i + 1) : 0.0);
+    samples.push_back(s);
+  }
+  ClassLaw sibling = law_from_factors(1, {{LawTerm::Unaligned, 6.0}});
+  const ClassLaw with = fit_class_law(samples, &sibling);
+  CHECK(with[LawTerm::Unaligned] == 6.0);
+  CHECK(with[LawTerm::Fixed] == Approx(3));
+  CHECK(with[LawTerm::Compute] == Approx(1.2));
+  // Without a sibling the term is 0: two nodes do not make a law.
+  const ClassLaw without = fit_class_law(samples);
+  CHECK(without[LawTerm::Unaligned] == 0);
+  // Base terms are fitted from however few nodes exercise them.
+  samples.resize(3);
+  for (NodeSample& s : samples) {
+    s.features[static_cast<std::size_t>(LawTerm::Unaligned)] = 0;
+    s.measured_us = 3 + 1.2 * s.features[static_cast<std::size_t>(LawTerm::Compute)];
+  }
+  const ClassLaw few = fit_class_law(samples, &sibling);
+  CHECK(few[LawTerm::Compute] == Approx(1.2));
+  CHECK(few[LawTerm::Unaligned] == 6.0);  // exercised by none: the sibling's too
+}

@@ -1,0 +1,145 @@
+// The features of the calibrated laws (core/cost/law_features.h) on real
+// exported graphs: indirect bytes, dtypes of multi-output kernels, unaligned
+// matmuls and the routing of convolutions by their geometry.
+#include <catch2/catch.hpp>
+
+#include "core/cost/cost_model.h"
+#include "core/cost/law_features.h"
+#include "core/io/graph_reader.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+using Catch::Detail::Approx;
+
+namespace {
+
+struct Featured {
+  Graph g;
+  CostFacts facts;
+  explicit Featured(const std::string& path) : g(load_graph_file(test::data_path(path))), facts(cost_facts(g)) {}
+  LawFeatures of(const char* node, bool routes = true) const {
+    const NodeId v = g.find_node(node);
+    REQUIRE(v != kNone);
+    return law_features(g, v, facts, builtin_profile("h100-sxm-datasheet"), {132, std::int64_t{50} << 20, routes});
+  }
+};
+
+double at(const LawFeatures& f, LawTerm t) { return f[static_cast<std::size_t>(t)]; }
+
+}  // namespace
+
+TEST_CASE("features: a gather moves one element per iteration, not its buffer", "[cost][features]") {
+  // GPT-2's loss: the nll_loss forward reads the [4096, 50264] logits through
+  // the targets (index 50264*d0 + tmp0): 4096 bf16 elements, not 412 MB.
+  Featured loss("outside_zoo/h100/gpt2_step_1_fwd.post.json");
+  const Node& nll = loss.g.nodes[loss.g.find_node("op4_op6_op5_op7")];
+  CHECK(node_dram_bytes(nll) > 400'000'000);  // what the roofline (Inductor's view) reads
+  CHECK(priced_bytes(loss.g, nll) < 200'000);
+  // The log-softmax before it reads every logit.
+  const Node& softmax = loss.g.nodes[loss.g.find_node("op1_op2_op3")];
+  CHECK(priced_bytes(loss.g, softmax) == node_dram_bytes(softmax));
+}
+
+TEST_CASE("features: a multi-output kernel computes in its first item's dtype", "[cost][features]") {
+  // attention_sweep's attention reads graph inputs that carry no dtype (an
+  // export before inputs had one); its first item, the output, is bf16.
+  Featured g("exported/attention_sweep_0_fwd.post.json");
+  CHECK(g.facts.compute_dtype[g.g.find_node("op0")] == "bf16");
+  const LawFeatures f = g.of("op0");
+  CHECK(at(f, LawTerm::Compute) > 0);
+  CHECK(at(f, LawTerm::Fp32Compute) == 0);
+  CHECK(at(f, LawTerm::Fp32Fixed) == 0);
+}
+
+TEST_CASE("features: a 16-bit matmul with a misaligned row pitch is unaligned", "[cost][features]") {
+  Featured g("exported/gemm_unaligned_sweep_0_inf.post.json");
+  // [4096, 768] x [768, 50257]: the second operand's rows are 50257 elements.
+  CHECK(at(g.of("op0"), LawTerm::Unaligned) == Approx(at(g.of("op0"), LawTerm::Compute)));
+  // [50257, 4096] x [4096, 768]: an odd M is no pitch.
+  CHECK(at(g.of("op1"), LawTerm::Unaligned) == 0);
+  // [4096, 50257] x [50257, 768]: an odd K is the first operand's pitch.
+  CHECK(at(g.of("op2"), LawTerm::Unaligned) > 0);
+  CHECK(at(g.of("op4"), LawTerm::Unaligned) == 0);  // 8191 rows of 1024
+  // f32 matmuls run on the CUDA cores at their own factor; never "unaligned".
+  Featured f32("exported/gemm_sweep_0_inf.post.json");
+  for (NodeId v = 0; v < f32.g.num_nodes(); ++v) {
+    if (classify_node(f32.g, f32.g.nodes[v]) != KernelClass::Gemm || f32.facts.compute_dtype[v] != "f32") continue;
+    const LawFeatures f = f32.of(f32.g.nodes[v].name.c_str());
+    CHECK(at(f, LawTerm::Fp32Compute) > 0);
+    CHECK(at(f, LawTerm::Compute) == 0);
+    CHECK(at(f, LawTerm::Unaligned) == 0);
+  }
+}
+
+TEST_CASE("features: convolutions are routed by their geometry", "[cost][features]") {
+  Featured dense("exported/conv_grid_dense_0_fwd.post.json");
+  // A 3x3 convolution: the implicit-GEMM terms.
+  const LawFeatures three = dense.of("op0");
+  CHECK(at(three, LawTerm::Fixed) == 1);
+  CHECK(at(three, LawTerm::Compute) > 0);
+  CHECK(at(three, LawTerm::Wave) >= at(three, LawTerm::Compute));
+  CHECK(at(three, LawTerm::PointwiseConvFixed) == 0);
+  // A 1x1 stride-1 convolution: a matmul's floor instead of the dense one.
+  const LawFeatures one = dense.of("op16");
+  CHECK(at(one, LawTerm::Fixed) == 0);
+  CHECK(at(one, LawTerm::PointwiseConvFixed) == 1);
+  // A strided 1x1 is no plain matmul.
+  CHECK(at(dense.of("op24"), LawTerm::PointwiseConvFixed) == 0);
+  // The RGB stem: 3 channels, padded.
+  CHECK(at(dense.of("op48"), LawTerm::Narrow) > 0);
+
+  Featured grouped("exported/conv_grid_grouped_0_fwd.post.json");
+  // Depthwise (groups = channels): its own terms, none of the dense ones.
+  const LawFeatures dw = grouped.of("op0");
+  CHECK(at(dw, LawTerm::DepthwiseFixed) == 1);
+  CHECK(at(dw, LawTerm::DepthwiseMemory) > 0);
+  CHECK(at(dw, LawTerm::DepthwiseCompute) > 0);
+  for (LawTerm t : {LawTerm::Compute, LawTerm::Memory, LawTerm::Spill, LawTerm::Wave, LawTerm::Narrow}) CHECK(at(dw, t) == 0);
+  // Grouped (32 groups of 4 channels): one GEMM per group.
+  const LawFeatures grp = grouped.of("op28");
+  CHECK(at(grp, LawTerm::GroupedFixed) == 1);
+  CHECK(at(grp, LawTerm::GroupedWave) > 0);
+  CHECK(at(grp, LawTerm::Compute) == 0);
+  // A law from before the family terms prices them as dense convolutions.
+  const LawFeatures old = grouped.of("op0", false);
+  CHECK(at(old, LawTerm::DepthwiseFixed) == 0);
+  CHECK(at(old, LawTerm::Compute) > 0);
+
+  // NCHW (layout optimization off): cuDNN transposes the operands of a 3x3,
+  // not of a 1x1.
+  Featured nchw("exported/conv_grid_nchw_0_fwd.post.json");
+  bool transposed = false, one_by_one = false;
+  for (NodeId v = 0; v < nchw.g.num_nodes(); ++v) {
+    const Node& n = nchw.g.nodes[v];
+    if (!n.convolution) continue;
+    CHECK(n.convolution->memory_format == MemoryFormat::Contiguous);
+    const LawFeatures f = nchw.of(n.name.c_str());
+    const bool unit = at(f, LawTerm::PointwiseConvFixed) > 0;
+    CHECK((at(f, LawTerm::Transpose) > 0) == !unit);
+    CHECK(at(f, LawTerm::TransposeFixed) == (unit ? 0 : 1));
+    transposed = transposed || !unit;
+    one_by_one = one_by_one || unit;
+  }
+  CHECK(transposed);
+  CHECK(one_by_one);
+}
+
+TEST_CASE("features: a convolution operand in the other layout is converted first", "[cost][features]") {
+  // conv_grid's backward: the gradient of each output comes from the loss's
+  // mean as an NCHW tensor, while the convolution runs channels-last; ATen
+  // copies it (a direct_copy kernel in the measured timeline).
+  Featured bwd("exported/conv_grid_dense_1_bwd.post.json");
+  const Node& n = bwd.g.nodes[bwd.g.find_node("op41")];
+  REQUIRE(n.convolution);
+  CHECK(n.convolution->memory_format == MemoryFormat::ChannelsLast);
+  const Buffer& grad_output = bwd.g.buffers[n.reads[0].buf];
+  REQUIRE(grad_output.shape == n.convolution->output);
+  CHECK(at(bwd.of("op41"), LawTerm::LayoutConvert) == Approx(2.0 * grad_output.bytes / 3.35e12 * 1e6));
+  CHECK(at(bwd.of("op41"), LawTerm::Fixed) == 0);                // a 1x1: ...
+  CHECK(at(bwd.of("op41"), LawTerm::PointwiseConvFixed) == 2);  // ... both gradients, a matmul each
+  // ResNet-50's backward gets its gradients channels-last from the batch
+  // norms: nothing to convert.
+  Featured resnet("exported/resnet50_step_1_bwd.post.json");
+  for (NodeId v = 0; v < resnet.g.num_nodes(); ++v)
+    if (resnet.g.nodes[v].convolution) CHECK(at(resnet.of(resnet.g.nodes[v].name.c_str()), LawTerm::LayoutConvert) == 0);
+}
