@@ -2,6 +2,7 @@
 #include "core/cost/law_features.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "core/cost/implicit_gemm.h"
 #include "core/util/error.h"

@@ -267,6 +267,26 @@ class MeasuredFiles(unittest.TestCase):
         self.assertIn("held out", readme)
 
 
+class RepeatMeasurement(unittest.TestCase):
+    """tests/data/repeat/h100: the same graphs measured again in new
+    processes on the same kind of GPU. Kernel times repeat within 3 %; walls
+    follow the shared host's speed (tests/data/repeat/README.md)."""
+
+    def test_kernel_and_wall_times_repeat(self):
+        kernel, wall = [], []
+        for path in sorted((DATA / "repeat" / "h100").glob("*.measured.json")):
+            first = next(p for p in (DATA / "measured" / "h100" / path.name, DATA / "outside_zoo" / "h100" / path.name)
+                         if p.exists())
+            a, b = json.loads(first.read_text()), json.loads(path.read_text())
+            self.assertEqual(a["graph"], b["graph"])
+            kernel.append(abs(b["kernel_time_us"] / a["kernel_time_us"] - 1))
+            wall.append(abs(b["wall_time_us"] / a["wall_time_us"] - 1))
+        self.assertEqual(len(kernel), 24)
+        self.assertLessEqual(max(kernel), 0.03)
+        self.assertLessEqual(sorted(wall)[len(wall) // 2], 0.03)
+        self.assertEqual(sum(w <= 0.10 for w in wall), 21)
+
+
 class ExportedPricing(unittest.TestCase):
     """Every graph prices every node: flops where the class needs them, a
     non-zero payload for collectives, hints beside data-dependent sizes."""
