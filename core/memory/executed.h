@@ -6,7 +6,10 @@
 // wrapper's allocation lines node by node:
 // - outputs are allocated before the node's kernel, in output order; layouts
 //   none and mutations allocate nothing; a multi-output kernel allocates its
-//   items itself, at its own step;
+//   items itself, at its own step. A buffer allocates its storage, which a
+//   padded layout makes larger than numel x itemsize (read off the affine
+//   index its kernel writes it through); the reuse pool and the in-place
+//   match compare storages too;
 // - in-place reuse (scheduler.py decide_inplace_update / can_inplace,
 //   wrapper.py can_reuse / can_match_buffer_size): a pointwise or reduction
 //   output takes over a buffer its own operation reads (inside a fused node,
@@ -37,8 +40,10 @@
 // Given a recorded start state (the measuring process's cache at the
 // call's start, schedmeasured/1 memory.allocator_at_start), both come from
 // one replay from that cache instead: the inputs are among its allocated
-// blocks, so nothing is allocated for them (accuracy only: a plan cannot
-// know its process's cache and keeps the cold start).
+// blocks, so nothing is allocated for them, and the freeable ones count in
+// the peak with the storages their blocks hold (a view of a larger storage
+// holds all of it) (accuracy only: a plan cannot know its process's cache
+// and keeps the cold start).
 #pragma once
 
 #include <cstdint>
