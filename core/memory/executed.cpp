@@ -655,9 +655,10 @@ struct AllocatorReplay {
   NodeId peak_node = kNone;
 };
 
-// `recorded`: the start state, for InputPlacement::Recorded.
+// `recorded`: the start state, for InputPlacement::Recorded. `trace`, when
+// given, gets one EventBlock per event of ExecutedMemory::events.
 AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines, InputPlacement placement,
-                                 const AllocatorState* recorded = nullptr) {
+                                 const AllocatorState* recorded = nullptr, std::vector<EventBlock>* trace = nullptr) {
   const Graph& g = r.g;
   CachingAllocatorSim alloc, held_inputs;
   std::vector<CachingAllocatorSim::Handle> handle(g.buffers.size(), CachingAllocatorSim::kNoBlock);
@@ -692,19 +693,50 @@ AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines
   out.allocated_before = checked_add(call_cache_before, held_inputs.allocated_bytes(), "input bytes");
   out.reserved_before = checked_add(alloc.reserved_bytes(), held_inputs.reserved_bytes(), "input segments");
   alloc.reset_peaks();
+  auto record = [&](CachingAllocatorSim::Handle h) {
+    if (!trace) return;
+    EventBlock e;
+    if (h >= 0) {
+      e.address = alloc.block_address(h);
+      e.block_bytes = alloc.block_bytes(h);
+    }
+    e.allocated_after = alloc.allocated_bytes();
+    e.reserved_after = alloc.reserved_bytes();
+    trace->push_back(e);
+  };
   for (const Line& l : lines) {
     const std::int64_t peak_before = alloc.peak_allocated_bytes();
     switch (l.kind) {
       case ExecutedEvent::Kind::Allocate:
-        if (l.buf == kNone) alloc.release(alloc.allocate(l.workspace));
-        else handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
+        if (l.buf == kNone) {
+          const CachingAllocatorSim::Handle h = alloc.allocate(l.workspace);
+          record(h);
+          if (trace) trace->push_back(trace->back());
+          alloc.release(h);
+          if (trace) trace->back().allocated_after = alloc.allocated_bytes();
+        } else {
+          handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
+          record(handle[l.buf]);
+        }
         break;
-      case ExecutedEvent::Kind::Reuse: handle[l.buf] = handle[l.donor]; break;
-      case ExecutedEvent::Kind::Free:
+      case ExecutedEvent::Kind::Reuse:
+        handle[l.buf] = handle[l.donor];
+        record(handle[l.buf]);
+        break;
+      case ExecutedEvent::Kind::Free: {
         if (l.reused) break;  // a later allocation takes the storage over
-        alloc.release(handle[l.buf]);
+        const CachingAllocatorSim::Handle h = handle[l.buf];
+        EventBlock released;
+        if (trace && h >= 0) released = {alloc.block_address(h), alloc.block_bytes(h), 0, 0};
+        alloc.release(h);
         handle[l.buf] = CachingAllocatorSim::kNoBlock;
+        if (trace) {
+          released.allocated_after = alloc.allocated_bytes();
+          released.reserved_after = alloc.reserved_bytes();
+          trace->push_back(released);
+        }
         break;
+      }
     }
     if (alloc.peak_allocated_bytes() > peak_before) out.peak_node = l.at;
   }
@@ -760,8 +792,8 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   // The allocated peak from a cache whose held inputs stand apart, the
   // reserved peak from one that holds every input (replay_allocator says why).
   // From a recorded start, one replay from that cache gives both.
-  const AllocatorReplay blocks = start_state ? replay_allocator(r, lines, InputPlacement::Recorded, start_state)
-                                             : replay_allocator(r, lines, InputPlacement::HeldApart);
+  const AllocatorReplay blocks = replay_allocator(r, lines, start_state ? InputPlacement::Recorded : InputPlacement::HeldApart, start_state,
+                                                  &out.blocks);
   const AllocatorReplay segments = start_state ? blocks : replay_allocator(r, lines, InputPlacement::Together);
   out.peak_bytes = checked_add(blocks.peak_over_start, blocks.freeable_input_bytes, "peak bytes");
   out.peak_node = blocks.peak_node;

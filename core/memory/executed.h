@@ -82,8 +82,19 @@ struct KernelWorkspace {
   WorkspaceSource source = WorkspaceSource::Observed;
 };
 
+// The allocator's side of one event, from the replay that gives the
+// allocated peak (from the cold start: the cache holding the freeable
+// inputs, the held ones apart; else the recorded start), for comparing the
+// model with a measured call's allocator history event by event.
+struct EventBlock {
+  std::int64_t address = -1;  // the simulated block's start (Allocate: the one it got; Free: the one it released; Reuse: the donor's); -1: none
+  std::int64_t block_bytes = 0;
+  std::int64_t allocated_after = 0, reserved_after = 0;  // the allocator's totals after the event
+};
+
 struct ExecutedMemory {
   std::vector<ExecutedEvent> events;  // in execution order
+  std::vector<EventBlock> blocks;     // one per event
   std::int64_t peak_bytes = 0;        // allocator's allocated peak over what was live before the call, plus freeable inputs
   std::int64_t reserved_bytes = 0;    // allocator's reserved peak (segments holding the inputs included)
   std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0;  // the inputs, as the reserved replay holds them

@@ -190,6 +190,13 @@ TEST_CASE("memory as executed: a padded layout allocates its storage, which keys
     CHECK(m.peak_bytes == 4 * MiB + 4096000);
     REQUIRE(m.events.size() >= 1);
     CHECK(m.events[0].bytes == 4194208);
+    // The replay's side of each event: buf0's block, beside x (an input the
+    // graph may free, 4,096,000 bytes) in x's 20 MiB segment, and the totals after it.
+    REQUIRE(m.blocks.size() == m.events.size());
+    CHECK(m.blocks[0].address == 4096000);
+    CHECK(m.blocks[0].block_bytes == 4 * MiB);
+    CHECK(m.blocks[0].allocated_after == 4096000 + 4 * MiB);
+    CHECK(m.blocks[0].reserved_after == 20 * MiB);
     // The scheduler's own estimate keeps the file's bytes.
     CHECK(estimate_peak_memory(g, compute_planning_info(g, g.baseline_order()), g.baseline_order()).peak == 2 * 4096000);
   }
