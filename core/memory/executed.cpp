@@ -96,39 +96,65 @@ std::optional<std::int64_t> access_extent(const Dep& d, std::int64_t& elements) 
   return last + 1;
 }
 
-// The bytes of a buffer's storage, as far as the graph tells:
-// - a buffer a kernel writes through an affine index: what the wrapper's
-//   `empty_strided_cuda(size, stride)` allocates, the layout's storage, which
-//   reaches past size x itemsize when Inductor pads its strides (comprehensive
-//   padding: regnet's [32, 784, 7, 7] bf16 buffers with stride 38464 for
-//   38416, 2,461,600 bytes; GPT-2's padded [4096, 50264] logits gradient with
-//   stride 50304), as torch.empty_strided's storage is 1 + sum of (size - 1)
-//   x stride elements. The reuse pool's key and the in-place size match are
-//   this storage too (buffer_reuse_key, can_match_buffer_size:
-//   get_allocation_storage_size);
-// - a graph input: at least what its kernels read through an affine index
-//   (regnet's saved mask `le`, stride 38528: 1,232,784 bytes for 1,229,312);
-//   an input that is a view of a larger storage holds all of it, which the
-//   graph cannot tell (the recorded start can: input_storage_bytes).
-// The file's `bytes` (numel x itemsize) is what the scheduler's estimate
-// counts and stays that there.
-// `bytes`: each buffer's size as priced (observed or hinted sizes applied);
-// raised in place to its storage, but for observed sizes.
-void raise_to_storage(const Graph& g, std::vector<std::int64_t>& bytes, const std::vector<std::uint8_t>& observed) {
-  auto reach = [&](const Dep& d) {
-    const Buffer& buf = g.buffers[d.buf];
-    if (observed[d.buf] || buf.mutation_of != kNone || buf.layout != Layout::Fixed || buf.hint_bytes || bytes[d.buf] <= 0) return;
+// The bytes of a buffer's storage, as far as the graph tells. A buffer the
+// wrapper allocates requests what `empty_strided_cuda(size, stride)` asks
+// for, its layout's storage, 1 + sum of (size - 1) x stride elements, which
+// Inductor's padded strides make larger than size x itemsize (comprehensive
+// padding, pad_mm: RegNetY's [32, 784, 7, 7] bf16 buffers with stride 38464
+// for 38416, 2,461,600 bytes; GPT-2's [4096, 50264] logits gradient with
+// stride 50304). The reuse pool's key and the in-place size match are that
+// storage too (buffer_reuse_key, can_match_buffer_size:
+// get_allocation_storage_size). The strides come from the file
+// (schedgraph/1 `stride`), else from the affine index a kernel writes the
+// buffer through. The file's `bytes` (numel x itemsize) is what the
+// scheduler's estimate counts and stays that there.
+//
+// A graph input is not allocated by the call, and may be one of several
+// views of one storage (q, k and v selected from a packed projection) or
+// the view of a larger one: its strides and its kernels' affine reads only
+// bound its storage from below (`reach`), so the cold start keeps its
+// `bytes`, and the recorded start reads its storage off its block
+// (recorded_storage_bytes).
+//
+// `bytes`: each buffer's size as priced (observed or hinted sizes applied),
+// raised in place to its storage but for inputs and observed sizes;
+// `reach`: per input, that lower bound (its bytes at least).
+void raise_to_storage(const Graph& g, std::vector<std::int64_t>& bytes, const std::vector<std::uint8_t>& observed,
+                      std::vector<std::int64_t>& reach) {
+  reach.assign(bytes.begin(), bytes.begin() + g.num_inputs);
+  auto raise = [&](BufId b, std::int64_t reached) {
+    if (g.buffers[b].is_input) reach[b] = std::max(reach[b], reached);
+    else bytes[b] = std::max(bytes[b], reached);
+  };
+  auto priced_by_storage = [&](BufId b) {
+    const Buffer& buf = g.buffers[b];
+    return !observed[b] && buf.mutation_of == kNone && buf.layout == Layout::Fixed && !buf.hint_bytes && bytes[b] > 0;
+  };
+  for (BufId b = 0; b < g.num_buffers(); ++b) {
+    const Buffer& buf = g.buffers[b];
+    if (!priced_by_storage(b) || buf.stride.empty() || buf.stride.size() != buf.shape.size()) continue;
+    std::int64_t numel = 1, last = 0, term = 0;
+    bool exact = true;
+    for (std::size_t k = 0; k < buf.shape.size() && exact; ++k) {
+      exact = buf.shape[k] > 0 && buf.stride[k] >= 0 && exact_mul(numel, buf.shape[k], numel) &&
+              exact_mul(buf.shape[k] - 1, buf.stride[k], term) && exact_add(last, term, last);
+    }
+    std::int64_t reached = 0;
+    if (exact && bytes[b] % numel == 0 && exact_mul(last + 1, bytes[b] / numel, reached)) raise(b, reached);
+  }
+  auto access = [&](const Dep& d) {
+    if (!priced_by_storage(d.buf)) return;
     std::int64_t elements = 0;
     const std::optional<std::int64_t> extent = access_extent(d, elements);
     if (!extent || elements <= 0 || d.bytes % elements != 0) return;
     std::int64_t reached;
-    if (exact_mul(*extent, d.bytes / elements, reached)) bytes[d.buf] = std::max(bytes[d.buf], reached);
+    if (exact_mul(*extent, d.bytes / elements, reached)) raise(d.buf, reached);
   };
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     for (const Dep& w : g.nodes[v].writes)
-      if (!g.buffers[w.buf].is_input && g.buffers[w.buf].producer == v) reach(w);
+      if (!g.buffers[w.buf].is_input && g.buffers[w.buf].producer == v) access(w);
     for (const Dep& d : g.nodes[v].reads)
-      if (g.buffers[d.buf].is_input) reach(d);
+      if (g.buffers[d.buf].is_input) access(d);
   }
 }
 
@@ -136,6 +162,7 @@ struct Replay {
   const Graph& g;
   const Order& order;
   std::vector<std::int64_t> bytes;         // per buffer, what its allocation requests: its storage (raise_to_storage), observed sizes applied
+  std::vector<std::int64_t> reach;         // per input, what its strides and affine reads reach (raise_to_storage)
   std::vector<std::int32_t> step_of;       // per node
   std::vector<std::int32_t> last_use;      // per real buffer: last step that reads or writes it; -1 none
   std::vector<std::uint8_t> graph_output;  // per buffer
@@ -539,6 +566,12 @@ enum class InputPlacement : std::uint8_t { HeldApart, Together, Recorded };
 inline constexpr CachingAllocatorSim::Handle kNotInCache = -2;
 inline constexpr CachingAllocatorSim::Handle kSharedStorage = -3;
 
+// A freeable input as the graph tells of its storage: its bytes, and what its
+// strides and affine reads reach (raise_to_storage).
+struct InputView {
+  std::int64_t bytes = 0, reach = 0;
+};
+
 // Where the file says (memory.inputs_at_start: the block at which the
 // input's storage starts). Inputs sharing a storage: the one used last
 // holds the block, since the storage lives until its last view is freed.
@@ -546,7 +579,7 @@ inline constexpr CachingAllocatorSim::Handle kSharedStorage = -3;
 // backward: the dropout's philox seed and offset, CPU scalars).
 std::vector<CachingAllocatorSim::Handle> recorded_input_blocks_by_address(const Replay& r, const AllocatorState& recorded,
                                                                           const std::vector<std::vector<CachingAllocatorSim::Handle>>& handles,
-                                                                          std::map<CachingAllocatorSim::Handle, std::vector<std::int64_t>>* views) {
+                                                                          std::map<CachingAllocatorSim::Handle, std::vector<InputView>>* views) {
   std::vector<CachingAllocatorSim::Handle> handle(r.g.num_inputs, kNotInCache);
   for (std::size_t s = 0; s < recorded.size(); ++s)
     for (std::size_t k = 0; k < recorded[s].blocks.size(); ++k) {
@@ -556,7 +589,7 @@ std::vector<CachingAllocatorSim::Handle> recorded_input_blocks_by_address(const 
         if (b == kNone || b >= r.g.num_inputs || !r.g.buffers[b].freeable || r.bytes[b] == 0) continue;
         handle[b] = kSharedStorage;
         if (holder == kNone || r.last_use[b] >= r.last_use[holder]) holder = b;
-        if (views) (*views)[handles[s][k]].push_back(r.bytes[b]);
+        if (views) (*views)[handles[s][k]].push_back({r.bytes[b], r.reach[b]});
       }
       if (holder != kNone) handle[holder] = handles[s][k];
     }
@@ -604,7 +637,7 @@ std::vector<CachingAllocatorSim::Handle> guessed_input_blocks(const Replay& r, c
 // block, and in `views` the bytes of the freeable inputs whose storage starts
 // at each block the file places (none for a guess).
 std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, const AllocatorState& recorded, CachingAllocatorSim& alloc,
-                                                               std::map<CachingAllocatorSim::Handle, std::vector<std::int64_t>>* views) {
+                                                               std::map<CachingAllocatorSim::Handle, std::vector<InputView>>* views) {
   std::vector<std::vector<CachingAllocatorSim::Handle>> handles;
   bool addressed = false;
   for (const CachedSegment& seg : recorded) {
@@ -619,31 +652,35 @@ std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, 
 // freeable_inputs_bytes: the freeable inputs' distinct storages). The block
 // is what the allocator gave that storage's request, rounded, with a rest it
 // did not split off (should_split: under 512 bytes in the small pool, up to
-// 1 MiB in the large one). `views`: the bytes of the freeable inputs whose
-// storage starts there (the graph's view of it, raise_to_storage), in any
-// order. Taken as the storage, the first that the block can hold:
-// - their sum, the views tiling it (bert_dynamic's backward: three 1 MiB
-//   selects of one 3 MiB storage, in a 4 MiB block whose 1 MiB rest stayed
-//   unsplit);
+// 1 MiB in the large one). `views`: the freeable inputs whose storage starts
+// there, in any order. Taken as the storage, the first of these that the
+// block can hold, raised to what the views reach (their strides, their
+// kernels' affine reads: RegNetY's saved mask `le`, stride 38528, 1,232,784
+// bytes for 1,229,312):
+// - their bytes' sum, the views tiling it (bert_dynamic's backward: three
+//   1 MiB selects of one 3 MiB storage, in a 4 MiB block whose 1 MiB rest
+//   stayed unsplit);
 // - the largest, views that overlap;
 // - else the block itself, a larger storage the input is a view of, which the
 //   call frees whole when it deletes the view (GPT-2's saved queries,
 //   [8, 12, 512, 64] bf16 with strides (1179648, 64, 2304, 1), 6,291,456
-//   bytes each: views of the attention's packed q/k/v projection, whose
-//   18,874,368-byte blocks the call releases), exact up to the rest.
-std::int64_t recorded_storage_bytes(const std::vector<std::int64_t>& views, std::int64_t block, bool small_block) {
+//   bytes each, reaching 18,871,296: views of the attention's packed q/k/v
+//   projection, whose 18,874,368-byte blocks the call releases), exact up
+//   to the rest; what a view reaches only bounds its base from below.
+std::int64_t recorded_storage_bytes(const std::vector<InputView>& views, std::int64_t block, bool small_block) {
   const std::int64_t unsplit_rest = small_block ? kAllocMinBlock - 1 : kAllocSmallSize;
   auto fits = [&](std::int64_t storage) {
     const std::int64_t rounded = CachingAllocatorSim::round_size(storage);
     return (rounded <= kAllocSmallSize) == small_block && rounded <= block && block - rounded <= unsplit_rest;
   };
-  std::int64_t sum = 0, largest = 0;
-  for (std::int64_t v : views) {
-    sum = saturating_add(sum, v);
-    largest = std::max(largest, v);
+  std::int64_t sum = 0, largest = 0, reach = 0;
+  for (const InputView& v : views) {
+    sum = saturating_add(sum, v.bytes);
+    largest = std::max(largest, v.bytes);
+    reach = std::max(reach, v.reach);
   }
-  if (fits(sum)) return sum;
-  if (fits(largest)) return largest;
+  for (std::int64_t storage : {sum, largest})
+    if (fits(storage)) return std::min(block, std::max(storage, reach));
   return block;
 }
 
@@ -665,7 +702,7 @@ AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines
   std::vector<CachingAllocatorSim::Handle> recorded_blocks;
   // Per recorded block a freeable input holds: the bytes of every freeable
   // input whose storage starts there (the file places them).
-  std::map<CachingAllocatorSim::Handle, std::vector<std::int64_t>> recorded_views;
+  std::map<CachingAllocatorSim::Handle, std::vector<InputView>> recorded_views;
   if (placement == InputPlacement::Recorded) {
     recorded_blocks = recorded_input_blocks(r, *recorded, alloc, &recorded_views);
   }
@@ -751,7 +788,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
                                            const PeakMemoryEstimate* scheduler_estimate, const AllocatorState* start_state) {
   const std::int32_t n = g.num_nodes();
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
-  Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
+  Replay r{g, order, {}, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
            std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone), storage_roots(g), {}, std::vector<BufId>(g.buffers.size(), kNone), std::vector<std::uint8_t>(g.buffers.size(), 0), {}};
   for (std::int32_t s = 0; s < n; ++s) {
     if (order[s] < 0 || order[s] >= n || r.step_of[order[s]] != -1) throw Error("memory as executed: the order does not hold every node once");
@@ -764,7 +801,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
     observed[b] = it != observed_bytes.end();
     r.bytes.push_back(observed[b] ? it->second : g.buffers[b].hint_bytes.value_or(g.buffers[b].bytes));
   }
-  raise_to_storage(g, r.bytes, observed);
+  raise_to_storage(g, r.bytes, observed, r.reach);
   for (BufId b : g.outputs) r.graph_output[r.real[b]] = 1;
   r.compute_last_usage();
   r.index_operations();

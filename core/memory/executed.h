@@ -7,9 +7,9 @@
 // - outputs are allocated before the node's kernel, in output order; layouts
 //   none and mutations allocate nothing; a multi-output kernel allocates its
 //   items itself, at its own step. A buffer allocates its storage, which a
-//   padded layout makes larger than numel x itemsize (read off the affine
-//   index its kernel writes it through); the reuse pool and the in-place
-//   match compare storages too;
+//   padded layout makes larger than numel x itemsize (from its strides, else
+//   the affine index its kernel writes it through); the reuse pool and the
+//   in-place match compare storages too;
 // - in-place reuse (scheduler.py decide_inplace_update / can_inplace,
 //   wrapper.py can_reuse / can_match_buffer_size): a pointwise or reduction
 //   output takes over a buffer its own operation reads (inside a fused node,

@@ -206,6 +206,15 @@ TEST_CASE("memory as executed: a padded layout allocates its storage, which keys
       CHECK(estimate_memory_as_executed(g, g.baseline_order()).events[0].bytes == 4096000);
     }
   }
+  {  // ... unless the buffer carries its strides (schedgraph/1 `stride`)
+    std::string text = padded_graph("1024*c0 + tmp0", "[1024, 1000]");
+    const std::string out = R"("outputs":[{"name":"buf0","bytes":4096000,"dtype":"f32"})";
+    text.replace(text.find(out), out.size(), R"("outputs":[{"name":"buf0","bytes":4096000,"dtype":"f32","shape":[1024,1000],"stride":[1024,1]})");
+    Graph g = load_graph(text);
+    ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.events[0].bytes == 4194208);
+    CHECK(m.pool_reuses == 0);
+  }
 }
 
 // Freeable inputs from a recorded start: the measured peak counts their
@@ -213,11 +222,15 @@ TEST_CASE("memory as executed: a padded layout allocates its storage, which keys
 // blocks tell. q (1 MiB) alone in a 3 MiB block: a view of a larger storage
 // (the allocator would have split off a rest over 1 MiB), freed whole, 3 MiB.
 // s0, s1, s2 (1 MiB each) share a 4 MiB block: one 3 MiB storage they tile,
-// whose 1 MiB rest stayed unsplit. t (2 MiB) in a 2.5 MiB block: its own.
+// whose 1 MiB rest stayed unsplit (each, [2, 262144] bf16 with stride
+// 786432, reaches 2 MiB from its own start: a bound from below, which
+// neither start counts three times). t (2 MiB) in a 2.5 MiB block: its own.
 TEST_CASE("memory as executed: freeable inputs count their storages from a recorded start", "[memory][executed]") {
   Graph g = load_graph(R"({"format":"schedgraph/1","name":"views",
-    "inputs":[{"name":"q","bytes":1048576,"freeable":true},{"name":"s0","bytes":1048576,"freeable":true},
-              {"name":"s1","bytes":1048576,"freeable":true},{"name":"s2","bytes":1048576,"freeable":true},
+    "inputs":[{"name":"q","bytes":1048576,"freeable":true},
+              {"name":"s0","bytes":1048576,"freeable":true,"dtype":"bf16","shape":[2,262144],"stride":[786432,1]},
+              {"name":"s1","bytes":1048576,"freeable":true,"dtype":"bf16","shape":[2,262144],"stride":[786432,1]},
+              {"name":"s2","bytes":1048576,"freeable":true,"dtype":"bf16","shape":[2,262144],"stride":[786432,1]},
               {"name":"t","bytes":2097152,"freeable":true}],
     "outputs":["buf0"],
     "nodes":[{"name":"op0","kind":"extern","kernel":"extern_kernels.mm",
