@@ -68,6 +68,11 @@ class CachingAllocatorSim {
   // blocks' bytes do not sum to the segment's or one is not positive.
   std::vector<Handle> add_segment(const CachedSegment& segment);
 
+  // A live block's bytes, simulated address and pool (a handle from allocate or add_segment).
+  std::int64_t block_bytes(Handle h) const { return blocks_.at(static_cast<std::size_t>(h)).size; }
+  std::int64_t block_address(Handle h) const { return blocks_.at(static_cast<std::size_t>(h)).addr; }
+  bool block_small(Handle h) const { return blocks_.at(static_cast<std::size_t>(h)).small; }
+
   std::int64_t allocated_bytes() const { return allocated_; }
   std::int64_t reserved_bytes() const { return reserved_; }
   std::int64_t peak_allocated_bytes() const { return peak_allocated_; }

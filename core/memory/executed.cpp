@@ -37,10 +37,132 @@ bool writes_into_wrapper_buffer(const Node& n) {
   return n.kernel.rfind(kPrefix, 0) == 0 && n.kernel.find("convolution") == std::string::npos;
 }
 
+// The elements an access reaches when its index is affine in the
+// dep's loop variables: 1 + offset + sum of coefficient x (loop size - 1),
+// from the text as Inductor prints it ("50304*c0 + c1", "49*d0 + 38432*d1 +
+// 7*d2 + d3": a variable cK or dK is loop K). nullopt for anything else
+// (symbolic sizes or strides, indirect tmpN, floor division, a minus), and
+// for a loop of size 0. `elements`: the product of the loops the index
+// uses, which with the dep's bytes gives the item size (Inductor's
+// MemoryDep.get_numel leaves out the loops it broadcasts over).
+std::optional<std::int64_t> access_extent(const Dep& d, std::int64_t& elements) {
+  if (d.kind != DepKind::Memory || !d.size_expr.empty() || d.index.empty()) return std::nullopt;
+  for (std::int64_t s : d.size)
+    if (s <= 0) return std::nullopt;
+  std::int64_t last = 0;  // the largest index reached
+  std::vector<std::uint8_t> used(d.size.size(), 0);
+  std::string_view rest = d.index;
+  bool expect_term = true;
+  while (!rest.empty()) {
+    const std::size_t space = rest.find(' ');
+    const std::string_view token = rest.substr(0, space);
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    if (!expect_term) {
+      if (token != "+") return std::nullopt;
+      expect_term = true;
+      continue;
+    }
+    expect_term = false;
+    auto number = [](std::string_view t, std::int64_t& out) {
+      if (t.empty() || t.size() > 18) return false;
+      out = 0;
+      for (char c : t) {
+        if (c < '0' || c > '9') return false;
+        out = out * 10 + (c - '0');
+      }
+      return true;
+    };
+    std::int64_t coef = 1, value = 0;
+    std::string_view var = token;
+    if (const std::size_t star = token.find('*'); star != std::string_view::npos) {
+      if (!number(token.substr(0, star), coef)) return std::nullopt;
+      var = token.substr(star + 1);
+    }
+    if (number(var, value)) {
+      if (var.data() != token.data()) return std::nullopt;  // a product of two numbers is not printed
+    } else {
+      std::int64_t loop = 0;
+      if (var.size() < 2 || (var[0] != 'c' && var[0] != 'd') || !number(var.substr(1), loop) || loop >= static_cast<std::int64_t>(d.size.size()))
+        return std::nullopt;
+      if (!exact_mul(coef, d.size[loop] - 1, value) || used[loop]) return std::nullopt;
+      used[loop] = 1;
+    }
+    if (!exact_add(last, value, last)) return std::nullopt;
+  }
+  if (expect_term) return std::nullopt;
+  elements = 1;
+  for (std::size_t k = 0; k < used.size(); ++k)
+    if (used[k] && !exact_mul(elements, d.size[k], elements)) return std::nullopt;
+  return last + 1;
+}
+
+// The bytes of a buffer's storage, as far as the graph tells. A buffer the
+// wrapper allocates requests what `empty_strided_cuda(size, stride)` asks
+// for, its layout's storage, 1 + sum of (size - 1) x stride elements, which
+// Inductor's padded strides make larger than size x itemsize (comprehensive
+// padding, pad_mm: RegNetY's [32, 784, 7, 7] bf16 buffers with stride 38464
+// for 38416, 2,461,600 bytes; GPT-2's [4096, 50264] logits gradient with
+// stride 50304). The reuse pool's key and the in-place size match are that
+// storage too (buffer_reuse_key, can_match_buffer_size:
+// get_allocation_storage_size). The strides come from the file
+// (schedgraph/1 `stride`), else from the affine index a kernel writes the
+// buffer through. The file's `bytes` (numel x itemsize) is what the
+// scheduler's estimate counts and stays that there.
+//
+// A graph input is not allocated by the call, and may be one of several
+// views of one storage (q, k and v selected from a packed projection) or
+// the view of a larger one: its strides and its kernels' affine reads only
+// bound its storage from below (`reach`), so the cold start keeps its
+// `bytes`, and the recorded start reads its storage off its block
+// (recorded_storage_bytes).
+//
+// `bytes`: each buffer's size as priced (observed or hinted sizes applied),
+// raised in place to its storage but for inputs and observed sizes;
+// `reach`: per input, that lower bound (its bytes at least).
+void raise_to_storage(const Graph& g, std::vector<std::int64_t>& bytes, const std::vector<std::uint8_t>& observed,
+                      std::vector<std::int64_t>& reach) {
+  reach.assign(bytes.begin(), bytes.begin() + g.num_inputs);
+  auto raise = [&](BufId b, std::int64_t reached) {
+    if (g.buffers[b].is_input) reach[b] = std::max(reach[b], reached);
+    else bytes[b] = std::max(bytes[b], reached);
+  };
+  auto priced_by_storage = [&](BufId b) {
+    const Buffer& buf = g.buffers[b];
+    return !observed[b] && buf.mutation_of == kNone && buf.layout == Layout::Fixed && !buf.hint_bytes && bytes[b] > 0;
+  };
+  for (BufId b = 0; b < g.num_buffers(); ++b) {
+    const Buffer& buf = g.buffers[b];
+    if (!priced_by_storage(b) || buf.stride.empty() || buf.stride.size() != buf.shape.size()) continue;
+    std::int64_t numel = 1, last = 0, term = 0;
+    bool exact = true;
+    for (std::size_t k = 0; k < buf.shape.size() && exact; ++k) {
+      exact = buf.shape[k] > 0 && buf.stride[k] >= 0 && exact_mul(numel, buf.shape[k], numel) &&
+              exact_mul(buf.shape[k] - 1, buf.stride[k], term) && exact_add(last, term, last);
+    }
+    std::int64_t reached = 0;
+    if (exact && bytes[b] % numel == 0 && exact_mul(last + 1, bytes[b] / numel, reached)) raise(b, reached);
+  }
+  auto access = [&](const Dep& d) {
+    if (!priced_by_storage(d.buf)) return;
+    std::int64_t elements = 0;
+    const std::optional<std::int64_t> extent = access_extent(d, elements);
+    if (!extent || elements <= 0 || d.bytes % elements != 0) return;
+    std::int64_t reached;
+    if (exact_mul(*extent, d.bytes / elements, reached)) raise(d.buf, reached);
+  };
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    for (const Dep& w : g.nodes[v].writes)
+      if (!g.buffers[w.buf].is_input && g.buffers[w.buf].producer == v) access(w);
+    for (const Dep& d : g.nodes[v].reads)
+      if (g.buffers[d.buf].is_input) access(d);
+  }
+}
+
 struct Replay {
   const Graph& g;
   const Order& order;
-  std::vector<std::int64_t> bytes;         // per buffer, observed sizes applied
+  std::vector<std::int64_t> bytes;         // per buffer, what its allocation requests: its storage (raise_to_storage), observed sizes applied
+  std::vector<std::int64_t> reach;         // per input, what its strides and affine reads reach (raise_to_storage)
   std::vector<std::int32_t> step_of;       // per node
   std::vector<std::int32_t> last_use;      // per real buffer: last step that reads or writes it; -1 none
   std::vector<std::uint8_t> graph_output;  // per buffer
@@ -438,9 +560,17 @@ enum class InputPlacement : std::uint8_t { HeldApart, Together, Recorded };
 
 // The recorded allocated block each freeable input stands for, which the
 // call releases when it frees the input. kNoBlock: the input is allocated at
-// the start instead. kNotInCache: nothing to release (its storage is another
-// input's, released with that one, or not in the device's cache).
+// the start instead. kNotInCache: nothing to release, the input is not in
+// the device's cache. kSharedStorage: nothing to release, its storage is
+// another input's, released (and counted) with that one.
 inline constexpr CachingAllocatorSim::Handle kNotInCache = -2;
+inline constexpr CachingAllocatorSim::Handle kSharedStorage = -3;
+
+// A freeable input as the graph tells of its storage: its bytes, and what its
+// strides and affine reads reach (raise_to_storage).
+struct InputView {
+  std::int64_t bytes = 0, reach = 0;
+};
 
 // Where the file says (memory.inputs_at_start: the block at which the
 // input's storage starts). Inputs sharing a storage: the one used last
@@ -448,7 +578,8 @@ inline constexpr CachingAllocatorSim::Handle kNotInCache = -2;
 // A freeable input the file does not place is not on the device (bert's
 // backward: the dropout's philox seed and offset, CPU scalars).
 std::vector<CachingAllocatorSim::Handle> recorded_input_blocks_by_address(const Replay& r, const AllocatorState& recorded,
-                                                                          const std::vector<std::vector<CachingAllocatorSim::Handle>>& handles) {
+                                                                          const std::vector<std::vector<CachingAllocatorSim::Handle>>& handles,
+                                                                          std::map<CachingAllocatorSim::Handle, std::vector<InputView>>* views) {
   std::vector<CachingAllocatorSim::Handle> handle(r.g.num_inputs, kNotInCache);
   for (std::size_t s = 0; s < recorded.size(); ++s)
     for (std::size_t k = 0; k < recorded[s].blocks.size(); ++k) {
@@ -456,8 +587,9 @@ std::vector<CachingAllocatorSim::Handle> recorded_input_blocks_by_address(const 
       for (const std::string& name : recorded[s].blocks[k].inputs) {
         const BufId b = r.g.find_buffer(name);
         if (b == kNone || b >= r.g.num_inputs || !r.g.buffers[b].freeable || r.bytes[b] == 0) continue;
-        handle[b] = kNotInCache;
+        handle[b] = kSharedStorage;
         if (holder == kNone || r.last_use[b] >= r.last_use[holder]) holder = b;
+        if (views) (*views)[handles[s][k]].push_back({r.bytes[b], r.reach[b]});
       }
       if (holder != kNone) handle[holder] = handles[s][k];
     }
@@ -501,15 +633,55 @@ std::vector<CachingAllocatorSim::Handle> guessed_input_blocks(const Replay& r, c
   return handle;
 }
 
-// Starts `alloc` from the recorded cache; returns each freeable input's block.
-std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, const AllocatorState& recorded, CachingAllocatorSim& alloc) {
+// Starts `alloc` from the recorded cache; returns each freeable input's
+// block, and in `views` the bytes of the freeable inputs whose storage starts
+// at each block the file places (none for a guess).
+std::vector<CachingAllocatorSim::Handle> recorded_input_blocks(const Replay& r, const AllocatorState& recorded, CachingAllocatorSim& alloc,
+                                                               std::map<CachingAllocatorSim::Handle, std::vector<InputView>>* views) {
   std::vector<std::vector<CachingAllocatorSim::Handle>> handles;
   bool addressed = false;
   for (const CachedSegment& seg : recorded) {
     handles.push_back(alloc.add_segment(seg));
     for (const CachedBlock& b : seg.blocks) addressed = addressed || !b.inputs.empty();
   }
-  return addressed ? recorded_input_blocks_by_address(r, recorded, handles) : guessed_input_blocks(r, recorded, handles);
+  return addressed ? recorded_input_blocks_by_address(r, recorded, handles, views) : guessed_input_blocks(r, recorded, handles);
+}
+
+// The storage behind a freeable input's recorded block (the file places
+// it), which the measured peak counts (schedmeasured/1
+// freeable_inputs_bytes: the freeable inputs' distinct storages). The block
+// is what the allocator gave that storage's request, rounded, with a rest it
+// did not split off (should_split: under 512 bytes in the small pool, up to
+// 1 MiB in the large one). `views`: the freeable inputs whose storage starts
+// there, in any order. Taken as the storage, the first of these that the
+// block can hold, raised to what the views reach (their strides, their
+// kernels' affine reads: RegNetY's saved mask `le`, stride 38528, 1,232,784
+// bytes for 1,229,312):
+// - their bytes' sum, the views tiling it (bert_dynamic's backward: three
+//   1 MiB selects of one 3 MiB storage, in a 4 MiB block whose 1 MiB rest
+//   stayed unsplit);
+// - the largest, views that overlap;
+// - else the block itself, a larger storage the input is a view of, which the
+//   call frees whole when it deletes the view (GPT-2's saved queries,
+//   [8, 12, 512, 64] bf16 with strides (1179648, 64, 2304, 1), 6,291,456
+//   bytes each, reaching 18,871,296: views of the attention's packed q/k/v
+//   projection, whose 18,874,368-byte blocks the call releases), exact up
+//   to the rest; what a view reaches only bounds its base from below.
+std::int64_t recorded_storage_bytes(const std::vector<InputView>& views, std::int64_t block, bool small_block) {
+  const std::int64_t unsplit_rest = small_block ? kAllocMinBlock - 1 : kAllocSmallSize;
+  auto fits = [&](std::int64_t storage) {
+    const std::int64_t rounded = CachingAllocatorSim::round_size(storage);
+    return (rounded <= kAllocSmallSize) == small_block && rounded <= block && block - rounded <= unsplit_rest;
+  };
+  std::int64_t sum = 0, largest = 0, reach = 0;
+  for (const InputView& v : views) {
+    sum = saturating_add(sum, v.bytes);
+    largest = std::max(largest, v.bytes);
+    reach = std::max(reach, v.reach);
+  }
+  for (std::int64_t storage : {sum, largest})
+    if (fits(storage)) return std::min(block, std::max(storage, reach));
+  return block;
 }
 
 struct AllocatorReplay {
@@ -520,21 +692,33 @@ struct AllocatorReplay {
   NodeId peak_node = kNone;
 };
 
-// `recorded`: the start state, for InputPlacement::Recorded.
+// `recorded`: the start state, for InputPlacement::Recorded. `trace`, when
+// given, gets one EventBlock per event of ExecutedMemory::events.
 AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines, InputPlacement placement,
-                                 const AllocatorState* recorded = nullptr) {
+                                 const AllocatorState* recorded = nullptr, std::vector<EventBlock>* trace = nullptr) {
   const Graph& g = r.g;
   CachingAllocatorSim alloc, held_inputs;
   std::vector<CachingAllocatorSim::Handle> handle(g.buffers.size(), CachingAllocatorSim::kNoBlock);
   std::vector<CachingAllocatorSim::Handle> recorded_blocks;
-  if (placement == InputPlacement::Recorded) recorded_blocks = recorded_input_blocks(r, *recorded, alloc);
+  // Per recorded block a freeable input holds: the bytes of every freeable
+  // input whose storage starts there (the file places them).
+  std::map<CachingAllocatorSim::Handle, std::vector<InputView>> recorded_views;
+  if (placement == InputPlacement::Recorded) {
+    recorded_blocks = recorded_input_blocks(r, *recorded, alloc, &recorded_views);
+  }
   AllocatorReplay out;
   for (BufId b = 0; b < g.num_inputs; ++b) {
     const bool freeable = g.buffers[b].freeable;
-    if (freeable && r.last_use[b] >= 0) out.freeable_input_bytes = checked_add(out.freeable_input_bytes, r.bytes[b], "freeable input bytes");
+    std::int64_t storage = r.bytes[b];
+    if (placement == InputPlacement::Recorded && freeable) {
+      if (recorded_blocks[b] == kSharedStorage) storage = 0;  // counted with the input that holds it
+      if (auto it = recorded_views.find(recorded_blocks[b]); it != recorded_views.end())
+        storage = recorded_storage_bytes(it->second, alloc.block_bytes(it->first), alloc.block_small(it->first));
+    }
+    if (freeable && r.last_use[b] >= 0) out.freeable_input_bytes = checked_add(out.freeable_input_bytes, storage, "freeable input bytes");
     if (placement == InputPlacement::Recorded) {
       if (!freeable) continue;  // among the recorded blocks, which stay
-      if (recorded_blocks[b] == kNotInCache) continue;
+      if (recorded_blocks[b] == kNotInCache || recorded_blocks[b] == kSharedStorage) continue;
       handle[b] = recorded_blocks[b] != CachingAllocatorSim::kNoBlock ? recorded_blocks[b] : alloc.allocate(r.bytes[b]);
     } else if (!freeable && placement == InputPlacement::HeldApart) {
       held_inputs.allocate(r.bytes[b]);
@@ -546,19 +730,50 @@ AllocatorReplay replay_allocator(const Replay& r, const std::vector<Line>& lines
   out.allocated_before = checked_add(call_cache_before, held_inputs.allocated_bytes(), "input bytes");
   out.reserved_before = checked_add(alloc.reserved_bytes(), held_inputs.reserved_bytes(), "input segments");
   alloc.reset_peaks();
+  auto record = [&](CachingAllocatorSim::Handle h) {
+    if (!trace) return;
+    EventBlock e;
+    if (h >= 0) {
+      e.address = alloc.block_address(h);
+      e.block_bytes = alloc.block_bytes(h);
+    }
+    e.allocated_after = alloc.allocated_bytes();
+    e.reserved_after = alloc.reserved_bytes();
+    trace->push_back(e);
+  };
   for (const Line& l : lines) {
     const std::int64_t peak_before = alloc.peak_allocated_bytes();
     switch (l.kind) {
       case ExecutedEvent::Kind::Allocate:
-        if (l.buf == kNone) alloc.release(alloc.allocate(l.workspace));
-        else handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
+        if (l.buf == kNone) {
+          const CachingAllocatorSim::Handle h = alloc.allocate(l.workspace);
+          record(h);
+          if (trace) trace->push_back(trace->back());
+          alloc.release(h);
+          if (trace) trace->back().allocated_after = alloc.allocated_bytes();
+        } else {
+          handle[l.buf] = alloc.allocate(r.bytes[l.buf]);
+          record(handle[l.buf]);
+        }
         break;
-      case ExecutedEvent::Kind::Reuse: handle[l.buf] = handle[l.donor]; break;
-      case ExecutedEvent::Kind::Free:
+      case ExecutedEvent::Kind::Reuse:
+        handle[l.buf] = handle[l.donor];
+        record(handle[l.buf]);
+        break;
+      case ExecutedEvent::Kind::Free: {
         if (l.reused) break;  // a later allocation takes the storage over
-        alloc.release(handle[l.buf]);
+        const CachingAllocatorSim::Handle h = handle[l.buf];
+        EventBlock released;
+        if (trace && h >= 0) released = {alloc.block_address(h), alloc.block_bytes(h), 0, 0};
+        alloc.release(h);
         handle[l.buf] = CachingAllocatorSim::kNoBlock;
+        if (trace) {
+          released.allocated_after = alloc.allocated_bytes();
+          released.reserved_after = alloc.reserved_bytes();
+          trace->push_back(released);
+        }
         break;
+      }
     }
     if (alloc.peak_allocated_bytes() > peak_before) out.peak_node = l.at;
   }
@@ -573,17 +788,20 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
                                            const PeakMemoryEstimate* scheduler_estimate, const AllocatorState* start_state) {
   const std::int32_t n = g.num_nodes();
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("memory as executed: the order does not hold every node once");
-  Replay r{g, order, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
+  Replay r{g, order, {}, {}, std::vector<std::int32_t>(n, -1), {}, std::vector<std::uint8_t>(g.buffers.size(), 0),
            std::vector<std::vector<BufId>>(g.buffers.size()), std::vector<BufId>(g.buffers.size(), kNone), storage_roots(g), {}, std::vector<BufId>(g.buffers.size(), kNone), std::vector<std::uint8_t>(g.buffers.size(), 0), {}};
   for (std::int32_t s = 0; s < n; ++s) {
     if (order[s] < 0 || order[s] >= n || r.step_of[order[s]] != -1) throw Error("memory as executed: the order does not hold every node once");
     r.step_of[order[s]] = s;
   }
   r.bytes.reserve(g.buffers.size());
-  for (const Buffer& b : g.buffers) {
-    auto it = observed_bytes.find(b.name);
-    r.bytes.push_back(it != observed_bytes.end() ? it->second : b.hint_bytes.value_or(b.bytes));
+  std::vector<std::uint8_t> observed(g.buffers.size(), 0);
+  for (BufId b = 0; b < g.num_buffers(); ++b) {
+    auto it = observed_bytes.find(g.buffers[b].name);
+    observed[b] = it != observed_bytes.end();
+    r.bytes.push_back(observed[b] ? it->second : g.buffers[b].hint_bytes.value_or(g.buffers[b].bytes));
   }
+  raise_to_storage(g, r.bytes, observed, r.reach);
   for (BufId b : g.outputs) r.graph_output[r.real[b]] = 1;
   r.compute_last_usage();
   r.index_operations();
@@ -611,8 +829,8 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
   // The allocated peak from a cache whose held inputs stand apart, the
   // reserved peak from one that holds every input (replay_allocator says why).
   // From a recorded start, one replay from that cache gives both.
-  const AllocatorReplay blocks = start_state ? replay_allocator(r, lines, InputPlacement::Recorded, start_state)
-                                             : replay_allocator(r, lines, InputPlacement::HeldApart);
+  const AllocatorReplay blocks = replay_allocator(r, lines, start_state ? InputPlacement::Recorded : InputPlacement::HeldApart, start_state,
+                                                  &out.blocks);
   const AllocatorReplay segments = start_state ? blocks : replay_allocator(r, lines, InputPlacement::Together);
   out.peak_bytes = checked_add(blocks.peak_over_start, blocks.freeable_input_bytes, "peak bytes");
   out.peak_node = blocks.peak_node;

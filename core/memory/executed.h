@@ -6,7 +6,10 @@
 // wrapper's allocation lines node by node:
 // - outputs are allocated before the node's kernel, in output order; layouts
 //   none and mutations allocate nothing; a multi-output kernel allocates its
-//   items itself, at its own step;
+//   items itself, at its own step. A buffer allocates its storage, which a
+//   padded layout makes larger than numel x itemsize (from its strides, else
+//   the affine index its kernel writes it through); the reuse pool and the
+//   in-place match compare storages too;
 // - in-place reuse (scheduler.py decide_inplace_update / can_inplace,
 //   wrapper.py can_reuse / can_match_buffer_size): a pointwise or reduction
 //   output takes over a buffer its own operation reads (inside a fused node,
@@ -37,8 +40,10 @@
 // Given a recorded start state (the measuring process's cache at the
 // call's start, schedmeasured/1 memory.allocator_at_start), both come from
 // one replay from that cache instead: the inputs are among its allocated
-// blocks, so nothing is allocated for them (accuracy only: a plan cannot
-// know its process's cache and keeps the cold start).
+// blocks, so nothing is allocated for them, and the freeable ones count in
+// the peak with the storages their blocks hold (a view of a larger storage
+// holds all of it) (accuracy only: a plan cannot know its process's cache
+// and keeps the cold start).
 #pragma once
 
 #include <cstdint>
@@ -77,8 +82,19 @@ struct KernelWorkspace {
   WorkspaceSource source = WorkspaceSource::Observed;
 };
 
+// The allocator's side of one event, from the replay that gives the
+// allocated peak (from the cold start: the cache holding the freeable
+// inputs, the held ones apart; else the recorded start), for comparing the
+// model with a measured call's allocator history event by event.
+struct EventBlock {
+  std::int64_t address = -1;  // the simulated block's start (Allocate: the one it got; Free: the one it released; Reuse: the donor's); -1: none
+  std::int64_t block_bytes = 0;
+  std::int64_t allocated_after = 0, reserved_after = 0;  // the allocator's totals after the event
+};
+
 struct ExecutedMemory {
   std::vector<ExecutedEvent> events;  // in execution order
+  std::vector<EventBlock> blocks;     // one per event
   std::int64_t peak_bytes = 0;        // allocator's allocated peak over what was live before the call, plus freeable inputs
   std::int64_t reserved_bytes = 0;    // allocator's reserved peak (segments holding the inputs included)
   std::int64_t allocated_before_bytes = 0, reserved_before_bytes = 0;  // the inputs, as the reserved replay holds them

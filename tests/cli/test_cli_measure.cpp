@@ -85,6 +85,29 @@ TEST_CASE("fit-profile writes a profile that plan, simulate and accuracy take", 
   fs::remove_all(dir);
 }
 
+TEST_CASE("accuracy --memory-events writes memory as executed event by event", "[cli][measure]") {
+  fs::path dir = synthetic_measured_dir("events");
+  fs::path events = dir / "events.json";
+  auto acc = run_cli("accuracy " + dir.string() + " --hardware h100-sxm --memory-events " + events.string());
+  REQUIRE(acc.code == 0);
+  std::ifstream in(events);
+  auto doc = nlohmann::json::parse(in);
+  REQUIRE(doc["graphs"].size() == 1);
+  const auto& g = doc["graphs"][0];
+  CHECK(g["graph"] == "transformer_s_0_fwd.post");
+  CHECK(g["start"] == "cold");
+  REQUIRE(!g["events"].empty());
+  std::int64_t peak = 0;
+  for (const auto& e : g["events"]) {
+    REQUIRE(e.size() == 8);
+    CHECK((e[0] == "a" || e[0] == "f" || e[0] == "r"));
+    if (e[0] == "a") CHECK(e[5].get<std::int64_t>() >= e[3].get<std::int64_t>());  // the block holds the request
+    peak = std::max(peak, e[6].get<std::int64_t>());
+  }
+  CHECK(peak > 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bad measured files and profiles: one line naming the place, exit 1", "[cli][measure][errors]") {
   fs::path dir = synthetic_measured_dir("bad", "some_other_graph");
   auto acc = run_cli("accuracy " + dir.string() + " --hardware h100-sxm");

@@ -153,6 +153,103 @@ TEST_CASE("memory as executed: observed sizes replace data-dependent ones", "[me
   CHECK_THROWS(estimate_memory_as_executed(g, Order{0}));
 }
 
+// x -> op0 (pointwise) writes buf0, [1024, 1000] f32, through `index`;
+// op1 and op2 (extern_kernels.mm with out=) make buf1 and buf2, 4,096,000
+// bytes each, contiguous. buf0 dies at op1, one step before buf2's
+// allocation, so the reuse pool offers it to buf2.
+std::string padded_graph(const std::string& index, const std::string& size) {
+  return R"({"format":"schedgraph/1","name":"padded",
+  "inputs":[{"name":"x","bytes":4096000}],"outputs":["buf2"],
+  "nodes":[
+    {"name":"op0","kind":"pointwise","group":[1024000,1],
+     "outputs":[{"name":"buf0","bytes":4096000,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"d0","size":[1024000],"bytes":4096000}],
+     "writes":[{"name":"buf0","index":")" + index + R"(","size":)" + size + R"(,"bytes":4096000}]},
+    {"name":"op1","kind":"extern","kernel":"extern_kernels.mm",
+     "outputs":[{"name":"buf1","bytes":4096000,"dtype":"f32"}],
+     "reads":[{"name":"buf0","dep":"star","bytes":4096000}],"writes":[{"name":"buf1","dep":"star","bytes":4096000}]},
+    {"name":"op2","kind":"extern","kernel":"extern_kernels.mm",
+     "outputs":[{"name":"buf2","bytes":4096000,"dtype":"f32"}],
+     "reads":[{"name":"buf1","dep":"star","bytes":4096000}],"writes":[{"name":"buf2","dep":"star","bytes":4096000}]}
+  ]})";
+}
+
+TEST_CASE("memory as executed: a padded layout allocates its storage, which keys the reuse pool", "[memory][executed]") {
+  {  // contiguous: 4,096,000 bytes, and buf2 takes buf0 over from the pool
+    Graph g = load_graph(padded_graph("c0", "[1024000]"));
+    ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.pool_reuses == 1);
+    CHECK(m.peak_bytes == 2 * 4096000);
+  }
+  {  // rows padded to 1024 (Inductor's comprehensive padding): empty_strided's
+     // storage is 1 + 1023 x 1024 + 999 elements, 4,194,208 bytes (4 MiB
+     // rounded); buffer_reuse_key is that storage, so buf2 is a fresh block
+    Graph g = load_graph(padded_graph("1024*c0 + c1", "[1024, 1000]"));
+    ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.pool_reuses == 0);
+    CHECK(m.peak_bytes == 4 * MiB + 4096000);
+    REQUIRE(m.events.size() >= 1);
+    CHECK(m.events[0].bytes == 4194208);
+    // The replay's side of each event: buf0's block, beside x (an input the
+    // graph may free, 4,096,000 bytes) in x's 20 MiB segment, and the totals after it.
+    REQUIRE(m.blocks.size() == m.events.size());
+    CHECK(m.blocks[0].address == 4096000);
+    CHECK(m.blocks[0].block_bytes == 4 * MiB);
+    CHECK(m.blocks[0].allocated_after == 4096000 + 4 * MiB);
+    CHECK(m.blocks[0].reserved_after == 20 * MiB);
+    // The scheduler's own estimate keeps the file's bytes.
+    CHECK(estimate_peak_memory(g, compute_planning_info(g, g.baseline_order()), g.baseline_order()).peak == 2 * 4096000);
+  }
+  {  // not affine in the loops (an indirect load's tmp0, a symbol): the file's bytes
+    for (const char* index : {"1024*c0 + tmp0", "s0*c0 + c1"}) {
+      Graph g = load_graph(padded_graph(index, "[1024, 1000]"));
+      CHECK(estimate_memory_as_executed(g, g.baseline_order()).events[0].bytes == 4096000);
+    }
+  }
+  {  // ... unless the buffer carries its strides (schedgraph/1 `stride`)
+    std::string text = padded_graph("1024*c0 + tmp0", "[1024, 1000]");
+    const std::string out = R"("outputs":[{"name":"buf0","bytes":4096000,"dtype":"f32"})";
+    text.replace(text.find(out), out.size(), R"("outputs":[{"name":"buf0","bytes":4096000,"dtype":"f32","shape":[1024,1000],"stride":[1024,1]})");
+    Graph g = load_graph(text);
+    ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.events[0].bytes == 4194208);
+    CHECK(m.pool_reuses == 0);
+  }
+}
+
+// Freeable inputs from a recorded start: the measured peak counts their
+// storages (schedmeasured/1 freeable_inputs_bytes), which the recorded
+// blocks tell. q (1 MiB) alone in a 3 MiB block: a view of a larger storage
+// (the allocator would have split off a rest over 1 MiB), freed whole, 3 MiB.
+// s0, s1, s2 (1 MiB each) share a 4 MiB block: one 3 MiB storage they tile,
+// whose 1 MiB rest stayed unsplit (each, [2, 262144] bf16 with stride
+// 786432, reaches 2 MiB from its own start: a bound from below, which
+// neither start counts three times). t (2 MiB) in a 2.5 MiB block: its own.
+TEST_CASE("memory as executed: freeable inputs count their storages from a recorded start", "[memory][executed]") {
+  Graph g = load_graph(R"({"format":"schedgraph/1","name":"views",
+    "inputs":[{"name":"q","bytes":1048576,"freeable":true},
+              {"name":"s0","bytes":1048576,"freeable":true,"dtype":"bf16","shape":[2,262144],"stride":[786432,1]},
+              {"name":"s1","bytes":1048576,"freeable":true,"dtype":"bf16","shape":[2,262144],"stride":[786432,1]},
+              {"name":"s2","bytes":1048576,"freeable":true,"dtype":"bf16","shape":[2,262144],"stride":[786432,1]},
+              {"name":"t","bytes":2097152,"freeable":true}],
+    "outputs":["buf0"],
+    "nodes":[{"name":"op0","kind":"extern","kernel":"extern_kernels.mm",
+      "outputs":[{"name":"buf0","bytes":1048576,"dtype":"f32"}],
+      "reads":[{"name":"q","dep":"star","bytes":1048576},{"name":"s0","dep":"star","bytes":1048576},
+               {"name":"s1","dep":"star","bytes":1048576},{"name":"s2","dep":"star","bytes":1048576},
+               {"name":"t","dep":"star","bytes":2097152}],
+      "writes":[{"name":"buf0","dep":"star","bytes":1048576}]}]})");
+  const std::int64_t half = MiB / 2;
+  AllocatorState start{CachedSegment{false, 20 * MiB,
+                                     {CachedBlock{3 * MiB, true, {"q"}}, CachedBlock{4 * MiB, true, {"s0", "s1", "s2"}},
+                                      CachedBlock{2 * MiB + half, true, {"t"}}, CachedBlock{10 * MiB + half, false, {}}}}};
+  const ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order(), {}, nullptr, &start);
+  CHECK(m.peak_bytes == 1 * MiB + (3 + 3 + 2) * MiB);  // buf0 over the start, plus the three storages
+  CHECK(m.reserved_bytes == 22 * MiB);  // buf0, 1 MiB, is a small-pool request: a 2 MiB segment of its own
+  // From the cold start the graph alone says 1 MiB per view.
+  CHECK(estimate_memory_as_executed(g, g.baseline_order()).peak_bytes == 1 * MiB + 6 * MiB);
+}
+
 // The generated wrappers' `# reuse` lines (tests/data/measured/h100/
 // wrapper_reuses.json: 41 measured graphs whose exports are checked in),
 // against the in-place and pool reuses the model replays in the order the
