@@ -22,6 +22,9 @@ namespace schedlab::fusion_detail {
 using DepId = std::int32_t;
 using GroupId = std::int32_t;
 
+// Bytes per element of a dtype as the format writes it ("bf16", "f32", ...).
+std::int64_t dtype_itemsize(std::string_view dtype);
+
 // An ordered pair of nodes as one key (ids are never negative).
 inline std::uint64_t pair_key(GroupId first, GroupId second) {
   return (static_cast<std::uint64_t>(first) << 32) | static_cast<std::uint32_t>(second);
@@ -176,6 +179,9 @@ class FusionEngine {
   // Loop reordering (the round after the fixed point, loop_ordering_after_fusion).
   std::int64_t shared_data_after_reordering_loop(GroupId n1, GroupId n2);
   std::vector<std::pair<BufId, DepId>> lhs_name_to_dep_, rhs_name_to_dep_;  // its scratch, reused
+  std::vector<std::int32_t> lhs_named_, rhs_named_;        // slots of buffer_names(), in order
+  std::vector<std::uint8_t> lhs_is_named_, rhs_is_named_;  // per slot: in buffer_names()
+  std::int64_t buffer_elements(BufId b) const;
   // A dep's StrideOrderForm as a number (equal forms, equal numbers; kNone:
   // not an affine memory dep), per dep id, computed when first asked.
   static constexpr std::int32_t kFormUnknown = -2;

@@ -14,17 +14,14 @@
 #include "core/util/saturating.h"
 
 namespace schedlab::fusion_detail {
-namespace {
 
-// Bytes per element, for the element count in Inductor's buffer reuse key.
-std::int64_t itemsize(std::string_view dtype) {
+// Bytes per element, for element counts (Inductor's buffer reuse key, get_numel).
+std::int64_t dtype_itemsize(std::string_view dtype) {
   if (dtype == "f64" || dtype == "i64" || dtype == "u64" || dtype == "c64") return 8;
   if (dtype == "bf16" || dtype == "f16" || dtype == "i16" || dtype == "u16") return 2;
   if (dtype == "bool" || dtype == "i8" || dtype == "u8" || dtype.substr(0, 2) == "f8") return 1;
   return 4;
 }
-
-}  // namespace
 
 // WhyNoFuse's text for each refusal.
 std::string_view why_name(Why why) {
@@ -573,7 +570,7 @@ void FusionEngine::number_reuse_keys() {
   for (BufId b = 0; b < g_.num_buffers(); ++b) {
     const Buffer& buf = g_.buffers[b];
     if (buf.is_input || (buf.layout != Layout::Fixed && buf.layout != Layout::MultiOutputItem) || deps_.users[b].size() != 1) continue;
-    const std::int64_t elements = buf.bytes / itemsize(buf.dtype);
+    const std::int64_t elements = buf.bytes / dtype_itemsize(buf.dtype);
     auto [it, added] = numbers.emplace(std::pair{std::string_view(buf.dtype), elements}, static_cast<std::int32_t>(reuse_key_elements_.size()));
     if (added) reuse_key_elements_.push_back(elements);
     reuse_key_of_buf_[b] = it->second;

@@ -36,7 +36,26 @@ std::string rename_vars(const std::string& text, const std::vector<int>& rename)
   return out;
 }
 
+// An index that is a constant (Inductor leaves such deps, e.g. load_seed's,
+// out of buffer_names()).
+bool is_constant_index(const std::string& text) {
+  std::size_t i = !text.empty() && text[0] == '-' ? 1 : 0;
+  return i < text.size() && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
 }  // namespace
+
+// Elements of a buffer (V.graph.get_numel): its shape's product, else its
+// bytes over the dtype's size.
+std::int64_t FusionEngine::buffer_elements(BufId b) const {
+  const Buffer& buf = g_.buffers[b];
+  if (!buf.shape.empty()) {
+    std::int64_t n = 1;
+    for (auto s : buf.shape) n = saturating_mul(n, s);
+    return n;
+  }
+  return buf.bytes / dtype_itemsize(buf.dtype);
+}
 
 std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId n2) {
   const Group& a = groups_[n1];
@@ -48,38 +67,59 @@ std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId
   // insertion-ordered entries, then node2's, looked up by buffer. A node
   // with R reads costs O(R), and nothing is hashed or allocated (the
   // reordering round asks this of every pair sharing too little).
-  auto name_to_dep = [&](const Group& grp, std::vector<std::pair<BufId, DepId>>& entries) {
+  // `named` lists, in order, the slots of the buffers Inductor's
+  // buffer_names() has: those with a memory dep whose index is not a
+  // constant, by their first such dep.
+  auto name_to_dep = [&](const Group& grp, std::vector<std::pair<BufId, DepId>>& entries, std::vector<std::int32_t>& named,
+                         std::vector<std::uint8_t>& is_named) {
     const std::uint32_t listed = next_buf_epoch();
     entries.clear();
+    named.clear();
+    is_named.clear();
     for (const auto* set : {&grp.reads, &grp.writes})
       for (DepId d : *set) {
         const BufId buf = dep_table_[d].buf;
-        if (buf_mark_[buf] == listed) {
-          entries[static_cast<std::size_t>(buf_slot_[buf])].second = d;
-          continue;
+        if (buf_mark_[buf] != listed) {
+          buf_mark_[buf] = listed;
+          buf_slot_[buf] = static_cast<std::int32_t>(entries.size());
+          entries.emplace_back(buf, d);
+          is_named.push_back(0);
         }
-        buf_mark_[buf] = listed;
-        buf_slot_[buf] = static_cast<std::int32_t>(entries.size());
-        entries.emplace_back(buf, d);
+        const auto slot = static_cast<std::size_t>(buf_slot_[buf]);
+        entries[slot].second = d;
+        if (!is_named[slot] && dep_table_[d].kind == DepKind::Memory && !is_constant_index(*dep_table_[d].index)) {
+          is_named[slot] = 1;
+          named.push_back(static_cast<std::int32_t>(slot));
+        }
       }
     return listed;
   };
-  name_to_dep(a, lhs_name_to_dep_);
-  const std::uint32_t in_rhs = name_to_dep(b, rhs_name_to_dep_);
+  name_to_dep(a, lhs_name_to_dep_, lhs_named_, lhs_is_named_);
+  const std::uint32_t in_rhs = name_to_dep(b, rhs_name_to_dep_, rhs_named_, rhs_is_named_);
+  // MemoryDep.get_numel: the sizes of the loops the index uses; an indirect
+  // access counts the whole buffer.
   auto numel = [&](DepId d) {
     const DepEntry& e = dep_table_[d];
+    if (e.kind != DepKind::Memory) return std::int64_t{-1};  // never a candidate (see below)
+    if (e.indirect) return buffer_elements(e.buf);
     std::int64_t n = 1;
-    if (e.kind == DepKind::Memory)
-      for (auto s : *e.size) n = saturating_mul(n, s);
-    else n = g_.buffers[e.buf].bytes;
+    const std::vector<bool> used = vars_used(*e.index, e.size->size());
+    for (std::size_t i = 0; i < e.size->size(); ++i)
+      if (used[i]) n = saturating_mul(n, (*e.size)[i]);
     return n;
   };
-  // The largest common buffer whose two accesses differ at most in loop order.
+  // The largest common buffer whose two accesses differ at most in loop
+  // order; the first of equal sizes in node1's buffer order (max()).
+  // Only buffers both nodes touch through a memory dep are candidates
+  // (common_buffer_names), and their last deps must be memory deps to
+  // compare.
   DepId lhs = -1, rhs = -1;
   std::int64_t best = -1;
-  for (const auto& [buf, ld] : lhs_name_to_dep_) {
-    if (buf_mark_[buf] != in_rhs) continue;
+  for (std::int32_t slot : lhs_named_) {
+    const auto& [buf, ld] = lhs_name_to_dep_[static_cast<std::size_t>(slot)];
+    if (buf_mark_[buf] != in_rhs || !rhs_is_named_[static_cast<std::size_t>(buf_slot_[buf])]) continue;
     const DepId rd = rhs_name_to_dep_[static_cast<std::size_t>(buf_slot_[buf])].second;
+    if (dep_table_[ld].kind != DepKind::Memory || dep_table_[rd].kind != DepKind::Memory) continue;
     const std::int32_t lf = stride_form(ld), rf = stride_form(rd);
     const bool same = (lf >= 0 && rf >= 0) ? lf == rf : ld == rd;
     if (!same) continue;

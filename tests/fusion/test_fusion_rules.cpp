@@ -152,6 +152,26 @@ TEST_CASE("loop reordering keeps an index variable numbered past 64 bits as writ
   CHECK(test::names(g, fe.fusion.groups[0]) == std::vector<std::string>{"p", "r"});
 }
 
+TEST_CASE("the reorder round picks the common buffer with the most elements its loops touch (MemoryDep.get_numel)", "[fusion]") {
+  // p writes b channels-last over (n, h, w, c) and reads a per-channel
+  // vector v; q reads b as (n, c, h, w) and v by its own channel loop. Both
+  // buffers differ only in loop order; v's dep lists all four of p's loops
+  // but its index uses one, so it counts 64 elements, b 1152. Counting
+  // every listed loop tied them, picked v (first in p's order), found the
+  // two reads equal once merged and shared v's bytes without reordering:
+  // "memory deps did not match" (EfficientNet-B0 backward, op8 + op10).
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":4608},{"name":"v","bytes":256}],"outputs":["qb"],"nodes":[
+    {"name":"p","kind":"pointwise","group":[1152,1],"outputs":[{"name":"b","bytes":4608,"dtype":"f32"}],
+     "reads":[{"name":"v","index":"d3","size":[2,3,3,64],"bytes":256},
+              {"name":"x","index":"576*d0 + 192*d1 + 64*d2 + d3","size":[2,3,3,64],"bytes":4608}],
+     "writes":[{"name":"b","index":"576*d0 + 192*d1 + 64*d2 + d3","size":[2,3,3,64],"bytes":4608}]},
+    {"name":"q","kind":"pointwise","group":[1152,1],"outputs":[{"name":"qb","bytes":4608,"dtype":"f32"}],
+     "reads":[{"name":"b","index":"576*d0 + d1 + 192*d2 + 64*d3","size":[2,64,3,3],"bytes":4608},
+              {"name":"v","index":"d1","size":[2,64],"bytes":256}],
+     "writes":[{"name":"qb","index":"576*d0 + 9*d1 + 3*d2 + d3","size":[2,64,3,3],"bytes":4608}]}]})");
+  CHECK(groups_of(g) == std::vector<std::vector<std::string>>{{"p", "q"}});
+}
+
 TEST_CASE("a fused group whose joined name is taken gets the first free NAME#k", "[fusion][errors]") {
   // op0 and op1 fuse; a third node is already called op0_op1.
   Graph g = graph({pw("op0", "b0", rd("x"), 1024), pw("op1", "b1", rd("b0"), 1024),
