@@ -189,6 +189,16 @@ class FusionEngine {
   std::map<std::pair<std::vector<std::pair<std::int64_t, std::int64_t>>, std::int64_t>, std::int32_t> stride_form_numbers_;
   std::int32_t stride_form(DepId d);
   bool reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep);
+  // Per original node, its loops as they are now (SchedulerNode._sizes[0]):
+  // `known` when it has a memory write to take them from.
+  struct MemberLoops {
+    bool ready = false, known = false;
+    std::vector<std::int64_t> sizes;
+    std::vector<int> perm;      // current loop i is the exported loop perm[i]
+    std::uint32_t version = 0;  // bumped at each reordering
+  };
+  std::vector<MemberLoops> member_loops_;  // by NodeId, filled when first asked
+  MemberLoops& member_loops(NodeId m);
   GroupId fuse_two(GroupId n1, GroupId n2);
   Group merged(const Group& a, const Group& b);  // FusedSchedulerNode of the two (no outer-loop rules)
   void take_lead(Group& grp) const;              // the Triton group from the members

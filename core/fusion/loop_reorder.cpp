@@ -166,20 +166,35 @@ std::int32_t FusionEngine::stride_form(DepId d) {
   return form;
 }
 
+// SchedulerNode._sizes[0] of an original node: its first memory write's
+// iteration sizes as exported, permuted by every reordering of its loops
+// since (perm: current loop i is exported loop perm[i]).
+FusionEngine::MemberLoops& FusionEngine::member_loops(NodeId m) {
+  if (member_loops_.empty()) member_loops_.resize(g_.nodes.size());
+  MemberLoops& ml = member_loops_[static_cast<std::size_t>(m)];
+  if (ml.ready) return ml;
+  ml.ready = true;
+  for (const Dep& w : g_.nodes[m].writes)
+    if (w.kind == DepKind::Memory) {
+      ml.known = true;
+      ml.sizes = w.size;
+      break;
+    }
+  ml.perm.resize(ml.sizes.size());
+  for (std::size_t i = 0; i < ml.perm.size(); ++i) ml.perm[i] = static_cast<int>(i);
+  return ml;
+}
+
 bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep) {
   Group& grp = groups_[gid];
   if (grp.is_template) return false;
-  // The loop sizes of every member (its first memory write's iteration sizes) must agree.
+  // The loop sizes of every member must agree (FusedSchedulerNode's check),
+  // as they are now: an earlier reordering may have permuted them.
   const std::vector<std::int64_t>* sizes = nullptr;
   for (NodeId m : grp.members) {
-    const std::vector<std::int64_t>* member_sizes = nullptr;
-    for (const Dep& w : g_.nodes[m].writes)
-      if (w.kind == DepKind::Memory) {
-        member_sizes = &w.size;
-        break;
-      }
-    if (!member_sizes || (sizes && *sizes != *member_sizes)) return false;
-    sizes = member_sizes;
+    const MemberLoops& ml = member_loops(m);
+    if (!ml.known || (sizes && *sizes != ml.sizes)) return false;
+    sizes = &ml.sizes;
   }
   const DepEntry& s = dep_table_[self_dep];
   const DepEntry& o = dep_table_[other_dep];
@@ -231,6 +246,14 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
   };
   for (auto* set : {&grp.reads, &grp.writes, &grp.unmet})
     for (DepId& d : *set) d = reordered(d);
+  for (NodeId m : grp.members) {  // SchedulerNode.apply_new_loop_order on each member
+    MemberLoops& ml = member_loops(m);
+    std::vector<int> perm(order->size());
+    for (std::size_t i = 0; i < order->size(); ++i) perm[i] = ml.perm[static_cast<std::size_t>((*order)[i])];
+    ml.perm = std::move(perm);
+    ml.sizes = new_sizes;
+    ++ml.version;
+  }
   list_touched(grp);
   grp.deps_changed = true;
   grp.producers_listed = grp.used_buffers_listed = false;

@@ -172,6 +172,42 @@ TEST_CASE("the reorder round picks the common buffer with the most elements its 
   CHECK(groups_of(g) == std::vector<std::vector<std::string>>{{"p", "q"}});
 }
 
+TEST_CASE("a node's loops reordered twice are permuted from their current order", "[fusion]") {
+  // b is [4, 8, 16]; p writes it in order, q reads it (and x) as (0, 2, 1),
+  // r as (2, 0, 1). In the reorder round q's pair comes first (through x):
+  // p's loops follow q's, and the pair is refused (m, an extern reading b,
+  // sits between them). Then p's loops follow r's: permuting the exported
+  // order instead of q's left p's deps as they were and the pair shared
+  // nothing (ConvNeXt-Tiny backward, op220 + op223). q and r are more than
+  // 64 nodes apart, so they do not fuse horizontally.
+  std::string nodes = R"(
+    {"name":"p","kind":"pointwise","group":[512,1],"outputs":[{"name":"b","bytes":2048,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"128*d0 + 16*d1 + d2","size":[4,8,16],"bytes":2048}],
+     "writes":[{"name":"b","index":"128*d0 + 16*d1 + d2","size":[4,8,16],"bytes":2048}]},
+    {"name":"m","kind":"extern","outputs":[{"name":"mb","bytes":64,"dtype":"f32"}],
+     "reads":[{"name":"b","dep":"star","bytes":2048}],"writes":[{"name":"mb","dep":"star","bytes":64}]},
+    {"name":"q","kind":"pointwise","group":[512,1],"outputs":[{"name":"qb","bytes":2048,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"128*d0 + d1 + 16*d2","size":[4,16,8],"bytes":2048},
+              {"name":"b","index":"128*d0 + d1 + 16*d2","size":[4,16,8],"bytes":2048},{"name":"mb","dep":"star","bytes":64}],
+     "writes":[{"name":"qb","index":"128*d0 + 8*d1 + d2","size":[4,16,8],"bytes":2048}]},)";
+  std::string outputs = R"("qb","rb")";
+  for (int i = 0; i < 66; ++i) {
+    const std::string e = std::to_string(i);
+    nodes += R"({"name":"e)" + e + R"(","kind":"extern","outputs":[{"name":"eb)" + e +
+             R"(","bytes":4}],"reads":[{"name":"y","dep":"star","bytes":4}]},)";
+    outputs += R"(,"eb)" + e + R"(")";
+  }
+  nodes += R"(
+    {"name":"r","kind":"pointwise","group":[512,1],"outputs":[{"name":"rb","bytes":2048,"dtype":"f32"}],
+     "reads":[{"name":"b","index":"d0 + 128*d1 + 16*d2","size":[16,4,8],"bytes":2048}],
+     "writes":[{"name":"rb","index":"32*d0 + 8*d1 + d2","size":[16,4,8],"bytes":2048}]})";
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":2048},{"name":"y","bytes":4}],"outputs":[)" + outputs +
+                       R"(],"nodes":[)" + nodes + "]}");
+  auto groups = groups_of(g);
+  CHECK(std::count(groups.begin(), groups.end(), std::vector<std::string>{"p", "r"}) == 1);
+  CHECK(std::count(groups.begin(), groups.end(), std::vector<std::string>{"q"}) == 1);
+}
+
 TEST_CASE("a fused group whose joined name is taken gets the first free NAME#k", "[fusion][errors]") {
   // op0 and op1 fuse; a third node is already called op0_op1.
   Graph g = graph({pw("op0", "b0", rd("x"), 1024), pw("op1", "b1", rd("b0"), 1024),
