@@ -166,6 +166,15 @@ std::int32_t FusionEngine::stride_form(DepId d) {
   return form;
 }
 
+// Where a node's reordered loops and tiling data are kept, made when first needed.
+FusionEngine::MemberExtra& FusionEngine::member_extra(MemberLoops& ml) {
+  if (ml.extra < 0) {
+    ml.extra = static_cast<std::int32_t>(member_extra_.size());
+    member_extra_.emplace_back();
+  }
+  return member_extra_[static_cast<std::size_t>(ml.extra)];
+}
+
 // SchedulerNode._sizes[0] of an original node: its first memory write's
 // iteration sizes as exported, permuted by every reordering of its loops
 // since (perm: current loop i is exported loop perm[i]).
@@ -177,11 +186,9 @@ FusionEngine::MemberLoops& FusionEngine::member_loops(NodeId m) {
   for (const Dep& w : g_.nodes[m].writes)
     if (w.kind == DepKind::Memory) {
       ml.known = true;
-      ml.sizes = w.size;
+      ml.sizes = &w.size;
       break;
     }
-  ml.perm.resize(ml.sizes.size());
-  for (std::size_t i = 0; i < ml.perm.size(); ++i) ml.perm[i] = static_cast<int>(i);
   return ml;
 }
 
@@ -193,8 +200,8 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
   const std::vector<std::int64_t>* sizes = nullptr;
   for (NodeId m : grp.members) {
     const MemberLoops& ml = member_loops(m);
-    if (!ml.known || (sizes && *sizes != ml.sizes)) return false;
-    sizes = &ml.sizes;
+    if (!ml.known || (sizes && *sizes != *ml.sizes)) return false;
+    sizes = ml.sizes;
   }
   const DepEntry& s = dep_table_[self_dep];
   const DepEntry& o = dep_table_[other_dep];
@@ -249,13 +256,16 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
   for (NodeId m : grp.members) {  // SchedulerNode.apply_new_loop_order on each member
     MemberLoops& ml = member_loops(m);
     std::vector<int> perm(order->size());
-    for (std::size_t i = 0; i < order->size(); ++i) perm[i] = ml.perm[static_cast<std::size_t>((*order)[i])];
-    ml.perm = std::move(perm);
-    ml.sizes = new_sizes;
+    for (std::size_t i = 0; i < order->size(); ++i) perm[i] = static_cast<int>(exported_loop(ml, static_cast<std::size_t>((*order)[i])));
+    MemberExtra& extra = member_extra(ml);
+    extra.perm = std::move(perm);
+    extra.own_sizes = new_sizes;
+    ml.sizes = &extra.own_sizes;
     ++ml.version;
   }
   list_touched(grp);
   grp.deps_changed = true;
+  group_tilings_.erase(gid);
   grp.producers_listed = grp.used_buffers_listed = false;
   note_node_traits(gid);
   return true;

@@ -208,6 +208,63 @@ TEST_CASE("a node's loops reordered twice are permuted from their current order"
   CHECK(std::count(groups.begin(), groups.end(), std::vector<std::string>{"q"}) == 1);
 }
 
+TEST_CASE("the Triton backend keeps a node's 2-D tiling: tiling mismatch, invalid tiling for reduction", "[fusion]") {
+  // p's loops are [32, 3, 64]; it reads x transposed (stride 1 on its first
+  // loop), so select_tiling splits its kernel as (32, 192).
+  const std::string p = R"({"name":"p","kind":"pointwise","group":[6144,1],"outputs":[{"name":"b","bytes":24576,"dtype":"f32"}],
+    "reads":[{"name":"x","index":"d0 + 32*d1 + 96*d2","size":[32,3,64],"bytes":24576}],
+    "writes":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}]})";
+  auto with = [&](const std::string& second, const std::string& x_index = "d0 + 32*d1 + 96*d2") {
+    std::string first = p;
+    first.replace(first.find("d0 + 32*d1 + 96*d2"), std::string("d0 + 32*d1 + 96*d2").size(), x_index);
+    return load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":24576},{"name":"y","bytes":24576}],"outputs":["out"],"nodes":[)" +
+                      first + "," + second + "]}");
+  };
+  SECTION("two pointwise nodes tiled differently") {
+    // q reads b as p writes it, and y split after its second loop: (96, 64).
+    // Together the first compatible tiling is p's, which q's is not.
+    const std::string q = R"({"name":"q","kind":"pointwise","group":[6144,1],"outputs":[{"name":"out","bytes":24576,"dtype":"f32"}],
+      "reads":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576},
+               {"name":"y","index":"3*d0 + d1 + 96*d2","size":[32,3,64],"bytes":24576}],
+      "writes":[{"name":"out","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}]})";
+    CHECK(explain_fusion(with(q), 0, 1, FusionOptions{}).final_reason == "tiling mismatch");
+    // Without y, q is untiled and takes p's tiling: they fuse.
+    const std::string q_untiled = R"({"name":"q","kind":"pointwise","group":[6144,1],"outputs":[{"name":"out","bytes":24576,"dtype":"f32"}],
+      "reads":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}],
+      "writes":[{"name":"out","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}]})";
+    CHECK(groups_of(with(q_untiled)) == std::vector<std::vector<std::string>>{{"p", "q"}});
+    FusionOptions off;
+    off.tiling_prevents_pointwise_fusion = false;
+    CHECK(explain_fusion(with(q), 0, 1, off).fused);
+  }
+  SECTION("a pointwise producer of a reduction") {
+    // r reduces b over its last loop: (numel, rnumel) = (96, 64). p's
+    // tiling (32, 192) is neither untiled nor (96, 64).
+    const std::string r = R"({"name":"r","kind":"reduction","group":[96,64],"outputs":[{"name":"out","bytes":384,"dtype":"f32"}],
+      "reads":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}],
+      "writes":[{"name":"out","index":"3*d0 + d1","size":[32,3],"bytes":384}]})";
+    CHECK(explain_fusion(with(r), 0, 1, FusionOptions{}).final_reason == "invalid tiling for reduction");
+    // Split after its second loop instead, p tiles as (96, 64): it fuses.
+    CHECK(groups_of(with(r, "3*d0 + d1 + 96*d2")) == std::vector<std::vector<std::string>>{{"p", "r"}});
+  }
+}
+
+TEST_CASE("a pointwise node whose loops do not split over a reduction's (numel, rnumel) does not join it", "[fusion]") {
+  // p loops over [3, 2048], r over (2048, 3): both 6144 elements, but 3 does
+  // not divide 2048 (SIMDKernel.is_compatible). They share three scalars
+  // (12 bytes), enough for a horizontal pair.
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":24576},{"name":"s1","bytes":4},{"name":"s2","bytes":4},{"name":"s3","bytes":4}],"outputs":["pb","rb"],"nodes":[
+    {"name":"p","kind":"pointwise","group":[6144,1],"outputs":[{"name":"pb","bytes":24576,"dtype":"f32"}],
+     "reads":[{"name":"s1","index":"0","size":[],"bytes":4},{"name":"s2","index":"0","size":[],"bytes":4},{"name":"s3","index":"0","size":[],"bytes":4},
+              {"name":"x","index":"2048*d0 + d1","size":[3,2048],"bytes":24576}],
+     "writes":[{"name":"pb","index":"2048*d0 + d1","size":[3,2048],"bytes":24576}]},
+    {"name":"r","kind":"reduction","group":[2048,3],"outputs":[{"name":"rb","bytes":8192,"dtype":"f32"}],
+     "reads":[{"name":"s1","index":"0","size":[],"bytes":4},{"name":"s2","index":"0","size":[],"bytes":4},{"name":"s3","index":"0","size":[],"bytes":4},
+              {"name":"x","index":"d0 + 2048*d1","size":[2048,3],"bytes":24576}],
+     "writes":[{"name":"rb","index":"d0","size":[2048],"bytes":8192}]}]})");
+  CHECK(explain_fusion(g, 0, 1, FusionOptions{}).final_reason == "nodes numel/rnumel incompatibility");
+}
+
 TEST_CASE("a fused group whose joined name is taken gets the first free NAME#k", "[fusion][errors]") {
   // op0 and op1 fuse; a third node is already called op0_op1.
   Graph g = graph({pw("op0", "b0", rd("x"), 1024), pw("op1", "b1", rd("b0"), 1024),
