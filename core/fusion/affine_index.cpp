@@ -98,6 +98,20 @@ std::optional<AffineIndex> parse_affine_index(const std::string& text, std::size
   return out;
 }
 
+std::vector<bool> vars_used(const std::string& text, std::size_t num_vars) {
+  std::vector<bool> used(num_vars, false);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != 'd' || (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_'))) continue;
+    std::size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i + 1 || (j < text.size() && (std::isalpha(static_cast<unsigned char>(text[j])) || text[j] == '_'))) continue;
+    std::int64_t k = 0;
+    if (parse_int(text.substr(i + 1, j - i - 1), k) && static_cast<std::size_t>(k) < num_vars) used[static_cast<std::size_t>(k)] = true;
+    i = j - 1;
+  }
+  return used;
+}
+
 std::string format_affine_index(const AffineIndex& index) {
   std::string out;
   auto term = [&](std::int64_t value, const std::string& var) {

@@ -20,6 +20,10 @@ struct AffineIndex {
 // nullopt when the text is not an affine form over d0..d{num_vars-1}.
 std::optional<AffineIndex> parse_affine_index(const std::string& text, std::size_t num_vars);
 
+// Which of the loop variables d0..d{num_vars-1} the text names (its free
+// symbols among them), affine or not.
+std::vector<bool> vars_used(const std::string& text, std::size_t num_vars);
+
 // Sympy's printing of such a form: terms by variable, the constant last.
 std::string format_affine_index(const AffineIndex& index);
 

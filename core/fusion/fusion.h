@@ -30,6 +30,11 @@ struct FusionOptions {
   std::int64_t score_fusion_memory_threshold = 10;  // horizontal fusions must share at least this many bytes
   int max_horizontal_distance = 64;                 // are_long_distant_nodes
   bool epilogue_fusion_first = false;
+  // config.triton.tiling_prevents_pointwise_fusion / _reduction_fusion: the
+  // Triton backend refuses pairs whose kernel tiling would differ from a
+  // side's own 2-D tiling (see docs/fusion.md "Tiling").
+  bool tiling_prevents_pointwise_fusion = true;
+  bool tiling_prevents_reduction_fusion = true;
   // Record every refused pair (round, names, reason). Off for big graphs:
   // the counts per reason are always kept.
   bool record_refusals = false;

@@ -3,6 +3,7 @@
 // legality.cpp holds can_fuse and everything it calls; fuse.cpp the rounds.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -15,12 +16,16 @@
 #include "core/deps/dependencies.h"
 #include "core/fusion/fusion.h"
 #include "core/fusion/group_order.h"
+#include "core/fusion/index_eval.h"
 #include "core/util/key_table.h"
 
 namespace schedlab::fusion_detail {
 
 using DepId = std::int32_t;
 using GroupId = std::int32_t;
+
+// Bytes per element of a dtype as the format writes it ("bf16", "f32", ...).
+std::int64_t dtype_itemsize(std::string_view dtype);
 
 // An ordered pair of nodes as one key (ids are never negative).
 inline std::uint64_t pair_key(GroupId first, GroupId second) {
@@ -55,13 +60,22 @@ struct DepEntry {
   std::int32_t reuse_key = kNone;
 };
 
+// A Triton kernel tiling (SIMDScheduling.create_tiling): the values of
+// {"y", "x", "r0_"} in that order, `len` of them (2: no "y", 3: a 2-D tiling).
+struct Tiling {
+  std::array<std::int64_t, 3> v{};
+  int len = 0;
+  bool operator==(const Tiling&) const = default;
+};
+
 // Why a pair may not fuse (WhyNoFuse), kept as a code so that the millions
 // of refusals on big graphs cost no string work; text() gives the reference's words.
 enum class Why : std::uint8_t {
   None, SameNode, Node1Extern, Node2Extern, MustGoBefore, PrologueNotPointwise, TemplateEpiloguesOnly,
   TemplateEpilogue, NoSharedData, ExceedsMaxFusion, IncreasesPeakMemory, MemoryDepsMismatch, IntermediateNodes,
   ScoreThreshold, TooFarApart, ReduceMismatch, NonReduceMismatch, NumelIncompatible, Cycle, CppLoopsMismatch,
-  CppHorizontalSize, ForeachLength, ForeachReduction, ForeachNotConsumer, ForeachNoProducer, Count
+  CppHorizontalSize, ForeachLength, ForeachReduction, ForeachNotConsumer, ForeachNoProducer, TilingMismatch,
+  NumelRnumelIncompatible, InvalidReductionTiling, Count
 };
 
 std::string_view why_name(Why why);  // the reason without its numbers
@@ -176,6 +190,9 @@ class FusionEngine {
   // Loop reordering (the round after the fixed point, loop_ordering_after_fusion).
   std::int64_t shared_data_after_reordering_loop(GroupId n1, GroupId n2);
   std::vector<std::pair<BufId, DepId>> lhs_name_to_dep_, rhs_name_to_dep_;  // its scratch, reused
+  std::vector<std::int32_t> lhs_named_, rhs_named_;        // slots of buffer_names(), in order
+  std::vector<std::uint8_t> lhs_is_named_, rhs_is_named_;  // per slot: in buffer_names()
+  std::int64_t buffer_elements(BufId b) const;
   // A dep's StrideOrderForm as a number (equal forms, equal numbers; kNone:
   // not an affine memory dep), per dep id, computed when first asked.
   static constexpr std::int32_t kFormUnknown = -2;
@@ -183,6 +200,71 @@ class FusionEngine {
   std::map<std::pair<std::vector<std::pair<std::int64_t, std::int64_t>>, std::int64_t>, std::int32_t> stride_form_numbers_;
   std::int32_t stride_form(DepId d);
   bool reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep);
+  // Per original node of several loops, its candidate tilings at the loops
+  // of `candidates_version` and the kernel numel `candidates_numel`
+  // (`candidates_known` false when a stride could not be evaluated).
+  struct MemberTiling {
+    struct Candidate {
+      Tiling tiling;
+      std::int64_t score = 0;
+      BufId name = kNone;  // kNone: the untiled candidate ("none")
+    };
+    std::uint32_t candidates_version = ~std::uint32_t{0};
+    std::int64_t candidates_numel = -1;
+    bool candidates_known = false;
+    std::vector<Candidate> candidates;
+  };
+  // Per original node, compact: its loops as they are now
+  // (SchedulerNode._sizes[0]: the exported first memory write's sizes until
+  // a reordering; `known` when it has such a write), and where its
+  // reordered loops and tiling data are kept, when it has any (most nodes
+  // never need them).
+  struct MemberLoops {
+    const std::vector<std::int64_t>* sizes = nullptr;
+    std::int32_t extra = -1;    // index into member_extra_, or -1
+    std::uint32_t version = 0;  // bumped at each reordering
+    bool ready = false, known = false;
+  };
+  struct MemberExtra {
+    std::vector<std::int64_t> own_sizes;
+    std::vector<int> perm;  // current loop i is the exported loop perm[i] (empty: not reordered)
+    MemberTiling tiling;
+  };
+  std::vector<MemberLoops> member_loops_;  // by NodeId, filled when first asked
+  std::deque<MemberExtra> member_extra_;
+  MemberExtra& member_extra(MemberLoops& ml);
+  std::size_t exported_loop(const MemberLoops& ml, std::size_t i) const {
+    return ml.extra < 0 || member_extra_[static_cast<std::size_t>(ml.extra)].perm.empty()
+               ? i
+               : static_cast<std::size_t>(member_extra_[static_cast<std::size_t>(ml.extra)].perm[i]);
+  }
+  MemberLoops& member_loops(NodeId m);
+  // The Triton backend's tiling (tiling.cpp): SIMDScheduling.candidate_tilings,
+  // select_tiling and SIMDKernel.is_compatible over pointwise members. Each
+  // answers false when it cannot tell (a member's loops or strides unknown).
+  SymbolHints symbol_hints_;
+  bool symbol_hints_ready_ = false;
+  // A member's exported memory deps, reads then writes, with their strides
+  // per exported loop (stride_hints; a row of its loop count per dep), into
+  // the scratch below; false when one cannot be evaluated.
+  bool member_strides(NodeId m);
+  std::vector<BufId> strides_bufs_, strides_writes_;
+  std::vector<std::int64_t> strides_;
+  bool strides_unbacked_ = false;
+  bool candidate_tilings(NodeId m, std::int64_t numel, const std::vector<MemberTiling::Candidate>*& out);
+  bool select_tiling(std::span<const NodeId> first, std::span<const NodeId> second, std::int64_t numel, Tiling& out);
+  bool group_tiling(GroupId gid, Tiling& out);
+  // A node's own tiling (select_tiling of its members at its numel), by
+  // group id, once asked; `known` false when a member's loops or strides
+  // are not (then the tiling checks pass it). Reset when its loops change.
+  struct GroupTiling {
+    bool known = false;
+    Tiling tiling;
+  };
+  std::unordered_map<GroupId, GroupTiling> group_tilings_;  // only nodes with a member of several loops
+  bool loops_fit(std::span<const std::int64_t> groups, NodeId m);  // SIMDKernel.is_compatible with a member's loops
+  std::vector<MemberTiling::Candidate> ranked_scratch_;
+  std::vector<BufId> seen_names_scratch_;
   GroupId fuse_two(GroupId n1, GroupId n2);
   Group merged(const Group& a, const Group& b);  // FusedSchedulerNode of the two (no outer-loop rules)
   void take_lead(Group& grp) const;              // the Triton group from the members
@@ -238,7 +320,7 @@ class FusionEngine {
   static void list_touched(Group& grp);  // fills grp.touched from reads and writes
   bool any_op_ancestor(GroupId of_members, GroupId in_ancestors_of) const;
   Verdict can_fuse_vertical(GroupId n1, GroupId n2);
-  Verdict backend_can_fuse(GroupId n1, GroupId n2, bool vertical) const;
+  Verdict backend_can_fuse(GroupId n1, GroupId n2, bool vertical);
   Verdict cpp_can_fuse(GroupId n1, GroupId n2, bool vertical) const;  // device "cpu"
   bool cpp_why_fuse_nodes(GroupId n1, GroupId n2) const;
   bool cpp_can_fuse_horizontal_impl(GroupId n1, GroupId n2) const;

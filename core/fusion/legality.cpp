@@ -14,17 +14,14 @@
 #include "core/util/saturating.h"
 
 namespace schedlab::fusion_detail {
-namespace {
 
-// Bytes per element, for the element count in Inductor's buffer reuse key.
-std::int64_t itemsize(std::string_view dtype) {
+// Bytes per element, for element counts (Inductor's buffer reuse key, get_numel).
+std::int64_t dtype_itemsize(std::string_view dtype) {
   if (dtype == "f64" || dtype == "i64" || dtype == "u64" || dtype == "c64") return 8;
   if (dtype == "bf16" || dtype == "f16" || dtype == "i16" || dtype == "u16") return 2;
   if (dtype == "bool" || dtype == "i8" || dtype == "u8" || dtype.substr(0, 2) == "f8") return 1;
   return 4;
 }
-
-}  // namespace
 
 // WhyNoFuse's text for each refusal.
 std::string_view why_name(Why why) {
@@ -54,6 +51,9 @@ std::string_view why_name(Why why) {
       "foreach ops cannot be fused with reductions currently",
       "candidate producer is not dep of any foreach consumer",
       "candidate consumer has no dep in any foreach producer",
+      "tiling mismatch",
+      "nodes numel/rnumel incompatibility",
+      "invalid tiling for reduction",
   };
   static_assert(sizeof kText / sizeof kText[0] == static_cast<std::size_t>(Why::Count));
   return kText[static_cast<std::size_t>(why)];
@@ -455,24 +455,45 @@ SymbolicSize rnumel_of(const Group& g) { return {g.rnumel, std::string(g.rnumel_
 
 }  // namespace
 
-// SIMDScheduling.can_fuse (Triton). Tiling checks need index expressions the
-// format does not carry and are not modelled. Sizes compare symbolically.
-Verdict FusionEngine::backend_can_fuse(GroupId n1, GroupId n2, bool vertical) const {
+// SIMDScheduling.can_fuse (Triton). Sizes compare symbolically; the tiling
+// checks read the members' loops and strides (tiling.cpp).
+Verdict FusionEngine::backend_can_fuse(GroupId n1, GroupId n2, bool vertical) {
   if (g_.device == "cpu") return cpp_can_fuse(n1, n2, vertical);
-  const Group* a = &groups_[n1];
-  const Group* b = &groups_[n2];
-  const bool same_group = same_size(numel_of(*a), numel_of(*b)) && same_size(rnumel_of(*a), rnumel_of(*b));
-  if (a->reduction && b->reduction) {
+  const Group& a = groups_[n1];
+  const Group& b = groups_[n2];
+  const bool same_group = same_size(numel_of(a), numel_of(b)) && same_size(rnumel_of(a), rnumel_of(b));
+  if (a.reduction && b.reduction) {
     if (same_group) return {};
-    return {Why::ReduceMismatch, a->numel, b->numel, a->rnumel, b->rnumel};
+    return {Why::ReduceMismatch, a.numel, b.numel, a.rnumel, b.rnumel};
   }
-  if (!a->reduction && !b->reduction) {
-    if (!same_group) return {Why::NonReduceMismatch, a->numel, b->numel, a->rnumel, b->rnumel};
+  if (!a.reduction && !b.reduction) {
+    if (!same_group) return {Why::NonReduceMismatch, a.numel, b.numel, a.rnumel, b.rnumel};
+    if (a.is_template || b.is_template || !opts_.tiling_prevents_pointwise_fusion) return {};
+    // A side's own 2-D tiling must survive the fusion: tiling1 == tiling3
+    // (and tiling2 == tiling3 when that side tiles too).
+    Tiling t1, t2, t3;
+    if (!group_tiling(n1, t1) || !group_tiling(n2, t2) || (t1.len <= 2 && t2.len <= 2)) return {};
+    if (!select_tiling(groups_[n1].members, groups_[n2].members, groups_[n1].numel, t3)) return {};
+    const bool keeps = t1.len > 2 ? (t1 == t3 && (t2.len <= 2 || t2 == t3)) : t2 == t3;
+    return keeps ? Verdict{} : Verdict{Why::TilingMismatch};
+  }
+  // A pointwise node and a reduction (the reduction first is asked the other way round).
+  const GroupId pid = a.reduction ? n2 : n1;
+  const Group& p = groups_[pid];
+  const Group& r = a.reduction ? a : b;
+  if (same_size(numel_of(p), product(numel_of(r), rnumel_of(r)))) {
+    // Every pointwise member's loops split over (numel, rnumel) ...
+    const std::array<std::int64_t, 2> reduction_groups{r.numel, r.rnumel};
+    for (NodeId m : p.members)
+      if (!loops_fit(reduction_groups, m)) return {Why::NumelRnumelIncompatible};
+    // ... and the pointwise side is untiled, or tiled as (numel, rnumel).
+    Tiling t;
+    if (opts_.tiling_prevents_reduction_fusion && !p.is_template && group_tiling(pid, t) &&
+        !(t == Tiling{{p.numel, 1, 0}, 2} || t == Tiling{{r.numel, r.rnumel, 1}, 3}))
+      return {Why::InvalidReductionTiling};
     return {};
   }
-  if (a->reduction) std::swap(a, b);  // pointwise first
-  if (same_size(numel_of(*a), product(numel_of(*b), rnumel_of(*b)))) return {};
-  if (!same_size(numel_of(*a), numel_of(*b))) return {Why::NumelIncompatible};
+  if (!same_size(numel_of(p), numel_of(r))) return {Why::NumelIncompatible};
   return {};
 }
 
@@ -573,7 +594,7 @@ void FusionEngine::number_reuse_keys() {
   for (BufId b = 0; b < g_.num_buffers(); ++b) {
     const Buffer& buf = g_.buffers[b];
     if (buf.is_input || (buf.layout != Layout::Fixed && buf.layout != Layout::MultiOutputItem) || deps_.users[b].size() != 1) continue;
-    const std::int64_t elements = buf.bytes / itemsize(buf.dtype);
+    const std::int64_t elements = buf.bytes / dtype_itemsize(buf.dtype);
     auto [it, added] = numbers.emplace(std::pair{std::string_view(buf.dtype), elements}, static_cast<std::int32_t>(reuse_key_elements_.size()));
     if (added) reuse_key_elements_.push_back(elements);
     reuse_key_of_buf_[b] = it->second;

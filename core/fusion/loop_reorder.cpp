@@ -36,7 +36,26 @@ std::string rename_vars(const std::string& text, const std::vector<int>& rename)
   return out;
 }
 
+// An index that is a constant (Inductor leaves such deps, e.g. load_seed's,
+// out of buffer_names()).
+bool is_constant_index(const std::string& text) {
+  std::size_t i = !text.empty() && text[0] == '-' ? 1 : 0;
+  return i < text.size() && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
 }  // namespace
+
+// Elements of a buffer (V.graph.get_numel): its shape's product, else its
+// bytes over the dtype's size.
+std::int64_t FusionEngine::buffer_elements(BufId b) const {
+  const Buffer& buf = g_.buffers[b];
+  if (!buf.shape.empty()) {
+    std::int64_t n = 1;
+    for (auto s : buf.shape) n = saturating_mul(n, s);
+    return n;
+  }
+  return buf.bytes / dtype_itemsize(buf.dtype);
+}
 
 std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId n2) {
   const Group& a = groups_[n1];
@@ -48,38 +67,59 @@ std::int64_t FusionEngine::shared_data_after_reordering_loop(GroupId n1, GroupId
   // insertion-ordered entries, then node2's, looked up by buffer. A node
   // with R reads costs O(R), and nothing is hashed or allocated (the
   // reordering round asks this of every pair sharing too little).
-  auto name_to_dep = [&](const Group& grp, std::vector<std::pair<BufId, DepId>>& entries) {
+  // `named` lists, in order, the slots of the buffers Inductor's
+  // buffer_names() has: those with a memory dep whose index is not a
+  // constant, by their first such dep.
+  auto name_to_dep = [&](const Group& grp, std::vector<std::pair<BufId, DepId>>& entries, std::vector<std::int32_t>& named,
+                         std::vector<std::uint8_t>& is_named) {
     const std::uint32_t listed = next_buf_epoch();
     entries.clear();
+    named.clear();
+    is_named.clear();
     for (const auto* set : {&grp.reads, &grp.writes})
       for (DepId d : *set) {
         const BufId buf = dep_table_[d].buf;
-        if (buf_mark_[buf] == listed) {
-          entries[static_cast<std::size_t>(buf_slot_[buf])].second = d;
-          continue;
+        if (buf_mark_[buf] != listed) {
+          buf_mark_[buf] = listed;
+          buf_slot_[buf] = static_cast<std::int32_t>(entries.size());
+          entries.emplace_back(buf, d);
+          is_named.push_back(0);
         }
-        buf_mark_[buf] = listed;
-        buf_slot_[buf] = static_cast<std::int32_t>(entries.size());
-        entries.emplace_back(buf, d);
+        const auto slot = static_cast<std::size_t>(buf_slot_[buf]);
+        entries[slot].second = d;
+        if (!is_named[slot] && dep_table_[d].kind == DepKind::Memory && !is_constant_index(*dep_table_[d].index)) {
+          is_named[slot] = 1;
+          named.push_back(static_cast<std::int32_t>(slot));
+        }
       }
     return listed;
   };
-  name_to_dep(a, lhs_name_to_dep_);
-  const std::uint32_t in_rhs = name_to_dep(b, rhs_name_to_dep_);
+  name_to_dep(a, lhs_name_to_dep_, lhs_named_, lhs_is_named_);
+  const std::uint32_t in_rhs = name_to_dep(b, rhs_name_to_dep_, rhs_named_, rhs_is_named_);
+  // MemoryDep.get_numel: the sizes of the loops the index uses; an indirect
+  // access counts the whole buffer.
   auto numel = [&](DepId d) {
     const DepEntry& e = dep_table_[d];
+    if (e.kind != DepKind::Memory) return std::int64_t{-1};  // never a candidate (see below)
+    if (e.indirect) return buffer_elements(e.buf);
     std::int64_t n = 1;
-    if (e.kind == DepKind::Memory)
-      for (auto s : *e.size) n = saturating_mul(n, s);
-    else n = g_.buffers[e.buf].bytes;
+    const std::vector<bool> used = vars_used(*e.index, e.size->size());
+    for (std::size_t i = 0; i < e.size->size(); ++i)
+      if (used[i]) n = saturating_mul(n, (*e.size)[i]);
     return n;
   };
-  // The largest common buffer whose two accesses differ at most in loop order.
+  // The largest common buffer whose two accesses differ at most in loop
+  // order; the first of equal sizes in node1's buffer order (max()).
+  // Only buffers both nodes touch through a memory dep are candidates
+  // (common_buffer_names), and their last deps must be memory deps to
+  // compare.
   DepId lhs = -1, rhs = -1;
   std::int64_t best = -1;
-  for (const auto& [buf, ld] : lhs_name_to_dep_) {
-    if (buf_mark_[buf] != in_rhs) continue;
+  for (std::int32_t slot : lhs_named_) {
+    const auto& [buf, ld] = lhs_name_to_dep_[static_cast<std::size_t>(slot)];
+    if (buf_mark_[buf] != in_rhs || !rhs_is_named_[static_cast<std::size_t>(buf_slot_[buf])]) continue;
     const DepId rd = rhs_name_to_dep_[static_cast<std::size_t>(buf_slot_[buf])].second;
+    if (dep_table_[ld].kind != DepKind::Memory || dep_table_[rd].kind != DepKind::Memory) continue;
     const std::int32_t lf = stride_form(ld), rf = stride_form(rd);
     const bool same = (lf >= 0 && rf >= 0) ? lf == rf : ld == rd;
     if (!same) continue;
@@ -126,20 +166,42 @@ std::int32_t FusionEngine::stride_form(DepId d) {
   return form;
 }
 
+// Where a node's reordered loops and tiling data are kept, made when first needed.
+FusionEngine::MemberExtra& FusionEngine::member_extra(MemberLoops& ml) {
+  if (ml.extra < 0) {
+    ml.extra = static_cast<std::int32_t>(member_extra_.size());
+    member_extra_.emplace_back();
+  }
+  return member_extra_[static_cast<std::size_t>(ml.extra)];
+}
+
+// SchedulerNode._sizes[0] of an original node: its first memory write's
+// iteration sizes as exported, permuted by every reordering of its loops
+// since (perm: current loop i is exported loop perm[i]).
+FusionEngine::MemberLoops& FusionEngine::member_loops(NodeId m) {
+  if (member_loops_.empty()) member_loops_.resize(g_.nodes.size());
+  MemberLoops& ml = member_loops_[static_cast<std::size_t>(m)];
+  if (ml.ready) return ml;
+  ml.ready = true;
+  for (const Dep& w : g_.nodes[m].writes)
+    if (w.kind == DepKind::Memory) {
+      ml.known = true;
+      ml.sizes = &w.size;
+      break;
+    }
+  return ml;
+}
+
 bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId other_dep) {
   Group& grp = groups_[gid];
   if (grp.is_template) return false;
-  // The loop sizes of every member (its first memory write's iteration sizes) must agree.
+  // The loop sizes of every member must agree (FusedSchedulerNode's check),
+  // as they are now: an earlier reordering may have permuted them.
   const std::vector<std::int64_t>* sizes = nullptr;
   for (NodeId m : grp.members) {
-    const std::vector<std::int64_t>* member_sizes = nullptr;
-    for (const Dep& w : g_.nodes[m].writes)
-      if (w.kind == DepKind::Memory) {
-        member_sizes = &w.size;
-        break;
-      }
-    if (!member_sizes || (sizes && *sizes != *member_sizes)) return false;
-    sizes = member_sizes;
+    const MemberLoops& ml = member_loops(m);
+    if (!ml.known || (sizes && *sizes != *ml.sizes)) return false;
+    sizes = ml.sizes;
   }
   const DepEntry& s = dep_table_[self_dep];
   const DepEntry& o = dep_table_[other_dep];
@@ -191,8 +253,19 @@ bool FusionEngine::reorder_loops_by_dep_pair(GroupId gid, DepId self_dep, DepId 
   };
   for (auto* set : {&grp.reads, &grp.writes, &grp.unmet})
     for (DepId& d : *set) d = reordered(d);
+  for (NodeId m : grp.members) {  // SchedulerNode.apply_new_loop_order on each member
+    MemberLoops& ml = member_loops(m);
+    std::vector<int> perm(order->size());
+    for (std::size_t i = 0; i < order->size(); ++i) perm[i] = static_cast<int>(exported_loop(ml, static_cast<std::size_t>((*order)[i])));
+    MemberExtra& extra = member_extra(ml);
+    extra.perm = std::move(perm);
+    extra.own_sizes = new_sizes;
+    ml.sizes = &extra.own_sizes;
+    ++ml.version;
+  }
   list_touched(grp);
   grp.deps_changed = true;
+  group_tilings_.erase(gid);
   grp.producers_listed = grp.used_buffers_listed = false;
   note_node_traits(gid);
   return true;

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/fusion/affine_index.h"
+#include "core/fusion/index_eval.h"
 
 using namespace schedlab::fusion_detail;
 
@@ -60,4 +61,35 @@ TEST_CASE("coefficients and sizes near 2^63 neither wrap nor merge inexactly", "
   REQUIRE(c);
   CHECK(normalize_loops(*c, {4294967296, 4294967296}).sizes == std::vector<std::int64_t>{4294967296, 4294967296});
   CHECK(normalize_loops(*c, {4, 4294967296}).sizes == std::vector<std::int64_t>{17179869184});
+}
+
+TEST_CASE("index expressions evaluate to Inductor's stride hints, affine or not", "[fusion][affine]") {
+  auto strides = [](const std::string& text, std::size_t n, const SymbolHints& hints = {}) {
+    auto e = IndexExpr::parse(text);
+    REQUIRE(e);
+    return e->strides(n, hints);
+  };
+  CHECK(*strides("75264*d0 + d1 + 5376*d2 + 14*d3", 4) == std::vector<std::int64_t>{75264, 1, 5376, 14});
+  // A loop the index does not use has stride 0; offsets drop out.
+  CHECK(*strides("196*d0 + d1 + 14*d2 + 7", 4) == std::vector<std::int64_t>{196, 1, 14, 0});
+  // index(v = 1) - index(0), as sympy substitutes: floor divisions and
+  // modular indexing at 1, Min of an offset form.
+  CHECK(*strides("d1 + 384*(ModularIndexing(d2, 1, 14)) + 5376*(ModularIndexing(126*d1 + d2, 14, 224))", 3) ==
+        std::vector<std::int64_t>{0, 1 + 5376 * 9, 384});
+  CHECK(*strides("196*d1 + 75264*((d0//196)) + (ModularIndexing(d0, 1, 196))", 2) == std::vector<std::int64_t>{1, 196});
+  CHECK(*strides("64*d0 + 8*Min(Min(8, ((d1//2)) + 1) - 1, (d1//2))", 2) == std::vector<std::int64_t>{64, 0});
+  CHECK(*strides("131072*d0 + 512*d1 + ((d2 - 512))", 3) == std::vector<std::int64_t>{131072, 512, 1});
+  // Indirect loads count 0; size symbols take their hints; a stride that
+  // moves with an unbacked symbol is 0; an unknown symbol is not evaluated.
+  CHECK(*strides("d1 + 256*tmp0", 2) == std::vector<std::int64_t>{0, 1});
+  CHECK(*strides("256*d0*s50 + 256*d1 + d2", 3, {{"s50", 128}}) == std::vector<std::int64_t>{32768, 256, 1});
+  CHECK(*strides("d0 + u0", 1) == std::vector<std::int64_t>{1});
+  CHECK(*strides("u0*d0 + d1", 2) == std::vector<std::int64_t>{0, 1});
+  CHECK_FALSE(IndexExpr::parse("d0 + s7")->strides(1, {}));
+  CHECK_FALSE(IndexExpr::parse("d3")->strides(2, {}));  // a variable past the loops
+  CHECK_FALSE(IndexExpr::parse("d0 +"));
+  CHECK_FALSE(IndexExpr::parse("Foo(d0)"));
+  CHECK_FALSE(IndexExpr::parse("d0 / 2"));
+  CHECK_FALSE(IndexExpr::parse("9223372036854775807*d0"));  // 19 digits
+  CHECK_FALSE(IndexExpr::parse("999999999999999999*999999999999999999*d0")->strides(1, {}));  // overflow
 }

@@ -152,6 +152,119 @@ TEST_CASE("loop reordering keeps an index variable numbered past 64 bits as writ
   CHECK(test::names(g, fe.fusion.groups[0]) == std::vector<std::string>{"p", "r"});
 }
 
+TEST_CASE("the reorder round picks the common buffer with the most elements its loops touch (MemoryDep.get_numel)", "[fusion]") {
+  // p writes b channels-last over (n, h, w, c) and reads a per-channel
+  // vector v; q reads b as (n, c, h, w) and v by its own channel loop. Both
+  // buffers differ only in loop order; v's dep lists all four of p's loops
+  // but its index uses one, so it counts 64 elements, b 1152. Counting
+  // every listed loop tied them, picked v (first in p's order), found the
+  // two reads equal once merged and shared v's bytes without reordering:
+  // "memory deps did not match" (EfficientNet-B0 backward, op8 + op10).
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":4608},{"name":"v","bytes":256}],"outputs":["qb"],"nodes":[
+    {"name":"p","kind":"pointwise","group":[1152,1],"outputs":[{"name":"b","bytes":4608,"dtype":"f32"}],
+     "reads":[{"name":"v","index":"d3","size":[2,3,3,64],"bytes":256},
+              {"name":"x","index":"576*d0 + 192*d1 + 64*d2 + d3","size":[2,3,3,64],"bytes":4608}],
+     "writes":[{"name":"b","index":"576*d0 + 192*d1 + 64*d2 + d3","size":[2,3,3,64],"bytes":4608}]},
+    {"name":"q","kind":"pointwise","group":[1152,1],"outputs":[{"name":"qb","bytes":4608,"dtype":"f32"}],
+     "reads":[{"name":"b","index":"576*d0 + d1 + 192*d2 + 64*d3","size":[2,64,3,3],"bytes":4608},
+              {"name":"v","index":"d1","size":[2,64],"bytes":256}],
+     "writes":[{"name":"qb","index":"576*d0 + 9*d1 + 3*d2 + d3","size":[2,64,3,3],"bytes":4608}]}]})");
+  CHECK(groups_of(g) == std::vector<std::vector<std::string>>{{"p", "q"}});
+}
+
+TEST_CASE("a node's loops reordered twice are permuted from their current order", "[fusion]") {
+  // b is [4, 8, 16]; p writes it in order, q reads it (and x) as (0, 2, 1),
+  // r as (2, 0, 1). In the reorder round q's pair comes first (through x):
+  // p's loops follow q's, and the pair is refused (m, an extern reading b,
+  // sits between them). Then p's loops follow r's: permuting the exported
+  // order instead of q's left p's deps as they were and the pair shared
+  // nothing (ConvNeXt-Tiny backward, op220 + op223). q and r are more than
+  // 64 nodes apart, so they do not fuse horizontally.
+  std::string nodes = R"(
+    {"name":"p","kind":"pointwise","group":[512,1],"outputs":[{"name":"b","bytes":2048,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"128*d0 + 16*d1 + d2","size":[4,8,16],"bytes":2048}],
+     "writes":[{"name":"b","index":"128*d0 + 16*d1 + d2","size":[4,8,16],"bytes":2048}]},
+    {"name":"m","kind":"extern","outputs":[{"name":"mb","bytes":64,"dtype":"f32"}],
+     "reads":[{"name":"b","dep":"star","bytes":2048}],"writes":[{"name":"mb","dep":"star","bytes":64}]},
+    {"name":"q","kind":"pointwise","group":[512,1],"outputs":[{"name":"qb","bytes":2048,"dtype":"f32"}],
+     "reads":[{"name":"x","index":"128*d0 + d1 + 16*d2","size":[4,16,8],"bytes":2048},
+              {"name":"b","index":"128*d0 + d1 + 16*d2","size":[4,16,8],"bytes":2048},{"name":"mb","dep":"star","bytes":64}],
+     "writes":[{"name":"qb","index":"128*d0 + 8*d1 + d2","size":[4,16,8],"bytes":2048}]},)";
+  std::string outputs = R"("qb","rb")";
+  for (int i = 0; i < 66; ++i) {
+    const std::string e = std::to_string(i);
+    nodes += R"({"name":"e)" + e + R"(","kind":"extern","outputs":[{"name":"eb)" + e +
+             R"(","bytes":4}],"reads":[{"name":"y","dep":"star","bytes":4}]},)";
+    outputs += R"(,"eb)" + e + R"(")";
+  }
+  nodes += R"(
+    {"name":"r","kind":"pointwise","group":[512,1],"outputs":[{"name":"rb","bytes":2048,"dtype":"f32"}],
+     "reads":[{"name":"b","index":"d0 + 128*d1 + 16*d2","size":[16,4,8],"bytes":2048}],
+     "writes":[{"name":"rb","index":"32*d0 + 8*d1 + d2","size":[16,4,8],"bytes":2048}]})";
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":2048},{"name":"y","bytes":4}],"outputs":[)" + outputs +
+                       R"(],"nodes":[)" + nodes + "]}");
+  auto groups = groups_of(g);
+  CHECK(std::count(groups.begin(), groups.end(), std::vector<std::string>{"p", "r"}) == 1);
+  CHECK(std::count(groups.begin(), groups.end(), std::vector<std::string>{"q"}) == 1);
+}
+
+TEST_CASE("the Triton backend keeps a node's 2-D tiling: tiling mismatch, invalid tiling for reduction", "[fusion]") {
+  // p's loops are [32, 3, 64]; it reads x transposed (stride 1 on its first
+  // loop), so select_tiling splits its kernel as (32, 192).
+  const std::string p = R"({"name":"p","kind":"pointwise","group":[6144,1],"outputs":[{"name":"b","bytes":24576,"dtype":"f32"}],
+    "reads":[{"name":"x","index":"d0 + 32*d1 + 96*d2","size":[32,3,64],"bytes":24576}],
+    "writes":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}]})";
+  auto with = [&](const std::string& second, const std::string& x_index = "d0 + 32*d1 + 96*d2") {
+    std::string first = p;
+    first.replace(first.find("d0 + 32*d1 + 96*d2"), std::string("d0 + 32*d1 + 96*d2").size(), x_index);
+    return load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":24576},{"name":"y","bytes":24576}],"outputs":["out"],"nodes":[)" +
+                      first + "," + second + "]}");
+  };
+  SECTION("two pointwise nodes tiled differently") {
+    // q reads b as p writes it, and y split after its second loop: (96, 64).
+    // Together the first compatible tiling is p's, which q's is not.
+    const std::string q = R"({"name":"q","kind":"pointwise","group":[6144,1],"outputs":[{"name":"out","bytes":24576,"dtype":"f32"}],
+      "reads":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576},
+               {"name":"y","index":"3*d0 + d1 + 96*d2","size":[32,3,64],"bytes":24576}],
+      "writes":[{"name":"out","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}]})";
+    CHECK(explain_fusion(with(q), 0, 1, FusionOptions{}).final_reason == "tiling mismatch");
+    // Without y, q is untiled and takes p's tiling: they fuse.
+    const std::string q_untiled = R"({"name":"q","kind":"pointwise","group":[6144,1],"outputs":[{"name":"out","bytes":24576,"dtype":"f32"}],
+      "reads":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}],
+      "writes":[{"name":"out","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}]})";
+    CHECK(groups_of(with(q_untiled)) == std::vector<std::vector<std::string>>{{"p", "q"}});
+    FusionOptions off;
+    off.tiling_prevents_pointwise_fusion = false;
+    CHECK(explain_fusion(with(q), 0, 1, off).fused);
+  }
+  SECTION("a pointwise producer of a reduction") {
+    // r reduces b over its last loop: (numel, rnumel) = (96, 64). p's
+    // tiling (32, 192) is neither untiled nor (96, 64).
+    const std::string r = R"({"name":"r","kind":"reduction","group":[96,64],"outputs":[{"name":"out","bytes":384,"dtype":"f32"}],
+      "reads":[{"name":"b","index":"192*d0 + 64*d1 + d2","size":[32,3,64],"bytes":24576}],
+      "writes":[{"name":"out","index":"3*d0 + d1","size":[32,3],"bytes":384}]})";
+    CHECK(explain_fusion(with(r), 0, 1, FusionOptions{}).final_reason == "invalid tiling for reduction");
+    // Split after its second loop instead, p tiles as (96, 64): it fuses.
+    CHECK(groups_of(with(r, "3*d0 + d1 + 96*d2")) == std::vector<std::vector<std::string>>{{"p", "r"}});
+  }
+}
+
+TEST_CASE("a pointwise node whose loops do not split over a reduction's (numel, rnumel) does not join it", "[fusion]") {
+  // p loops over [3, 2048], r over (2048, 3): both 6144 elements, but 3 does
+  // not divide 2048 (SIMDKernel.is_compatible). They share three scalars
+  // (12 bytes), enough for a horizontal pair.
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":24576},{"name":"s1","bytes":4},{"name":"s2","bytes":4},{"name":"s3","bytes":4}],"outputs":["pb","rb"],"nodes":[
+    {"name":"p","kind":"pointwise","group":[6144,1],"outputs":[{"name":"pb","bytes":24576,"dtype":"f32"}],
+     "reads":[{"name":"s1","index":"0","size":[],"bytes":4},{"name":"s2","index":"0","size":[],"bytes":4},{"name":"s3","index":"0","size":[],"bytes":4},
+              {"name":"x","index":"2048*d0 + d1","size":[3,2048],"bytes":24576}],
+     "writes":[{"name":"pb","index":"2048*d0 + d1","size":[3,2048],"bytes":24576}]},
+    {"name":"r","kind":"reduction","group":[2048,3],"outputs":[{"name":"rb","bytes":8192,"dtype":"f32"}],
+     "reads":[{"name":"s1","index":"0","size":[],"bytes":4},{"name":"s2","index":"0","size":[],"bytes":4},{"name":"s3","index":"0","size":[],"bytes":4},
+              {"name":"x","index":"d0 + 2048*d1","size":[2048,3],"bytes":24576}],
+     "writes":[{"name":"rb","index":"d0","size":[2048],"bytes":8192}]}]})");
+  CHECK(explain_fusion(g, 0, 1, FusionOptions{}).final_reason == "nodes numel/rnumel incompatibility");
+}
+
 TEST_CASE("a fused group whose joined name is taken gets the first free NAME#k", "[fusion][errors]") {
   // op0 and op1 fuse; a third node is already called op0_op1.
   Graph g = graph({pw("op0", "b0", rd("x"), 1024), pw("op1", "b1", rd("b0"), 1024),
