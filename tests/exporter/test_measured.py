@@ -204,7 +204,7 @@ class MeasuredFiles(unittest.TestCase):
                 for segment, block in mem["inputs_at_start"].values():
                     self.assertEqual(segments[segment]["blocks"][block][1], 1)
         # bert_dynamic and unet_gn were re-measured for it (session 6); the
-        # exporter has recorded it since, so every case measured in session 8
+        # exporter has recorded it since, so every case measured in session 7
         # carries it, and no older file does.
         since_session_8 = ("conv_grid_", "resnet50_step_", "efficientnet_step_", "convnext_step_", "gemm_unaligned_sweep_",
                            "reduction_sweep_", "attention_dropout_sweep_")
