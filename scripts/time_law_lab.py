@@ -18,11 +18,16 @@ GEMM_OPS = {'mm', 'addmm', 'bmm', 'baddbmm', 'matmul', '_scaled_mm', '_int_mm', 
 
 
 def op_name(kernel):
-    s = kernel
-    for o in ('.default', '.out', '.Tensor'):
-        if len(s) > len(o) and s.endswith(o):
-            s = s[:-len(o)]
-    return s.rsplit('.', 1)[-1]
+    """As core/cost/kernel_class.cpp: torch.ops.aten.mm.default -> mm, aten.randint.low_out -> randint."""
+    s = kernel.removeprefix('torch.ops.')
+    parts = s.split('.')
+    if len(parts) == 1:
+        return s
+    return parts[-1] if parts[0] == 'extern_kernels' else parts[1]
+
+
+ELEMENTWISE_OPS = {'copy_', 'clone', '_to_copy', 'copy', 'rand', 'randn', 'randint', 'rand_like', 'randn_like', 'randint_like',
+                   'bernoulli', 'bernoulli_', 'uniform_', 'normal_'}
 
 
 def classify(g, n, layouts):
@@ -48,7 +53,7 @@ def classify(g, n, layouts):
     op = op_name(kern)
     if op in GEMM_OPS:
         return 'gemm'
-    if op in ('copy_', 'clone', '_to_copy', 'copy'):
+    if op in ELEMENTWISE_OPS:
         return 'copy'
     return 'extern'
 

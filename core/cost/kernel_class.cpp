@@ -10,13 +10,25 @@ constexpr std::array<std::string_view, 11> kNames = {"gemm",   "attention",     
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
-// The op's own name: "torch.ops.aten.mm.default" -> "mm", "extern_kernels.addmm" -> "addmm".
+// The op's own name: "torch.ops.aten.mm.default" -> "mm", "aten.randint.low_out"
+// -> "randint" (namespace, op, overload), "extern_kernels.addmm" -> "addmm".
 std::string_view op_name(std::string_view kernel) {
   std::string_view s = kernel;
-  for (std::string_view overload : {".default", ".out", ".Tensor"})
-    if (s.size() > overload.size() && s.substr(s.size() - overload.size()) == overload) s.remove_suffix(overload.size());
-  if (auto dot = s.rfind('.'); dot != std::string_view::npos) s.remove_prefix(dot + 1);
-  return s;
+  if (s.substr(0, 10) == "torch.ops.") s.remove_prefix(10);
+  const std::size_t first = s.find('.');
+  if (first == std::string_view::npos) return s;
+  if (s.substr(0, first) == "extern_kernels") return s.substr(first + 1);
+  std::string_view rest = s.substr(first + 1);
+  return rest.substr(0, rest.find('.'));
+}
+
+// Single elementwise kernels a library call launches: copies, and the
+// random fills of dropout masks and stochastic depth.
+bool is_elementwise_op(std::string_view op) {
+  for (std::string_view c : {"copy_", "clone", "_to_copy", "copy", "rand", "randn", "randint", "rand_like", "randn_like",
+                             "randint_like", "bernoulli", "bernoulli_", "uniform_", "normal_"})
+    if (op == c) return true;
+  return false;
 }
 
 bool is_gemm_op(std::string_view op) {
@@ -64,7 +76,7 @@ KernelClass classify_node(const Graph& g, const Node& n) {
   if (contains(n.kernel, "attention")) return backward ? KernelClass::AttentionBackward : KernelClass::Attention;
   if (contains(n.kernel, "convolution")) return backward ? KernelClass::ConvolutionBackward : KernelClass::Convolution;
   if (is_gemm_op(op)) return KernelClass::Gemm;
-  if (op == "copy_" || op == "clone" || op == "_to_copy" || op == "copy") return KernelClass::Copy;
+  if (is_elementwise_op(op)) return KernelClass::Copy;
   return KernelClass::Extern;
 }
 

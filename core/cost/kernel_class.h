@@ -23,7 +23,7 @@ enum class KernelClass : std::uint8_t {
   TritonPointwise,  // Inductor-generated pointwise kernels
   TritonReduction,  // Inductor-generated reduction kernels (persistent or not)
   Extern,           // every other extern kernel (fallbacks: sort, index_put, ...)
-  Copy,             // copy_ / clone / _to_copy externs
+  Copy,             // single elementwise library kernels: copy_ / clone / _to_copy, random fills (randint, bernoulli, ...)
   Collective,       // NCCL collectives
   None,             // launches no kernel: waits, nops, multi-output items, views
 };

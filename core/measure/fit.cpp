@@ -269,6 +269,8 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.sm_count = sm_count;
   tm.l2_bytes = l2_bytes;
   for (auto& [cls, samples] : by_class) {
+    // Two or three nodes do not make a law: such a class borrows one below.
+    if (static_cast<int>(samples.size()) < kMinTermSupport) continue;
     const ClassLaw* sibling_law = nullptr;
     if (sibling && sibling->time_model)
       if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;

@@ -28,7 +28,8 @@
 //   calls) are a non-negative least squares fit of each call's measured
 //   host time (else its wall time) on its launch counts, weighted by
 //   relative error.
-// - A class nobody measured borrows a related class's law (attention and
+// - A class nobody measured, or fewer than kMinTermSupport of whose nodes
+//   were, borrows a related class's law (attention and
 //   convolution from gemm, backward classes from their forward, copy and
 //   extern from triton_pointwise); the
 //   profile says which under "borrowed".

@@ -52,6 +52,12 @@ TEST_CASE("kernel classes come from kind, kernel name and layouts", "[cost][time
   for (const Node& n : conv.nodes) convolutions += classify_node(conv, n) == KernelClass::ConvolutionBackward;
   CHECK(convolutions > 0);
   for (KernelClass c : kKernelClassesWithLaws) CHECK(parse_kernel_class(to_string(c)) == c);
+  // A random fill (stochastic depth's `aten.randint.low_out`) is one
+  // elementwise kernel, a copy's kin, not a library algorithm like topk.
+  Graph convnext = load_graph_file(test::data_path("exported/convnext_step_0_fwd.post.json"));
+  CHECK(classify_node(convnext, convnext.nodes[convnext.find_node("op33")]) == KernelClass::Copy);
+  Graph moe = load_graph_file(test::data_path("exported/moe_dropless_0_inf.post.json"));
+  CHECK(classify_node(moe, moe.nodes[moe.find_node("op2")]) == KernelClass::Extern);  // topk
 }
 
 TEST_CASE("a profile's time model prices nodes by class; missing fields are named", "[cost][time]") {
