@@ -33,15 +33,19 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-// Solves a[0..k)[0..k) x = b in place by Gaussian elimination with partial
-// pivoting; false when (numerically) singular.
+// Solves a[0..k)[0..k) x = b by Gaussian elimination with partial
+// pivoting; false when singular to working precision (a pivot below 1e-12 of
+// the largest diagonal entry: a column nearly a combination of the others).
 bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
   const std::size_t k = b.size();
+  double diagonal = 0;
+  for (std::size_t i = 0; i < k; ++i) diagonal = std::max(diagonal, std::abs(a[i][i]));
+  const double tiny = 1e-12 * diagonal;
   for (std::size_t i = 0; i < k; ++i) {
     std::size_t pivot = i;
     for (std::size_t r = i + 1; r < k; ++r)
       if (std::abs(a[r][i]) > std::abs(a[pivot][i])) pivot = r;
-    if (std::abs(a[pivot][i]) < 1e-300) return false;
+    if (!(std::abs(a[pivot][i]) > tiny)) return false;
     std::swap(a[i], a[pivot]);
     std::swap(b[i], b[pivot]);
     for (std::size_t r = 0; r < k; ++r) {
