@@ -272,15 +272,18 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   TimeModel tm;
   tm.sm_count = sm_count;
   tm.l2_bytes = l2_bytes;
-  for (auto& [cls, samples] : by_class) {
-    // Two or three nodes do not make a law: such a class borrows one below.
-    if (static_cast<int>(samples.size()) < kMinTermSupport) continue;
+  auto fit_class = [&](KernelClass cls, const std::vector<NodeSample>& samples) {
     const ClassLaw* sibling_law = nullptr;
     if (sibling && sibling->time_model)
       if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;
     tm.laws[cls] = fit_class_law(samples, sibling_law);
     fit.samples += samples.size();
-  }
+  };
+  // Two or three nodes do not make a law: a class with fewer than
+  // kMinTermSupport measured nodes borrows a related class's law fitted on
+  // more (below), and is fitted on its few only when none is.
+  for (auto& [cls, samples] : by_class)
+    if (static_cast<int>(samples.size()) >= kMinTermSupport) fit_class(cls, samples);
   const std::pair<KernelClass, KernelClass> borrow[] = {{KernelClass::AttentionBackward, KernelClass::Attention},
                                                         {KernelClass::ConvolutionBackward, KernelClass::Convolution},
                                                         {KernelClass::TritonPointwise, KernelClass::TritonReduction},
@@ -291,12 +294,18 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
                                                         {KernelClass::Copy, KernelClass::TritonPointwise},
                                                         {KernelClass::Extern, KernelClass::TritonPointwise}};
   // Twice: a borrowed law may be borrowed again (convolution_backward <- convolution <- gemm).
-  for (int round = 0; round < 2; ++round)
-    for (auto [cls, from] : borrow)
-      if (!tm.laws.count(cls) && tm.laws.count(from)) {
-        tm.laws[cls] = tm.laws[from];
-        fit.borrowed.push_back(std::string(to_string(cls)) + "<-" + std::string(to_string(from)));
-      }
+  auto borrow_laws = [&] {
+    for (int round = 0; round < 2; ++round)
+      for (auto [cls, from] : borrow)
+        if (!tm.laws.count(cls) && tm.laws.count(from)) {
+          tm.laws[cls] = tm.laws[from];
+          fit.borrowed.push_back(std::string(to_string(cls)) + "<-" + std::string(to_string(from)));
+        }
+  };
+  borrow_laws();
+  for (auto& [cls, samples] : by_class)
+    if (!tm.laws.count(cls)) fit_class(cls, samples);  // a few nodes, and no related law to borrow
+  borrow_laws();
   for (KernelClass c : kKernelClassesWithLaws)
     if (class_needs_law(c) && !tm.laws.count(c))
       throw Error("fit: no measured kernel of class \"" + std::string(to_string(c)) + "\" nor of a class it could borrow from");

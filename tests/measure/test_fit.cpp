@@ -102,8 +102,10 @@ std::vector<MeasuredCase> synthetic_cases(const HardwareProfile& truth, const st
 
 // Sizes vary enough within each class here to pin all three terms of a law
 // (a class seen at one size only is fitted by its fixed term alone).
+// Every class has 5 nodes or more (fewer borrow a related class's law).
 const std::vector<std::string> kFitSet = {"transformer_l_0_fwd", "transformer_l_1_bwd", "convnet_bn_0_fwd", "convnet_bn_1_bwd",
-                                          "mlp_checkpoint_1_bwd", "adamw_step_0_inf", "gemm_sweep_0_inf", "pointwise_sweep_0_inf"};
+                                          "mlp_checkpoint_1_bwd", "adamw_step_0_inf", "gemm_sweep_0_inf", "pointwise_sweep_0_inf",
+                                          "attention_sweep_0_fwd", "attention_sweep_1_bwd", "conv_sweep_0_fwd", "conv_sweep_1_bwd"};
 // Held out: GEMMs and Triton kernels at sizes the fit did not see.
 const std::vector<std::string> kHeldOut = {"mlp_checkpoint_0_fwd", "lm_head_ce_0_fwd", "lm_head_ce_1_bwd"};
 
