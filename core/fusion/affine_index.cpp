@@ -18,15 +18,6 @@ bool parse_int(const std::string& s, std::int64_t& out) {
   return true;
 }
 
-// "dK" -> K
-bool parse_var(const std::string& s, std::size_t num_vars, std::size_t& var) {
-  if (s.size() < 2 || s[0] != 'd') return false;
-  std::int64_t k = 0;
-  if (!parse_int(s.substr(1), k) || static_cast<std::size_t>(k) >= num_vars) return false;
-  var = static_cast<std::size_t>(k);
-  return true;
-}
-
 // Drops size-1 loops and loops the index does not use, and merges a loop
 // into the next when they are contiguous (sizevars._simplify_loops). A
 // product past 64 bits cannot equal a stride, and a merged size that would
@@ -47,56 +38,6 @@ std::vector<std::pair<std::int64_t, std::int64_t>> simplify(std::vector<std::pai
 }
 
 }  // namespace
-
-// Coefficients and their sums must stay exact and above INT64_MIN (whose
-// negation does not exist); a form that leaves that range is not affine here.
-std::optional<AffineIndex> parse_affine_index(const std::string& text, std::size_t num_vars) {
-  AffineIndex out;
-  out.strides.assign(num_vars, 0);
-  std::size_t pos = 0;
-  int sign = 1;
-  bool expect_term = true;
-  while (pos < text.size()) {
-    if (text[pos] == ' ') {
-      ++pos;
-      continue;
-    }
-    if (!expect_term) {
-      if (text[pos] != '+' && text[pos] != '-') return std::nullopt;
-      sign = text[pos] == '-' ? -1 : 1;
-      ++pos;
-      expect_term = true;
-      continue;
-    }
-    if (text[pos] == '-') {  // leading minus
-      sign = -sign;
-      ++pos;
-      continue;
-    }
-    std::size_t end = text.find(' ', pos);
-    std::string term = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    pos = end == std::string::npos ? text.size() : end;
-    std::int64_t coef = 1;
-    std::size_t var = 0;
-    std::int64_t* target = nullptr;
-    auto star = term.find('*');
-    if (star != std::string::npos) {
-      if (!parse_int(term.substr(0, star), coef) || !parse_var(term.substr(star + 1), num_vars, var)) return std::nullopt;
-      target = &out.strides[var];
-    } else if (parse_var(term, num_vars, var)) {
-      target = &out.strides[var];
-    } else if (parse_int(term, coef)) {
-      target = &out.offset;
-    } else {
-      return std::nullopt;
-    }
-    if (!exact_add(*target, sign * coef, *target) || *target == std::numeric_limits<std::int64_t>::min()) return std::nullopt;
-    sign = 1;
-    expect_term = false;
-  }
-  if (expect_term) return std::nullopt;
-  return out;
-}
 
 std::vector<bool> vars_used(const std::string& text, std::size_t num_vars) {
   std::vector<bool> used(num_vars, false);

@@ -10,15 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/util/affine_index.h"
+
 namespace schedlab::fusion_detail {
 
-struct AffineIndex {
-  std::vector<std::int64_t> strides;  // per loop variable d0..dN-1 (0: unused)
-  std::int64_t offset = 0;
-};
-
-// nullopt when the text is not an affine form over d0..d{num_vars-1}.
-std::optional<AffineIndex> parse_affine_index(const std::string& text, std::size_t num_vars);
+// The form itself and its parser are shared (core/util/affine_index.h);
+// fusion reads reduction loops d0..dN (the default letters).
+using schedlab::AffineIndex;
+using schedlab::parse_affine_index;
 
 // Which of the loop variables d0..d{num_vars-1} the text names (its free
 // symbols among them), affine or not.

@@ -13,6 +13,7 @@
 #include "core/util/range_add_max_tree.h"
 #include "core/cost/kernel_class.h"
 #include "core/util/error.h"
+#include "core/util/affine_index.h"
 #include "core/util/saturating.h"
 
 namespace schedlab {
@@ -40,59 +41,27 @@ bool writes_into_wrapper_buffer(const Node& n) {
 // The elements an access reaches when its index is affine in the
 // dep's loop variables: 1 + offset + sum of coefficient x (loop size - 1),
 // from the text as Inductor prints it ("50304*c0 + c1", "49*d0 + 38432*d1 +
-// 7*d2 + d3": a variable cK or dK is loop K). nullopt for anything else
-// (symbolic sizes or strides, indirect tmpN, floor division, a minus), and
-// for a loop of size 0. `elements`: the product of the loops the index
+// 7*d2 + d3": a variable cK or dK is loop K; core/util/affine_index.h).
+// nullopt for anything else (symbolic sizes or strides, indirect tmpN,
+// floor division, a negative coefficient or offset), and for a loop of
+// size 0. `elements`: the product of the loops the index
 // uses, which with the dep's bytes gives the item size (Inductor's
 // MemoryDep.get_numel leaves out the loops it broadcasts over).
 std::optional<std::int64_t> access_extent(const Dep& d, std::int64_t& elements) {
   if (d.kind != DepKind::Memory || !d.size_expr.empty() || d.index.empty()) return std::nullopt;
   for (std::int64_t s : d.size)
     if (s <= 0) return std::nullopt;
-  std::int64_t last = 0;  // the largest index reached
-  std::vector<std::uint8_t> used(d.size.size(), 0);
-  std::string_view rest = d.index;
-  bool expect_term = true;
-  while (!rest.empty()) {
-    const std::size_t space = rest.find(' ');
-    const std::string_view token = rest.substr(0, space);
-    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-    if (!expect_term) {
-      if (token != "+") return std::nullopt;
-      expect_term = true;
-      continue;
-    }
-    expect_term = false;
-    auto number = [](std::string_view t, std::int64_t& out) {
-      if (t.empty() || t.size() > 18) return false;
-      out = 0;
-      for (char c : t) {
-        if (c < '0' || c > '9') return false;
-        out = out * 10 + (c - '0');
-      }
-      return true;
-    };
-    std::int64_t coef = 1, value = 0;
-    std::string_view var = token;
-    if (const std::size_t star = token.find('*'); star != std::string_view::npos) {
-      if (!number(token.substr(0, star), coef)) return std::nullopt;
-      var = token.substr(star + 1);
-    }
-    if (number(var, value)) {
-      if (var.data() != token.data()) return std::nullopt;  // a product of two numbers is not printed
-    } else {
-      std::int64_t loop = 0;
-      if (var.size() < 2 || (var[0] != 'c' && var[0] != 'd') || !number(var.substr(1), loop) || loop >= static_cast<std::int64_t>(d.size.size()))
-        return std::nullopt;
-      if (!exact_mul(coef, d.size[loop] - 1, value) || used[loop]) return std::nullopt;
-      used[loop] = 1;
-    }
-    if (!exact_add(last, value, last)) return std::nullopt;
-  }
-  if (expect_term) return std::nullopt;
+  const std::optional<AffineIndex> index = parse_affine_index(d.index, d.size.size(), "cd");
+  if (!index || index->offset < 0) return std::nullopt;
+  std::int64_t last = index->offset;  // the largest index reached
   elements = 1;
-  for (std::size_t k = 0; k < used.size(); ++k)
-    if (used[k] && !exact_mul(elements, d.size[k], elements)) return std::nullopt;
+  for (std::size_t k = 0; k < d.size.size(); ++k) {
+    const std::int64_t stride = index->strides[k];
+    if (stride == 0) continue;
+    std::int64_t reach = 0;
+    if (stride < 0 || !exact_mul(stride, d.size[k] - 1, reach) || !exact_add(last, reach, last) || !exact_mul(elements, d.size[k], elements))
+      return std::nullopt;
+  }
   return last + 1;
 }
 
