@@ -232,7 +232,7 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 // the kernel time of every graph within the 25 % worst-case target but for
 // GPT-2's two loss graphs (one online log-softmax over 50,257 logits each:
 // 0.36 and 0.58, running at 1.2 TB/s where the law prices DRAM speed), the
-// median within 10.5 % (H100) and 6.1 % (H200); before session 7's routed
+// median within 10.5 % (H100) and 5.8 % (H200); before session 7's routed
 // convolution laws, ResNet-18's and MobileNet's backwards read 1.24 and 2.30.
 // Walls within 20 % but for those two graphs.
 TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
