@@ -7,14 +7,6 @@
 namespace schedlab {
 namespace {
 
-std::int64_t dtype_bytes(std::string_view dtype) {
-  if (dtype == "bf16" || dtype == "f16") return 2;
-  if (dtype == "f32" || dtype == "tf32" || dtype == "i32") return 4;
-  if (dtype == "f64" || dtype == "i64") return 8;
-  if (dtype == "f8" || dtype == "i8" || dtype == "u8") return 1;
-  return 0;
-}
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The first output buffer with a shape of at least `rank` dims.
@@ -142,7 +134,7 @@ std::optional<ImplicitGemm> implicit_gemm_shape(const Graph& g, const Node& n, K
   s.batch = out->shape[0];
   s.m = s.batch * pixels;
   s.n = out->shape[1];
-  s.elem_bytes = dtype_bytes(out->dtype);
+  s.elem_bytes = dtype_size(out->dtype);
   const std::int64_t per_k = 2 * s.m * s.n;
   if (per_k <= 0 || *n.flops % per_k != 0) return std::nullopt;
   s.k = *n.flops / per_k;

@@ -10,14 +10,6 @@
 namespace schedlab {
 namespace {
 
-std::int64_t dtype_size(std::string_view dtype) {
-  if (dtype == "bf16" || dtype == "f16" || dtype == "i16") return 2;
-  if (dtype == "f32" || dtype == "tf32" || dtype == "i32") return 4;
-  if (dtype == "f64" || dtype == "i64") return 8;
-  if (dtype == "f8" || dtype == "i8" || dtype == "u8" || dtype == "b8") return 1;
-  return 0;
-}
-
 // 16- and 8-bit work runs on the tensor cores at their full rate; f32 work
 // runs on the CUDA cores (matmuls, attention) or the TF32 path
 // (convolutions), each at its own peak and its own efficiency.

@@ -17,10 +17,8 @@ namespace schedlab::fusion_detail {
 
 // Bytes per element, for element counts (Inductor's buffer reuse key, get_numel).
 std::int64_t dtype_itemsize(std::string_view dtype) {
-  if (dtype == "f64" || dtype == "i64" || dtype == "u64" || dtype == "c64") return 8;
-  if (dtype == "bf16" || dtype == "f16" || dtype == "i16" || dtype == "u16") return 2;
-  if (dtype == "bool" || dtype == "i8" || dtype == "u8" || dtype.substr(0, 2) == "f8") return 1;
-  return 4;
+  const std::int64_t size = dtype_size(dtype);
+  return size > 0 ? size : 4;
 }
 
 // WhyNoFuse's text for each refusal.

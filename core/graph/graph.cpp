@@ -36,6 +36,18 @@ std::optional<DepKind> parse_dep_kind(std::string_view s) { return lookup<DepKin
 std::optional<Layout> parse_layout(std::string_view s) { return lookup<Layout>(kLayouts, s); }
 std::optional<MemoryFormat> parse_memory_format(std::string_view s) { return lookup<MemoryFormat>(kMemoryFormats, s); }
 
+std::int64_t dtype_size(std::string_view dtype) {
+  for (std::string_view d : {"f64", "i64", "u64", "c64"})
+    if (dtype == d) return 8;
+  for (std::string_view d : {"f32", "tf32", "i32", "u32"})
+    if (dtype == d) return 4;
+  for (std::string_view d : {"bf16", "f16", "i16", "u16"})
+    if (dtype == d) return 2;
+  for (std::string_view d : {"i8", "u8", "b8", "bool"})
+    if (dtype == d) return 1;
+  return dtype.substr(0, 2) == "f8" ? 1 : 0;
+}
+
 std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
   for (std::size_t i = 0; i < kCollectives.size(); ++i)
     if (s.find(kCollectives[i]) != std::string_view::npos) return static_cast<CollectiveOp>(i);

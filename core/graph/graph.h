@@ -41,6 +41,9 @@ std::optional<NodeKind> parse_node_kind(std::string_view s);
 std::optional<DepKind> parse_dep_kind(std::string_view s);
 std::optional<Layout> parse_layout(std::string_view s);
 std::optional<MemoryFormat> parse_memory_format(std::string_view s);
+// Bytes per element of a dtype as the format names it (`bf16`, `f32`, `i64`,
+// `b8`, ...; `f8` and its variants), 0 when the name is unknown.
+std::int64_t dtype_size(std::string_view dtype);
 // The op string "contains one of" the collective names (format spec).
 std::optional<CollectiveOp> parse_collective_op(std::string_view s);
 

@@ -56,7 +56,7 @@ ClassLaw law_from_json(const json& j, const std::string& where) {
     given.emplace_back(*term, non_negative(j, it.key(), where));
   }
   for (const LawTermInfo& t : kLawTermInfo)
-    if (t.required && !j.contains(std::string(t.field))) non_negative(j, t.field, where);  // names the missing field
+    if (t.required) field(j, t.field, where);  // a missing one is named
   return law_from_factors(non_negative(j, kKernelsPerNode, where), given);
 }
 
