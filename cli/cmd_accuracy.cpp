@@ -4,11 +4,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "core/io/json_writer.h"
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
-#include "core/memory/executed.h"
-#include "core/memory/methods.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {
@@ -20,39 +17,6 @@ struct AccuracyArgs {
   std::string hardware, svg_path, html_path, nodes_path, events_path;
   bool fake_collectives = false;
 };
-
-// Per measured graph, memory as executed event by event, as the accuracy
-// report replays it (the order the call ran; from the recorded start where
-// the file has one): [action, buffer, node, bytes, block address, block
-// bytes, allocated after, reserved after], action "a" allocate, "f" free,
-// "r" reuse (its buffer takes over the donor's storage: [r, buffer, node,
-// donor, ...]); a kernel's workspace is the buffer "". For comparing with a
-// measured call's allocator history (scripts/memory_events_diff.py).
-std::string memory_events_json(const std::vector<MeasuredCase>& cases) {
-  JsonWriter w;
-  w.begin_object().key("graphs").begin_array();
-  for (const MeasuredCase& c : cases) {
-    const Graph& g = c.graph;
-    const MemoryPlan ran = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
-    const AllocatorState* start = c.measured.allocator_at_start ? &*c.measured.allocator_at_start : nullptr;
-    const ExecutedMemory m = estimate_memory_as_executed(g, ran.order(), {}, nullptr, start);
-    w.begin_object().field("graph", g.name).field("measured", c.path).field("start", start ? "recorded" : "cold");
-    w.field("peak_bytes", m.peak_bytes).field("reserved_bytes", m.reserved_bytes);
-    w.key("events").begin_array();
-    for (std::size_t i = 0; i < m.events.size(); ++i) {
-      const ExecutedEvent& e = m.events[i];
-      const EventBlock& b = m.blocks[i];
-      const char* action = e.kind == ExecutedEvent::Kind::Allocate ? "a" : e.kind == ExecutedEvent::Kind::Free ? "f" : "r";
-      w.begin_array().value(action).value(e.buf == kNone ? std::string() : g.buffers[e.buf].name).value(g.nodes[e.at].name);
-      if (e.kind == ExecutedEvent::Kind::Reuse) w.value(g.buffers[e.donor].name);
-      else w.value(e.bytes);
-      w.value(b.address).value(b.block_bytes).value(b.allocated_after).value(b.reserved_after).end_array();
-    }
-    w.end_array().end_object();
-  }
-  w.end_array().end_object();
-  return w.take_text() + "\n";
-}
 
 int run(const AccuracyArgs& a) {
   const auto& [dirs, graph_dirs, excludes, hardware, svg_path, html_path, nodes_path, events_path, fake_collectives] = a;

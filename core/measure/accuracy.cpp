@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/io/json_writer.h"
 #include "core/memory/methods.h"
 #include "core/predict/predicted.h"
 
@@ -126,6 +127,32 @@ std::string accuracy_nodes_tsv(const AccuracyReport& r) {
     out += n.graph + "\t" + n.node + "\t" + std::string(to_string(n.cls)) + numbers + kernel + "\n";
   }
   return out;
+}
+
+std::string memory_events_json(const std::vector<MeasuredCase>& cases) {
+  JsonWriter w;
+  w.begin_object().key("graphs").begin_array();
+  for (const MeasuredCase& c : cases) {
+    const Graph& g = c.graph;
+    const MemoryPlan ran = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
+    const AllocatorState* start = c.measured.allocator_at_start ? &*c.measured.allocator_at_start : nullptr;
+    const ExecutedMemory m = estimate_memory_as_executed(g, ran.order(), {}, nullptr, start);
+    w.begin_object().field("graph", g.name).field("measured", c.path).field("start", start ? "recorded" : "cold");
+    w.field("peak_bytes", m.peak_bytes).field("reserved_bytes", m.reserved_bytes);
+    w.key("events").begin_array();
+    for (std::size_t i = 0; i < m.events.size(); ++i) {
+      const ExecutedEvent& e = m.events[i];
+      const EventBlock& b = m.blocks[i];
+      const char* action = e.kind == ExecutedEvent::Kind::Allocate ? "a" : e.kind == ExecutedEvent::Kind::Free ? "f" : "r";
+      w.begin_array().value(action).value(e.buf == kNone ? std::string() : g.buffers[e.buf].name).value(g.nodes[e.at].name);
+      if (e.kind == ExecutedEvent::Kind::Reuse) w.value(g.buffers[e.donor].name);
+      else w.value(e.bytes);
+      w.value(b.address).value(b.block_bytes).value(b.allocated_after).value(b.reserved_after).end_array();
+    }
+    w.end_array().end_object();
+  }
+  w.end_array().end_object();
+  return w.take_text() + "\n";
 }
 
 ErrorSummary kernel_time_error(const AccuracyReport& r) {

@@ -72,6 +72,15 @@ std::string accuracy_to_text(const AccuracyReport& r);
 // The nodes as tab-separated values with a header line (graph, node, class,
 // kernels, measured_us, estimated_us, ratio, first_kernel).
 std::string accuracy_nodes_tsv(const AccuracyReport& r);
+// Per measured graph, memory as executed event by event, as the accuracy
+// report replays it (the order the call ran; from the recorded start where
+// the file has one): [action, buffer, node, bytes, block address, block
+// bytes, allocated after, reserved after], action "a" allocate, "f" free,
+// "r" reuse (its buffer takes over the donor's storage: [r, buffer, node,
+// donor, ...]); a kernel's workspace is the buffer "". For comparing with a
+// measured call's allocator history (scripts/memory_events_diff.py).
+std::string memory_events_json(const std::vector<MeasuredCase>& cases);
+
 // A self-contained SVG: estimated against measured on log axes (kernel time
 // and wall time per graph, time per class), the diagonal and a ±10 % band.
 std::string accuracy_svg(const AccuracyReport& r);
