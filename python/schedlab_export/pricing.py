@@ -122,6 +122,42 @@ def op_flops(op: str, args: dict, out_shape=None) -> int | None:
     return None
 
 
+def _sdpa_layout(op: str, shape):
+    """An attention operand's shape in SDPA layout [batch..., heads, seq,
+    dim]: the low-level flash / memory-efficient kernels take [batch, seq,
+    heads, dim]."""
+    if op.startswith("_flash_attention") or op.startswith("_efficient_attention"):
+        return [*shape[:-3], shape[-2], shape[-3], shape[-1]]
+    return list(shape)
+
+
+def attention_record(op: str, args: dict) -> dict | None:
+    """What one attention call computes (schedgraph node field `attention`,
+    docs/schedgraph-1.md), from its arguments by schema name (tensors as
+    shapes): the query, key and value shapes in SDPA layout, whether the mask
+    is causal, whether an additive bias is read, and the dropout
+    probability (the kernels then draw one random number per unmasked
+    score). None for other operators and where an argument is missing or
+    malformed."""
+    if op not in ATTENTION_FORWARD_OPS and op not in ATTENTION_BACKWARD_OPS:
+        return None
+    shapes = [args.get(name) for name in ("query", "key", "value")]
+    if any(not isinstance(s, list) or len(s) < 3 or not all(isinstance(d, int) and not isinstance(d, bool) for d in s)
+           for s in shapes):
+        return None
+    if op.startswith("_flash_attention") or op.startswith("_efficient_attention"):
+        if any(len(s) < 4 for s in shapes):
+            return None
+    dropout = args.get("dropout_p", 0.0)
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= float(dropout) <= 1.0:
+        return None
+    causal = bool(args.get("is_causal", False)) or int(args.get("custom_mask_type", 0) or 0) == 1
+    bias = args.get("attn_bias", args.get("bias"))
+    q, k, v = (_sdpa_layout(op, s) for s in shapes)
+    return {"query": q, "key": k, "value": v, "causal": causal, "bias": bias is not None,
+            "dropout_p": float(dropout)}
+
+
 def _int_list(v, rank: int, name: str) -> list[int] | None:
     """A convolution argument of one int per spatial dim: ATen accepts a
     single int for all of them (broadcast here) or a list of that length."""

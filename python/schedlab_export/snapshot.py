@@ -359,6 +359,44 @@ def _convolution(snode, kind: str) -> dict | None:
     return records[0] if len(records) == 1 else None
 
 
+def _attention(snode, kind: str) -> dict | None:
+    """What an attention node computes (pricing.attention_record), or None
+    for other nodes and where its origin cannot be read."""
+    if kind != "extern":
+        return None
+    op = pricing.operator_name(getattr(getattr(snode, "node", None), "python_kernel_name", None))
+    if pricing.op_class(op) != "attention":
+        return None
+    records = []
+    for origin in _node_origins(snode):
+        origin_op = pricing.operator_name(str(getattr(origin, "target", "")))
+        if origin_op != op:
+            continue
+        try:
+            record = pricing.attention_record(origin_op, _bind(origin.target, origin.args, origin.kwargs))
+        except Exception:  # noqa: BLE001 - a call we cannot read is left out, never guessed
+            record = None
+        if record is not None:
+            records.append(record)
+    return records[0] if len(records) == 1 else None
+
+
+def _reduction_types(snode) -> list[str]:
+    """The reduction types (Inductor's `reduction_type`: sum, max,
+    welford_reduce, online_softmax_reduce, ...) of a node's members, sorted
+    and distinct; empty for a node without reductions."""
+    types = set()
+    for member in snode.get_nodes():
+        get = getattr(getattr(member, "node", None), "get_reduction_type", None)
+        try:
+            t = get() if callable(get) else None
+        except Exception:  # noqa: BLE001 - not a computed buffer
+            t = None
+        if t:
+            types.add(str(t))
+    return sorted(types)
+
+
 def _foreach_groups() -> dict[str, int]:
     """Operation name -> foreach group id: V.graph.lists in order (the lists
     Inductor turns into ForeachKernelSchedulerNodes), ids 0, 1, ... over the
@@ -443,6 +481,12 @@ def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: boo
     convolution = _convolution(snode, kind)
     if convolution is not None:
         out["convolution"] = convolution
+    attention = _attention(snode, kind)
+    if attention is not None:
+        out["attention"] = attention
+    reduction_types = _reduction_types(snode)
+    if reduction_types:
+        out["reduction_types"] = reduction_types
     foreach = _foreach_id(snode)
     if foreach is not None:
         out["foreach"] = foreach

@@ -747,15 +747,18 @@ def reduction_sweep():
 
 
 def attention_dropout_sweep():
-    """Causal bf16 attention with dropout, forward and backward, as language
-    models train it (GPT-2 style), over batch, heads, lengths and head dims."""
-    configs = [(8, 12, 512, 64), (4, 16, 1024, 64), (2, 32, 2048, 128), (16, 8, 256, 64)]
+    """bf16 attention with dropout, forward and backward, as language models
+    train it (GPT-2 style), over batch, heads, lengths and head dims, causal
+    and not."""
+    # (batch, heads, seq, head_dim, causal)
+    configs = [(8, 12, 512, 64, True), (4, 16, 1024, 64, True), (2, 32, 2048, 128, True), (16, 8, 256, 64, True),
+               (8, 16, 1024, 128, True), (4, 12, 2048, 64, False), (16, 16, 512, 64, False)]
     qkv = [tuple(torch.randn(b, h, s, d, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-           for b, h, s, d in configs]
+           for b, h, s, d, _ in configs]
 
     def forward(qkv):
-        return sum(F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True).float().mean()
-                   for q, k, v in qkv)
+        return sum(F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=c).float().mean()
+                   for (q, k, v), (*_, c) in zip(qkv, configs))
 
     torch.compile(forward)(qkv).backward()
 

@@ -101,6 +101,26 @@ class Flops(unittest.TestCase):
         self.assertIsNone(pricing.convolution_record("convolution", args, None, None))
         self.assertIsNone(pricing.convolution_record("mm", args, [8, 16, 16, 16], None))
 
+    def test_attention_record(self):
+        args = {"query": [8, 12, 512, 64], "key": [8, 12, 512, 64], "value": [8, 12, 512, 64],
+                "attn_bias": [8, 1, 512, 512], "dropout_p": 0.1, "is_causal": False}
+        record = pricing.attention_record("_scaled_dot_product_cudnn_attention", args)
+        self.assertEqual(record, {"query": [8, 12, 512, 64], "key": [8, 12, 512, 64], "value": [8, 12, 512, 64],
+                                  "causal": False, "bias": True, "dropout_p": 0.1})
+        # the low-level kernels' [batch, seq, heads, dim] reads in SDPA layout; no bias, no dropout given
+        low = {"query": [2, 1024, 16, 128], "key": [2, 2048, 16, 128], "value": [2, 2048, 16, 128], "is_causal": True}
+        record = pricing.attention_record("_flash_attention_forward", low)
+        self.assertEqual(record["query"], [2, 16, 1024, 128])
+        self.assertEqual(record["key"], [2, 16, 2048, 128])
+        self.assertEqual((record["causal"], record["bias"], record["dropout_p"]), (True, False, 0.0))
+        backward = dict(args, grad_out=[8, 12, 512, 64])
+        self.assertEqual(pricing.attention_record("_scaled_dot_product_cudnn_attention_backward", backward)["dropout_p"], 0.1)
+        # malformed or missing arguments, other operators: no record rather than a guess
+        self.assertIsNone(pricing.attention_record("_scaled_dot_product_cudnn_attention", dict(args, dropout_p=1.5)))
+        self.assertIsNone(pricing.attention_record("_scaled_dot_product_cudnn_attention", dict(args, query=None)))
+        self.assertIsNone(pricing.attention_record("_scaled_dot_product_cudnn_attention", dict(args, key=[512, 64])))
+        self.assertIsNone(pricing.attention_record("mm", args))
+
     def test_channels_last_follows_atens_stride_rule(self):
         self.assertTrue(pricing.channels_last([8, 3, 4, 4], [48, 1, 12, 3]))
         self.assertFalse(pricing.channels_last([8, 3, 4, 4], [48, 16, 4, 1]))
