@@ -138,6 +138,16 @@ void route_family(LawFeatures& f, const ImplicitGemm& s, double wave) {
   }
 }
 
+// The µs to spend one f32 op per unmasked score of an attention call with
+// dropout: its kernels draw one Philox random number per score (and keep or
+// zero it), a cost per score the matmul flops do not count; 0 without
+// dropout or outside the attention classes.
+double attention_dropout_us(const Node& n, KernelClass c, const HardwareProfile& hw) {
+  if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return 0.0;
+  if (!n.attention || !(n.attention->dropout_p > 0)) return 0.0;
+  return static_cast<double>(attention_scores(*n.attention)) * 1e6 / peak_flops_for_dtype(hw, "f32");
+}
+
 }  // namespace
 
 CostFacts cost_facts(const Graph& g) {
@@ -191,6 +201,7 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   const std::int64_t cached = opts.l2_bytes > 0 ? std::min(bytes, opts.l2_bytes) : bytes;
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
+  set(f, LawTerm::AttentionDropout, attention_dropout_us(n, c, hw));
   const auto shape = implicit_gemm_shape(g, n, c);
   if (!shape) return f;
   const double wave = opts.sm_count > 0 ? wave_us(*shape, shape->k, opts.sm_count, peak) : 0.0;

@@ -14,6 +14,8 @@
 //   copy of any operand not in the layout it runs in.
 // - Matmuls: the tile terms, and the unaligned term for a 16-bit product
 //   with an operand whose row pitch is not a multiple of 16 bytes.
+// - Attention calls with an `attention` record and dropout: the unmasked
+//   scores at one f32 op each (the random number each one draws).
 #pragma once
 
 #include <cstdint>

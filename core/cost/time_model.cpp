@@ -23,6 +23,7 @@ const std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
     {LawTerm::GroupedFixed, "grouped_fixed_us", false},
     {LawTerm::GroupedMemory, "grouped_memory_factor", false},
     {LawTerm::GroupedWave, "grouped_wave_factor", false},
+    {LawTerm::AttentionDropout, "dropout_factor", false},
 }};
 
 double law_us(const ClassLaw& law, const LawFeatures& features) {

@@ -29,6 +29,9 @@
 //   depthwise_*, grouped_*  depthwise and grouped convolutions run their own
 //                       kernels: their fixed, memory and compute (grouped: wave)
 //                       terms replace the dense ones
+//   attention_dropout   an attention call with dropout: one f32 op per unmasked
+//                       score at the f32 peak (its kernels draw one Philox
+//                       random number per score, work the matmul flops omit)
 //
 // i.e. an achieved efficiency that grows with size. Collectives keep the
 // NCCL-style model of the profile's link figures. The host (Inductor's Python
@@ -63,9 +66,9 @@ namespace schedlab {
 enum class LawTerm : std::uint8_t {
   Fixed, Compute, Fp32Compute, Memory, Spill, Wave, Narrow, Fp32Fixed, Unaligned, LayoutConvert, Transpose,
   TransposeFixed, PointwiseConvFixed, DepthwiseFixed, DepthwiseMemory, DepthwiseCompute, GroupedFixed, GroupedMemory,
-  GroupedWave,
+  GroupedWave, AttentionDropout,
 };
-inline constexpr std::size_t kLawTerms = 19;
+inline constexpr std::size_t kLawTerms = 20;
 
 struct LawTermInfo {
   LawTerm term;

@@ -128,6 +128,7 @@ class FusedGraphAssembler {
         convolution = &mn;
         ++convolutions;
       }
+      n.reduction_types.insert(n.reduction_types.end(), mn.reduction_types.begin(), mn.reduction_types.end());
       if (mn.flops) flops = checked_add(flops.value_or(0), *mn.flops, "fused node \"" + n.name + "\" flops");
       if (mn.runtime_us) n.runtime_us = saturating_runtime_sum(n.runtime_us.value_or(0), *mn.runtime_us);
       else all_runtimes = false;
@@ -151,6 +152,11 @@ class FusedGraphAssembler {
     // epilogue, as in Inductor's exported post-fusion graphs: one call per
     // node, none where the members hold several.
     if (convolutions == 1) n.convolution = convolution->convolution;
+    // Attention calls are externs and never fuse: a single-node group (the
+    // copy above) carries `attention`. The reduction types are the members'
+    // union, sorted and distinct as the format wants them.
+    std::sort(n.reduction_types.begin(), n.reduction_types.end());
+    n.reduction_types.erase(std::unique(n.reduction_types.begin(), n.reduction_types.end()), n.reduction_types.end());
     // A sum of member estimates is kept only when every member has one.
     if (!all_runtimes) n.runtime_us.reset();
     for (NodeId m : grp)

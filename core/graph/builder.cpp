@@ -1,6 +1,7 @@
 #include "core/graph/builder.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <unordered_set>
@@ -226,6 +227,50 @@ class ConvolutionCheck {
   }
 };
 
+// `attention`: SDPA-layout shapes [batch..., heads, seq, head_dim] of one
+// rank (at least 3), every size at least 1, and a dropout probability.
+class AttentionCheck {
+ public:
+  AttentionCheck(const Graph& g, NodeId v) : a_(*g.nodes[v].attention), where_(node_place(g, v) + ": attention") {}
+
+  void run() const {
+    const std::size_t rank = a_.query.size();
+    if (rank < 3) fail(where_ + ".query", "rank " + std::to_string(rank) + ", expected 3 or more ([batch..., heads, seq, head_dim])");
+    for (auto [field, shape] : {std::pair{"key", &a_.key}, std::pair{"value", &a_.value}})
+      if (shape->size() != rank)
+        fail(where_ + "." + field, "rank " + std::to_string(shape->size()) + ", expected the query's rank " + std::to_string(rank));
+    for (auto [field, shape] : {std::pair{"query", &a_.query}, std::pair{"key", &a_.key}, std::pair{"value", &a_.value}})
+      for (std::size_t i = 0; i < shape->size(); ++i)
+        if ((*shape)[i] < 1)
+          fail(where_ + "." + item(field, i), "value " + std::to_string((*shape)[i]) + " is below the minimum 1");
+    if (!(a_.dropout_p >= 0 && a_.dropout_p <= 1))  // NaN fails too
+      fail(where_ + ".dropout_p", "expected a probability in [0, 1], got " + shortest(a_.dropout_p));
+  }
+
+ private:
+  const AttentionCall& a_;
+  std::string where_;
+
+  static std::string shortest(double d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", d);
+    return buf;
+  }
+};
+
+// `reduction_types`: distinct non-empty names in sorted order, so that two
+// nodes with the same reductions carry the same list.
+void check_reduction_types(const Graph& g, NodeId v) {
+  const std::vector<std::string>& types = g.nodes[v].reduction_types;
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const std::string where = node_place(g, v) + ": " + item("reduction_types", i);
+    if (types[i].empty()) fail(where, "expected a non-empty string");
+    if (i == 0) continue;
+    if (types[i] == types[i - 1]) fail(where, quoted_name(types[i]) + " repeats the entry before it (expected distinct names)");
+    if (types[i] < types[i - 1]) fail(where, quoted_name(types[i]) + " sorts before " + quoted_name(types[i - 1]) + " (expected sorted names)");
+  }
+}
+
 void check_node(const Graph& g, NodeId v) {
   const Node& n = g.nodes[v];
   if (n.runtime_us && (!std::isfinite(*n.runtime_us) || *n.runtime_us < 0))
@@ -246,6 +291,8 @@ void check_node(const Graph& g, NodeId v) {
     if (!earlier) fail(where, quoted_name(tb.name) + " is not an input or a buffer produced earlier");
   }
   if (n.convolution) ConvolutionCheck(g, v).run();
+  if (n.attention) AttentionCheck(g, v).run();
+  check_reduction_types(g, v);
 }
 
 // Iterative DFS over producer edges; returns `"a" -> "b" -> "a"` or "".

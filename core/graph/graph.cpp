@@ -1,9 +1,11 @@
 #include "core/graph/graph.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
 #include "core/util/error.h"
+#include "core/util/saturating.h"
 
 namespace schedlab {
 namespace {
@@ -46,6 +48,22 @@ std::int64_t dtype_size(std::string_view dtype) {
   for (std::string_view d : {"i8", "u8", "b8", "bool"})
     if (dtype == d) return 1;
   return dtype.substr(0, 2) == "f8" ? 1 : 0;
+}
+
+std::int64_t attention_scores(const AttentionCall& a) {
+  const std::size_t rank = a.query.size();
+  if (rank < 3 || a.key.size() != rank) return 0;  // validate() refuses these
+  std::int64_t batch_heads = 1;
+  for (std::size_t i = 0; i + 2 < rank; ++i) batch_heads = saturating_mul(batch_heads, a.query[i]);
+  const std::int64_t q = a.query[rank - 2], kv = a.key[rank - 2];
+  std::int64_t per_head = saturating_mul(q, kv);
+  if (a.causal) {
+    // Rows below kv_len see 1, 2, ..., full keys; the rows past it see all kv_len.
+    const std::int64_t full = std::min(q, kv);
+    const std::int64_t triangle = full % 2 == 0 ? saturating_mul(full / 2, saturating_add(full, 1)) : saturating_mul(full, (full + 1) / 2);
+    per_head = saturating_add(triangle, saturating_mul(std::max<std::int64_t>(0, q - kv), kv));
+  }
+  return saturating_mul(batch_heads, per_head);
 }
 
 std::optional<CollectiveOp> parse_collective_op(std::string_view s) {

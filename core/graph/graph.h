@@ -110,6 +110,24 @@ struct ConvolutionGeometry {
   bool operator==(const ConvolutionGeometry&) const = default;
 };
 
+// `attention`: what one attention call computes, forward or backward
+// (format: "Attention"). Shapes are in SDPA layout [batch..., heads, seq,
+// head_dim] (size hints), rank >= 3, the three of one rank; validate()
+// checks them.
+struct AttentionCall {
+  std::vector<std::int64_t> query, key, value;
+  bool causal = false;    // a top-left aligned causal mask
+  bool bias = false;      // an additive bias (attn_mask) is read
+  double dropout_p = 0;   // in [0, 1]
+  bool operator==(const AttentionCall&) const = default;
+};
+
+// The scores an attention call computes and does not mask: batch × heads
+// (the query's dims but the last two) × q_len × kv_len, or under a causal
+// mask the top-left aligned triangle (query row i sees min(i + 1, kv_len)
+// keys). Saturating: the shapes come from a file.
+std::int64_t attention_scores(const AttentionCall& a);
+
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::Pointwise;
@@ -138,6 +156,11 @@ struct Node {
   std::vector<Dep> writes;
   std::optional<Collective> collective;
   std::optional<ConvolutionGeometry> convolution;
+  std::optional<AttentionCall> attention;
+  // `reduction_types`: Inductor's reduction types of the node's members
+  // ("sum", "max", "welford_reduce", ...), distinct and sorted; empty when
+  // none or not exported.
+  std::vector<std::string> reduction_types;
 };
 
 // Operation-level skeleton of a graph fused elsewhere (format: `operations`).

@@ -85,13 +85,13 @@ JsonValue required(const JsonValue& picked, std::string_view key, const Place& w
 }
 
 // The fields of a node and of a buffer, in the order of the indices below.
-constexpr std::array<std::string_view, 17> kNodeFields = {"name",       "kind",      "outputs",          "members", "kernel", "group",
+constexpr std::array<std::string_view, 19> kNodeFields = {"name",       "kind",      "outputs",          "members", "kernel", "group",
                                                           "group_expr", "group_dims", "foreach",          "flops",   "runtime_us",
                                                           "workspace_bytes", "workspace_source", "reads", "writes", "collective",
-                                                          "convolution"};
+                                                          "convolution", "attention", "reduction_types"};
 enum NodeField : std::size_t {
   kNodeName, kKind, kOutputs, kMembers, kKernel, kGroup, kGroupExpr, kGroupDims, kForeach, kFlops, kRuntimeUs,
-  kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective, kConvolution
+  kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective, kConvolution, kAttention, kReductionTypes
 };
 constexpr std::array<std::string_view, 8> kBufferFields = {"name", "bytes", "layout", "dtype", "shape", "aliases", "hint_bytes", "stride"};
 enum BufferField : std::size_t { kBufName, kBytes, kLayout, kDtype, kShape, kAliases, kHintBytes, kStride };
@@ -101,6 +101,8 @@ enum ConvolutionField : std::size_t {
   kConvInput, kConvWeight, kConvOutput, kConvStride, kConvPadding, kConvDilation, kConvOutputPadding, kConvGroups, kConvTransposed,
   kConvMemoryFormat, kConvOutputMask
 };
+constexpr std::array<std::string_view, 6> kAttentionFields = {"query", "key", "value", "causal", "bias", "dropout_p"};
+enum AttentionField : std::size_t { kAttnQuery, kAttnKey, kAttnValue, kAttnCausal, kAttnBias, kAttnDropoutP };
 
 void expect_object(const JsonValue& v, const Place& where) {
   if (!v.is_object()) fail(where, "expected an object, got " + std::string(v.type_name()));
@@ -333,6 +335,8 @@ class Loader {
     load_mutations(f[kOutputs], n, where);
     load_collective(f[kCollective], n, where);
     load_convolution(f[kConvolution], n, where);
+    load_attention(f[kAttention], n, where);
+    if (auto v = f[kReductionTypes]) n.reduction_types = get_string_array(v, where.at("reduction_types"));
   }
 
   // `workspace_bytes` goes with `workspace_source`, whose one value says the
@@ -409,6 +413,27 @@ class Loader {
       c.output_mask = mask;
     }
     n.convolution = std::move(c);
+  }
+
+  // The JSON types of `attention`; validate() checks its shapes and
+  // dropout probability. Unknown keys inside are ignored, as everywhere.
+  void load_attention(const JsonValue& attn, Node& n, const Place& where) {
+    if (!attn) return;
+    const Place aw = where.at("attention");
+    expect_object(attn, aw);
+    const auto f = pick(attn, kAttentionFields);
+    auto field = [&](AttentionField k) { return required(f[k], kAttentionFields[k], aw); };
+    auto at = [&](AttentionField k) { return aw.at(kAttentionFields[k]); };
+    AttentionCall a;
+    a.query = get_int_array(field(kAttnQuery), at(kAttnQuery));
+    a.key = get_int_array(field(kAttnKey), at(kAttnKey));
+    a.value = get_int_array(field(kAttnValue), at(kAttnValue));
+    a.causal = get_bool(field(kAttnCausal), at(kAttnCausal));
+    a.bias = get_bool(field(kAttnBias), at(kAttnBias));
+    const JsonValue dropout = field(kAttnDropoutP);
+    if (!dropout.is_number()) fail(at(kAttnDropoutP), "expected a number, got " + std::string(dropout.type_name()));
+    a.dropout_p = dropout.as_double();
+    n.attention = std::move(a);
   }
 
   std::vector<Dep> parse_deps(const JsonValue& arr, const Place& where) {

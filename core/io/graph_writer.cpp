@@ -59,6 +59,17 @@ void write_convolution(JsonWriter& w, const ConvolutionGeometry& c) {
   w.end_object();
 }
 
+void write_attention(JsonWriter& w, const AttentionCall& a) {
+  w.begin_object();
+  w.key("query").array(a.query);
+  w.key("key").array(a.key);
+  w.key("value").array(a.value);
+  w.field("causal", a.causal);
+  w.field("bias", a.bias);
+  w.field("dropout_p", a.dropout_p);
+  w.end_object();
+}
+
 void write_node(JsonWriter& w, const Graph& g, const Node& n) {
   w.begin_object();
   w.field("name", n.name);
@@ -80,6 +91,11 @@ void write_node(JsonWriter& w, const Graph& g, const Node& n) {
     w.key("convolution");
     write_convolution(w, *n.convolution);
   }
+  if (n.attention) {
+    w.key("attention");
+    write_attention(w, *n.attention);
+  }
+  if (!n.reduction_types.empty()) w.key("reduction_types").array(n.reduction_types);
   w.key("outputs").begin_array();
   for (BufId b : n.outputs) write_buffer(w, g, g.buffers[b]);
   w.end_array();

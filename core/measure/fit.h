@@ -10,7 +10,7 @@
 //   kernels decide everything) and relative error (the tiniest, mostly launch
 //   noise, do). The base terms (fixed, compute, f32 compute, memory, spill)
 //   are always fitted; a term for a specific effect (tiles, alignment,
-//   layouts, convolution families) that fewer than kMinTermSupport of the
+//   layouts, convolution families, attention dropout) that fewer than kMinTermSupport of the
 //   class's nodes exercise is not fitted to those few nodes, which would
 //   generalize to nothing: it takes the factor of the sibling profile when
 //   one is given (a GPU of the same chip: the H200 for the H100), else 0.

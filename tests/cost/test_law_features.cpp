@@ -143,3 +143,38 @@ TEST_CASE("features: a convolution operand in the other layout is converted firs
   for (NodeId v = 0; v < resnet.g.num_nodes(); ++v)
     if (resnet.g.nodes[v].convolution) CHECK(at(resnet.of(resnet.g.nodes[v].name.c_str()), LawTerm::LayoutConvert) == 0);
 }
+
+TEST_CASE("features: attention with dropout pays one f32 op per unmasked score", "[cost][features]") {
+  Featured fwd("exported/attention_dropout_sweep_0_fwd.post.json");
+  Featured bwd("exported/attention_dropout_sweep_1_bwd.post.json");
+  auto first_of = [](const Featured& f, KernelClass c) {
+    for (NodeId v = 0; v < f.g.num_nodes(); ++v)
+      if (classify_node(f.g, f.g.nodes[v]) == c) return v;
+    FAIL("no node of the class");
+    return kNone;
+  };
+  const double f32_peak = peak_flops_for_dtype(builtin_profile("h100-sxm-datasheet"), "f32");
+  const AttentionCall causal{{8, 12, 512, 64}, {8, 12, 512, 64}, {8, 12, 512, 64}, true, false, 0.1};
+  for (auto [f, c] : {std::pair{&fwd, KernelClass::Attention}, std::pair{&bwd, KernelClass::AttentionBackward}}) {
+    INFO(to_string(c));
+    Featured& g = *f;
+    const NodeId v = first_of(g, c);
+    const char* name = g.g.nodes[v].name.c_str();
+    // Graphs exported before the `attention` record: no term.
+    CHECK(at(g.of(name), LawTerm::AttentionDropout) == 0);
+    g.g.nodes[v].attention = causal;
+    CHECK(at(g.of(name), LawTerm::AttentionDropout) == Approx(96.0 * 512 * 513 / 2 * 1e6 / f32_peak));
+    // The other terms are unchanged: the scores' random numbers are work of their own.
+    LawFeatures with = g.of(name);
+    g.g.nodes[v].attention->dropout_p = 0;
+    LawFeatures without = g.of(name);
+    CHECK(at(without, LawTerm::AttentionDropout) == 0);
+    with[static_cast<std::size_t>(LawTerm::AttentionDropout)] = 0;
+    CHECK(with == without);
+  }
+  // Only the attention classes: the same record on a matmul prices nothing.
+  Featured mm("exported/gemm_sweep_0_inf.post.json");
+  const NodeId gemm = first_of(mm, KernelClass::Gemm);
+  mm.g.nodes[gemm].attention = causal;
+  CHECK(at(mm.of(mm.g.nodes[gemm].name.c_str()), LawTerm::AttentionDropout) == 0);
+}

@@ -95,9 +95,17 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(host_us_per_node(*hw.time_model, KernelClass::Collective) == 12);
   CHECK(hw.time_model->host_us_per_collective_kernel == 0);
   CHECK(hw.time_model->host_us_per_item == 0);
+  // And before the attention dropout term: no cost per score; the writer
+  // then writes it (0), and reads back a factor it is given.
+  const ClassLaw& attention = hw.time_model->laws.at(KernelClass::Attention);
+  CHECK(attention[LawTerm::AttentionDropout] == 0);
+  CHECK(hardware_profile_to_json(hw)["time_model"]["laws"]["attention"]["dropout_factor"] == 0.0);
   // Round trip.
   HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
   CHECK(hardware_profile_to_json(back) == hardware_profile_to_json(hw));
+  hw.time_model->laws.at(KernelClass::AttentionBackward)[LawTerm::AttentionDropout] = 0.75;
+  back = hardware_profile_from_json(hardware_profile_to_json(hw));
+  CHECK(back.time_model->laws.at(KernelClass::AttentionBackward)[LawTerm::AttentionDropout] == 0.75);
   // Missing pieces are named.
   CHECK_THROWS_WITH(parse_hardware_profile(profile_text("copy")), Catch::Contains("time_model.laws: missing field \"copy\""));
   std::string no_gap = profile_text();

@@ -368,3 +368,21 @@ TEST_CASE("fusion carries a convolution's geometry: an extern alone, a template 
     if (!fused) CHECK_FALSE(post.nodes[1].convolution);
   }
 }
+
+TEST_CASE("fusion unites its members' reduction types and carries an attention call unchanged", "[fusion]") {
+  auto with = [](std::string node, const std::string& field) { return node.insert(node.size() - 1, "," + field); };
+  const std::string attention = R"("attention":{"query":[1,2,16,32],"key":[1,2,16,32],"value":[1,2,16,32],"causal":true,"bias":false,"dropout_p":0.1})";
+  std::string attn = with(pw("attn", "ab", rd("x"), 1024), attention);
+  attn.replace(attn.find("\"pointwise\""), 11, "\"extern\"");
+  Graph g = graph({attn, with(pw("a", "bb", rd("ab"), 1024), R"("reduction_types":["sum","welford_reduce"])"),
+                   with(pw("b", "cb", rd("bb"), 1024), R"("reduction_types":["max","sum"])"), pw("c", "db", rd("cb"), 1024)},
+                  R"("db")");
+  FrontEndResult fe = run_front_end(g, true, FusionOptions{});
+  Graph post = load_graph(write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
+  REQUIRE(post.nodes.size() == 2u);  // an extern kernel takes no epilogue
+  CHECK(post.nodes[0].attention == g.nodes[0].attention);
+  CHECK(post.nodes[0].reduction_types.empty());
+  CHECK(post.nodes[1].members == std::vector<std::string>{"a", "b", "c"});
+  CHECK(post.nodes[1].reduction_types == std::vector<std::string>{"max", "sum", "welford_reduce"});
+  CHECK_FALSE(post.nodes[1].attention);
+}

@@ -2,6 +2,7 @@
 // as loaded ones, and a fused graph owns its id space.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "core/fusion/fusion.h"
@@ -146,6 +147,23 @@ TEST_CASE("validate checks a convolution set in code by the loader's rules", "[g
   CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": convolution.groups: value 0 is below the minimum 1");
   g.nodes[0].convolution->groups = 3;  // 3 input channels need weight[1] = 1
   CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": convolution.input[1]: 3 channels, expected weight[1] * groups = 3 * 3 = 9");
+}
+
+TEST_CASE("validate checks an attention call and reduction types set in code by the loader's rules", "[graph][builder][errors]") {
+  Graph g = load_graph(R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":4}],"outputs":["b"],"nodes":[
+    {"name":"a","kind":"extern","outputs":[{"name":"b","bytes":4}],"reads":[{"name":"x"}]}]})");
+  const AttentionCall a{{2, 4, 16, 8}, {2, 4, 32, 8}, {2, 4, 32, 8}, false, true, 0.0};
+  g.nodes[0].attention = a;
+  g.nodes[0].reduction_types = {"max", "sum"};
+  validate(g);
+  g.nodes[0].attention->key[2] = -1;  // the loader refuses negatives; code may set them
+  CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": attention.key[2]: value -1 is below the minimum 1");
+  g.nodes[0].attention = a;
+  g.nodes[0].attention->dropout_p = std::nan("");
+  CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": attention.dropout_p: expected a probability in [0, 1], got nan");
+  g.nodes[0].attention = a;
+  g.nodes[0].reduction_types = {"sum", "sum"};
+  CHECK_THROWS_WITH(validate(g), "nodes[0] \"a\": reduction_types[1]: \"sum\" repeats the entry before it (expected distinct names)");
 }
 
 TEST_CASE("a fused graph owns its ids: writing and reloading it gives the same tables", "[graph][builder][fusion]") {

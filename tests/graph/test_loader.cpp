@@ -2,6 +2,7 @@
 // input with one line that names the place.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 
 #include "core/io/graph_reader.h"
@@ -62,6 +63,19 @@ std::string transposed(const std::string& output = kTransposedOutput) {
   std::string conv = replaced(kConvolution, "\"input\": [2, 8, 10, 10]", "\"input\": [2, 16, 5, 5]");
   conv = replaced(conv, "\"output\": [2, 16, 5, 5]", output);
   return on_op0(replaced(conv, "\"transposed\": false", "\"transposed\": true"));
+}
+
+// A valid attention record (GPT-2's causal self-attention with dropout),
+// edited by `from` -> `to` and set on op0 (validate() checks it whatever the kind).
+const std::string kAttention =
+    R"({"query": [8, 12, 512, 64], "key": [8, 12, 512, 64], "value": [8, 12, 512, 64], "causal": true, "bias": false, "dropout_p": 0.1})";
+
+std::string with_attention(const std::string& from = "", const std::string& to = "") {
+  return patched("\"group\": [8, 1]", "\"group\": [8, 1], \"attention\": " + (from.empty() ? kAttention : replaced(kAttention, from, to)));
+}
+
+std::string with_reduction_types(const std::string& types) {
+  return patched("\"group\": [8, 1]", "\"group\": [8, 1], \"reduction_types\": " + types);
 }
 
 std::string load_error(const std::string& text) {
@@ -136,6 +150,51 @@ TEST_CASE("a convolution's geometry loads: defaults, transposed, 1-d and 3-d, un
   // a key this reader does not know is ignored, as everywhere in the format
   const Graph u = load_graph(with_convolution("\"groups\": 2", "\"groups\": 2, \"algorithm\": {\"cudnn\": 3}"));
   CHECK(u.nodes[0].convolution == c);
+}
+
+TEST_CASE("an attention record and reduction types load; older graphs lack them", "[graph][loader]") {
+  const Graph g = load_graph(with_attention());
+  REQUIRE(g.nodes[0].attention);
+  const AttentionCall& a = *g.nodes[0].attention;
+  CHECK(a.query == std::vector<std::int64_t>{8, 12, 512, 64});
+  CHECK(a.key == a.query);
+  CHECK(a.value == a.query);
+  CHECK(a.causal);
+  CHECK_FALSE(a.bias);
+  CHECK(a.dropout_p == 0.1);
+  CHECK_FALSE(g.nodes[1].attention);
+  // 3-d (no batch), an integer probability, a bias, keys longer than queries
+  const Graph b = load_graph(with_attention(R"("query": [8, 12, 512, 64], "key": [8, 12, 512, 64], "value": [8, 12, 512, 64], "causal": true, "bias": false, "dropout_p": 0.1)",
+                                            R"("query": [12, 1, 64], "key": [12, 300, 64], "value": [12, 300, 32], "causal": false, "bias": true, "dropout_p": 1)"));
+  CHECK(b.nodes[0].attention->key == std::vector<std::int64_t>{12, 300, 64});
+  CHECK(b.nodes[0].attention->bias);
+  CHECK(b.nodes[0].attention->dropout_p == 1.0);
+  // a key this reader does not know is ignored, as everywhere in the format
+  CHECK(load_graph(with_attention("\"bias\": false", "\"bias\": false, \"scale\": 0.125")).nodes[0].attention == a);
+
+  const Graph r = load_graph(with_reduction_types(R"(["max", "online_softmax_reduce", "sum", "welford_reduce"])"));
+  CHECK(r.nodes[0].reduction_types == std::vector<std::string>{"max", "online_softmax_reduce", "sum", "welford_reduce"});
+  CHECK(r.nodes[1].reduction_types.empty());
+  CHECK(load_graph(kValid).nodes[0].reduction_types.empty());
+}
+
+TEST_CASE("attention_scores: batch x heads x the unmasked scores, top-left causal", "[graph]") {
+  auto call = [](std::int64_t q, std::int64_t kv, bool causal) {
+    return AttentionCall{{8, 12, q, 64}, {8, 12, kv, 64}, {8, 12, kv, 64}, causal, false, 0.1};
+  };
+  CHECK(attention_scores(call(512, 512, false)) == 96 * 512 * 512);
+  CHECK(attention_scores(call(512, 512, true)) == 96 * 512 * 513 / 2);
+  // more queries than keys: the first 512 rows the triangle, the other 512 see every key
+  CHECK(attention_scores(call(1024, 512, true)) == 96 * (512 * 513 / 2 + 512 * 512));
+  // more keys than queries (top-left aligned): row i sees i + 1 keys
+  CHECK(attention_scores(call(512, 1024, true)) == 96 * 512 * 513 / 2);
+  CHECK(attention_scores(call(1024, 512, false)) == 96 * 1024 * 512);
+  // 3-d: no batch dims, the heads alone
+  CHECK(attention_scores(AttentionCall{{12, 7, 64}, {12, 5, 64}, {12, 5, 64}, true, false, 0}) == 12 * (15 + 2 * 5));
+  // past 63 bits: saturates rather than wraps
+  const std::int64_t big = std::int64_t{1} << 40;
+  CHECK(attention_scores(call(big, big, true)) == std::numeric_limits<std::int64_t>::max());
+  CHECK(attention_scores(call(big, big, false)) == std::numeric_limits<std::int64_t>::max());
 }
 
 TEST_CASE("every fixture loads", "[graph][loader][fixtures]") {
@@ -254,6 +313,34 @@ TEST_CASE("malformed inputs are refused with the place named", "[graph][loader][
        "nodes[0] \"op0\": convolution.output[1]: 16 channels, expected weight[1] * groups = 4 * 2 = 8 (transposed: weight is [Cin, Cout/groups, ...])"},
       {transposed("\"output\": [2, 8, 11, 11], \"output_padding\": [2, 2]"),
        "nodes[0] \"op0\": convolution.output_padding[0]: 2 is not smaller than the stride 2 or the dilation 1"},
+      // attention: JSON types (the loader), then shapes and probability (validate())
+      {patched("\"group\": [8, 1]", "\"group\": [8, 1], \"attention\": true"), "nodes[0] \"op0\": attention: expected an object, got boolean"},
+      {with_attention("\"query\": [8, 12, 512, 64], ", ""), "nodes[0] \"op0\": attention: missing required field \"query\""},
+      {with_attention("\"key\": [8, 12, 512, 64], ", ""), "nodes[0] \"op0\": attention: missing required field \"key\""},
+      {with_attention("\"value\": [8, 12, 512, 64], ", ""), "nodes[0] \"op0\": attention: missing required field \"value\""},
+      {with_attention("\"causal\": true, ", ""), "nodes[0] \"op0\": attention: missing required field \"causal\""},
+      {with_attention("\"bias\": false, ", ""), "nodes[0] \"op0\": attention: missing required field \"bias\""},
+      {with_attention(", \"dropout_p\": 0.1", ""), "nodes[0] \"op0\": attention: missing required field \"dropout_p\""},
+      {with_attention("\"query\": [8, 12, 512, 64]", "\"query\": \"8x12x512x64\""), "nodes[0] \"op0\": attention.query: expected an array, got string"},
+      {with_attention("\"key\": [8, 12, 512, 64]", "\"key\": [8, 12, 512.5, 64]"), "nodes[0] \"op0\": attention.key[2]: expected an integer, got number"},
+      {with_attention("\"value\": [8, 12, 512, 64]", "\"value\": [8, -12, 512, 64]"), "nodes[0] \"op0\": attention.value[1]: value -12 is below the minimum 0"},
+      {with_attention("\"causal\": true", "\"causal\": 1"), "nodes[0] \"op0\": attention.causal: expected a boolean, got integer"},
+      {with_attention("\"bias\": false", "\"bias\": null"), "nodes[0] \"op0\": attention.bias: expected a boolean, got null"},
+      {with_attention("\"dropout_p\": 0.1", "\"dropout_p\": \"0.1\""), "nodes[0] \"op0\": attention.dropout_p: expected a number, got string"},
+      {with_attention("\"dropout_p\": 0.1", "\"dropout_p\": 1.5"), "nodes[0] \"op0\": attention.dropout_p: expected a probability in [0, 1], got 1.5"},
+      {with_attention("\"dropout_p\": 0.1", "\"dropout_p\": -0.25"), "nodes[0] \"op0\": attention.dropout_p: expected a probability in [0, 1], got -0.25"},
+      {with_attention("\"query\": [8, 12, 512, 64]", "\"query\": [512, 64]"),
+       "nodes[0] \"op0\": attention.query: rank 2, expected 3 or more ([batch..., heads, seq, head_dim])"},
+      {with_attention("\"key\": [8, 12, 512, 64]", "\"key\": [96, 512, 64]"), "nodes[0] \"op0\": attention.key: rank 3, expected the query's rank 4"},
+      {with_attention("\"value\": [8, 12, 512, 64]", "\"value\": [1, 8, 12, 512, 64]"), "nodes[0] \"op0\": attention.value: rank 5, expected the query's rank 4"},
+      {with_attention("\"query\": [8, 12, 512, 64]", "\"query\": [8, 12, 0, 64]"), "nodes[0] \"op0\": attention.query[2]: value 0 is below the minimum 1"},
+      {with_attention("\"value\": [8, 12, 512, 64]", "\"value\": [8, 12, 512, 0]"), "nodes[0] \"op0\": attention.value[3]: value 0 is below the minimum 1"},
+      // reduction_types: an array of distinct non-empty strings, sorted
+      {with_reduction_types("\"sum\""), "nodes[0] \"op0\": reduction_types: expected an array, got string"},
+      {with_reduction_types("[\"sum\", 3]"), "nodes[0] \"op0\": reduction_types[1]: expected a string, got integer"},
+      {with_reduction_types("[\"\", \"sum\"]"), "nodes[0] \"op0\": reduction_types[0]: expected a non-empty string"},
+      {with_reduction_types("[\"max\", \"sum\", \"sum\"]"), "nodes[0] \"op0\": reduction_types[2]: \"sum\" repeats the entry before it (expected distinct names)"},
+      {with_reduction_types("[\"sum\", \"max\"]"), "nodes[0] \"op0\": reduction_types[1]: \"max\" sorts before \"sum\" (expected sorted names)"},
       {patched("\"nodes\": [", "\"nodes\": [3, "), "nodes[0]: expected an object, got integer"},
       {patched("\"name\": \"tiny\"", "\"name\": \"t\\u0000\\ud800\""), "unpaired surrogate"},
       {patched("\"name\": \"tiny\"", "\"name\": \"t\ty\""), "control character in a string"},

@@ -21,7 +21,7 @@ const std::string kEveryField = R"({
   "nodes": [
     {"name": "op0", "kind": "reduction", "members": ["op0a", "op0b"], "kernel": "cpp_fused_sum_0",
      "group": [256, 16], "group_expr": ["16*s0", "s1"], "group_dims": [[4, 64], [16]], "foreach": 3,
-     "flops": 4096, "runtime_us": 1.25,
+     "flops": 4096, "runtime_us": 1.25, "reduction_types": ["sum", "welford_reduce"],
      "outputs": [{"name": "buf0", "bytes": 0, "layout": "fixed", "dtype": "f32", "shape": [4, 64],
                   "aliases": ["buf0_view"], "size_hint": true, "hint_bytes": 1024, "hint_source": "observed"}],
      "reads": [{"name": "x", "dep": "memory", "index": "c0 + 64*c1", "size": [4, 64], "size_expr": ["s0", "64"], "bytes": 32},
@@ -31,6 +31,7 @@ const std::string kEveryField = R"({
      "convolution": {"input": [2, 16, 5, 5], "weight": [16, 4, 3, 3], "output": [2, 8, 10, 10], "stride": [2, 2], "padding": [1, 1],
                      "dilation": [1, 1], "output_padding": [1, 1], "groups": 2, "transposed": true,
                      "memory_format": "channels_last", "output_mask": [true, true, false]},
+     "attention": {"query": [2, 4, 7, 16], "key": [2, 4, 5, 16], "value": [2, 4, 5, 8], "causal": true, "bias": true, "dropout_p": 0.1},
      "outputs": [{"name": "buf1", "bytes": 96, "layout": "multi_output"},
                  {"name": "buf0_upd", "bytes": 1024, "mutation_of": "buf0"}],
      "reads": [{"name": "buf0", "dep": "star", "bytes": 1024}, {"name": "x", "dep": "weak"}]},
@@ -104,6 +105,8 @@ void check_same_graph(const Graph& a, const Graph& b) {
     CHECK(x.runtime_us == y.runtime_us);
     CHECK(x.workspace_bytes == y.workspace_bytes);
     CHECK(x.convolution == y.convolution);
+    CHECK(x.attention == y.attention);
+    CHECK(x.reduction_types == y.reduction_types);
     CHECK(x.outputs == y.outputs);
     check_same_deps(x.reads, y.reads);
     check_same_deps(x.writes, y.writes);
@@ -140,6 +143,12 @@ TEST_CASE("read -> write -> read keeps every field of a graph that uses them all
   REQUIRE(g.nodes[1].convolution->output_padding == std::vector<std::int64_t>{1, 1});
   REQUIRE(g.nodes[1].convolution->memory_format == MemoryFormat::ChannelsLast);
   REQUIRE(g.nodes[1].convolution->output_mask == std::array<bool, 3>{true, true, false});
+  REQUIRE(g.nodes[1].attention);
+  REQUIRE(g.nodes[1].attention->causal);
+  REQUIRE(g.nodes[1].attention->bias);
+  REQUIRE(g.nodes[1].attention->dropout_p == 0.1);
+  REQUIRE(g.nodes[1].attention->value == std::vector<std::int64_t>{2, 4, 5, 8});
+  REQUIRE(g.nodes[0].reduction_types == std::vector<std::string>{"sum", "welford_reduce"});
   REQUIRE(g.buffers[g.find_buffer("buf0_upd")].mutation_of == g.find_buffer("buf0"));
   const std::string text = write_graph_json(g);
   const Graph back = load_graph(text);
@@ -151,7 +160,8 @@ TEST_CASE("a graph without the optional fields writes none of them", "[io][write
   const Graph g = load_graph(R"({"format": "schedgraph/1", "inputs": [], "outputs": ["b"],
     "nodes": [{"name": "n", "kind": "pointwise", "outputs": [{"name": "b", "bytes": 4}]}]})");
   const std::string text = write_graph_json(g);
-  for (const char* key : {"device", "group_expr", "group_dims", "foreach", "size_hint", "hint_bytes", "size_expr", "workspace_bytes", "workspace_source", "convolution"}) {
+  for (const char* key : {"device", "group_expr", "group_dims", "foreach", "size_hint", "hint_bytes", "size_expr", "workspace_bytes", "workspace_source", "convolution",
+                          "attention", "reduction_types"}) {
     INFO(key);
     CHECK(text.find(std::string("\"") + key + "\"") == std::string::npos);
   }
