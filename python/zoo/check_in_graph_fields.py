@@ -26,8 +26,10 @@ into one in --graphs with --write-graphs.
 geometry: fields written by exporters since the checked-in graphs were
 exported, into each TARGET graph (a file, or every *.pre.json and
 *.post.json of a folder that RUN_DIR re-exported):
-* each node's `convolution` (docs/schedgraph-1.md, "Convolution"), matched
-  as above;
+* each node's `convolution` and `attention` (docs/schedgraph-1.md,
+  "Convolution", "Attention"), matched as above;
+* each node's `reduction_types`, by name, only where the graphs are
+  otherwise equal;
 * graph inputs' `dtype`, `shape` and `stride`, by name where the bytes agree
   (inputs keep their FX names between exports);
 * buffers' `stride`, by name where the bytes agree, only where the graphs
@@ -49,7 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from schedlab_export import pricing  # noqa: E402
 
 WORKSPACE_FIELDS = ("workspace_bytes", "workspace_source")
-NODE_FIELDS = WORKSPACE_FIELDS + ("convolution",)
+CALL_FIELDS = ("convolution", "attention")  # matched by call (carried_names)
+NODE_FIELDS = WORKSPACE_FIELDS + CALL_FIELDS + ("reduction_types",)
 INPUT_FIELDS = ("dtype", "shape", "stride")
 BUFFER_FIELDS = ("stride",)
 
@@ -147,20 +150,29 @@ def carry_geometry(new: dict, old: dict) -> list[str]:
     conflicts: list[str] = []
     by_name = {n["name"]: n for n in old["nodes"]}
     source = {n["name"]: n for n in new["nodes"]}
-    names = carried_names(new, old, "convolution")
-    convolutions = sum(_carry(by_name[o], source[n], ("convolution",), f"{o}", conflicts) for n, o in names.items())
+    carried = {}
+    for field in CALL_FIELDS:
+        names = carried_names(new, old, field)
+        carried[field] = sum(_carry(by_name[o], source[n], (field,), f"{o}", conflicts) for n, o in names.items())
+    convolutions = carried["convolution"]
+    reductions = 0
+    if not diff:
+        reductions = sum(_carry(by_name[name], node, ("reduction_types",), name, conflicts)
+                         for name, node in source.items() if name in by_name)
     new_inputs = {i["name"]: i for i in new["inputs"]}
     inputs = sum(_carry(i, new_inputs[i["name"]], INPUT_FIELDS, f"inputs {i['name']}", conflicts)
                  for i in old["inputs"] if i["name"] in new_inputs and new_inputs[i["name"]]["bytes"] == i["bytes"])
     strides = 0
     if diff:
-        lines.append("buffer strides not carried: the graphs' nodes differ, so a buffer name can be another tensor")
+        lines.append("buffer strides and reduction types not carried: the graphs' nodes differ, so a name can be "
+                     "another tensor or node")
     else:
         new_buffers = {b["name"]: b for n in new["nodes"] for b in n.get("outputs", [])}
         strides = sum(_carry(b, new_buffers[b["name"]], BUFFER_FIELDS, f"buffer {b['name']}", conflicts)
                       for n in old["nodes"] for b in n.get("outputs", [])
                       if b["name"] in new_buffers and new_buffers[b["name"]]["bytes"] == b["bytes"])
-    lines.append(f"carried {convolutions} convolutions, {inputs} input fields, {strides} buffer strides")
+    lines.append(f"carried {convolutions} convolutions, {carried['attention']} attention calls, {inputs} input fields, "
+                 f"{strides} buffer strides, {reductions} reduction types")
     if conflicts:
         lines.append(f"kept the checked-in value where the re-export's differs: {', '.join(conflicts)}")
     missing = [n["name"] for n in old["nodes"] if is_convolution(n) and "convolution" not in n]

@@ -160,7 +160,11 @@ TEST_CASE("features: attention with dropout pays one f32 op per unmasked score",
     Featured& g = *f;
     const NodeId v = first_of(g, c);
     const char* name = g.g.nodes[v].name.c_str();
-    // Graphs exported before the `attention` record: no term.
+    // The exporter's record prices the node; graphs exported before the
+    // `attention` record have no term.
+    REQUIRE(g.g.nodes[v].attention);
+    CHECK(at(g.of(name), LawTerm::AttentionDropout) == Approx(attention_scores(*g.g.nodes[v].attention) * 1e6 / f32_peak));
+    g.g.nodes[v].attention.reset();
     CHECK(at(g.of(name), LawTerm::AttentionDropout) == 0);
     g.g.nodes[v].attention = causal;
     CHECK(at(g.of(name), LawTerm::AttentionDropout) == Approx(96.0 * 512 * 513 / 2 * 1e6 / f32_peak));

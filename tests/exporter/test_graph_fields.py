@@ -77,7 +77,8 @@ class CarryGeometry(unittest.TestCase):
         old["nodes"][1]["runtime_us"] = 2.0  # Inductor's estimate differs between GPUs: not a difference
         lines = fields.carry_geometry(new, old)
         self.assertIn("other fields unchanged", lines)
-        self.assertIn("carried 2 convolutions, 3 input fields, 2 buffer strides", lines)
+        self.assertIn("carried 2 convolutions, 0 attention calls, 3 input fields, 2 buffer strides, 0 reduction types",
+                      lines)
         for node in old["nodes"]:
             node["runtime_us"] = 1.0
         self.assertEqual(json.dumps(old), json.dumps(new))  # key order too
@@ -89,10 +90,32 @@ class CarryGeometry(unittest.TestCase):
                      conv_node("op1"), conv_node("op2")])
         lines = fields.carry_geometry(new, old)
         self.assertTrue(lines[0].startswith("other fields differ"))
-        self.assertIn("carried 2 convolutions, 3 input fields, 0 buffer strides", lines)
+        self.assertIn("carried 2 convolutions, 0 attention calls, 3 input fields, 0 buffer strides, 0 reduction types",
+                      lines)
         self.assertEqual([n.get("convolution") for n in old["nodes"]], [None, CONV, CONV])
         self.assertNotIn("stride", old["nodes"][1]["outputs"][0])
         self.assertEqual(old["inputs"][0]["shape"], [2, 8, 10, 10])
+
+    def test_attention_calls_and_reduction_types(self):
+        attention = {"query": [2, 4, 64, 32], "key": [2, 4, 64, 32], "value": [2, 4, 64, 32], "causal": True,
+                     "bias": False, "dropout_p": 0.1}
+        sdpa = {"name": "op0", "kind": "extern", "kernel": "torch.ops.aten._scaled_dot_product_cudnn_attention.default",
+                "outputs": [], "reads": [{"name": "x", "dep": "star", "bytes": 800}], "writes": []}
+        red = {"name": "op1", "kind": "reduction", "outputs": [], "reads": [], "writes": []}
+        new = graph([{**sdpa, "attention": attention}, {**red, "reduction_types": ["online_softmax_reduce"]}])
+        old = graph([copy.deepcopy(sdpa), copy.deepcopy(red)])
+        lines = fields.carry_geometry(new, old)
+        self.assertIn("carried 0 convolutions, 1 attention calls, 0 input fields, 0 buffer strides, 1 reduction types",
+                      lines)
+        self.assertEqual(json.dumps(old), json.dumps(new))
+        # graphs that differ otherwise: the attention call by its call, reduction types by name never
+        old = graph([{"name": "pad", "kind": "pointwise", "outputs": [], "reads": [], "writes": []},
+                     copy.deepcopy(sdpa), copy.deepcopy(red)])
+        lines = fields.carry_geometry(new, old)
+        self.assertIn("carried 0 convolutions, 1 attention calls, 0 input fields, 0 buffer strides, 0 reduction types",
+                      lines)
+        self.assertEqual(old["nodes"][1]["attention"], attention)
+        self.assertNotIn("reduction_types", old["nodes"][2])
 
     def test_other_calls_are_refused(self):
         old = graph([{"name": "pad", "kind": "pointwise", "outputs": [], "reads": [], "writes": []},

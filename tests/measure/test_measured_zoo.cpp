@@ -154,19 +154,19 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     }
     // Wall time in Inductor's default mode: launch-bound on these graphs.
     // Measured in interleaved rounds at the host's full speed (run_zoo.py
-    // --wall-rounds, tests/data/measured/README.md): median 8.2 % (H100) /
-    // 6.7 % (H200), worst 23.8 % (H100, ViT's forward: a host cost no figure
-    // explains) / 19.7 % (H200), with the convolution calls' own host cost,
-    // the collective calls' own (tp2d) and the item nodes'.
+    // --wall-rounds, tests/data/measured/README.md): median 8.4 % (H100) /
+    // 7.6 % (H200), worst 23.0 % (H100, ViT's forward: a host cost no figure
+    // explains) / 19.9 % (H200, kv_decode), with the convolution calls' own
+    // host cost, the collective calls' own (tp2d) and the item nodes'.
     const bool h100 = std::string(gpu) == "h100";
     const ErrorSummary w = wall_time_error(r);
-    CHECK(w.median <= (h100 ? 0.085 : 0.07));
+    CHECK(w.median <= (h100 ? 0.085 : 0.08));
     CHECK(w.worst <= (h100 ? 0.24 : 0.20));
     for (const auto& g : r.graphs) {
       INFO(g.graph);
       const double e = std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1);
       if (g.graph.rfind("vit_0", 0) != 0) CHECK(e <= 0.20);  // the target on every graph but ViT's forward on the H100
-      if (g.graph.rfind("unet_gn", 0) == 0) CHECK(e <= 0.07);
+      if (g.graph.rfind("unet_gn", 0) == 0) CHECK(e <= 0.09);
       if (g.graph.rfind("tp2d", 0) == 0) CHECK(e <= 0.13);
     }
   }
@@ -184,7 +184,7 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
 // H200 only, convnet_bn's forward (1.029: the same allocation requests as
 // on the H100, where it reads 1.000; the measuring process's cache).
 TEST_CASE("graphs with convolutions: memory as executed with the observed workspaces", "[measure][zoo]") {
-  for (auto [gpu, name, graphs, within_2] : {std::tuple{"h100", "h100-sxm", 34, 33}, std::tuple{"h200", "h200", 32, 30}}) {
+  for (auto [gpu, name, graphs, within_2] : {std::tuple{"h100", "h100-sxm", 34, 33}, std::tuple{"h200", "h200", 34, 32}}) {
     INFO(gpu);
     Split s = load_split(gpu);
     std::vector<MeasuredCase> conv;
@@ -192,8 +192,8 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
       for (MeasuredCase& c : *part)
         if (!c.measured.workspace_bytes.empty()) conv.push_back(std::move(c));
     // unet_gn, vit, convnet_bn, conv_sweep, conv_narrow_sweep; since session 7
-    // conv_small_sweep, the conv grids, ResNet-50, ConvNeXt-Tiny and (H100)
-    // EfficientNet-B0.
+    // conv_small_sweep, the conv grids, ResNet-50, ConvNeXt-Tiny and
+    // EfficientNet-B0 (on the H200 since session 8).
     REQUIRE(static_cast<int>(conv.size()) == graphs);
     AccuracyReport r = measure_accuracy(conv, builtin_profile(name), false);
     int peaks_within_2 = 0;
@@ -221,8 +221,9 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 // (`python -m schedlab_export --script STEP.py --out DIR --measure`, one
 // compiled training step each; tests/data/outside_zoo/README.md) and never
 // fitted: torchvision's ResNet-18 (f32) and MobileNetV3-small (bf16,
-// channels-last, depthwise) on both GPUs, Hugging Face GPT-2 and
-// torchvision's RegNetY-800MF (bf16 NCHW, grouped) on the H100. Their
+// channels-last, depthwise), Hugging Face GPT-2 and torchvision's
+// RegNetY-800MF (bf16 NCHW, grouped) on both GPUs (GPT-2 and RegNetY on the
+// H200 since session 8). ResNet-18's and MobileNet's
 // backward peaks with the workspaces the exporter observed: 1.001 and 1.000;
 // with the operand-copy rule instead 1.022 and 0.882. The forwards (0.992,
 // 0.975) make the same requests as the model; the rest are blocks the
@@ -231,12 +232,13 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 // Times with the shipped profiles (docs/cost-model.md, "Outside the zoo"):
 // the kernel time of every graph within the 25 % worst-case target but for
 // GPT-2's two loss graphs (one online log-softmax over 50,257 logits each:
-// 0.36 and 0.58, running at 1.2 TB/s where the law prices DRAM speed), the
-// median within 10.5 % (H100) and 5.8 % (H200); before session 7's routed
-// convolution laws, ResNet-18's and MobileNet's backwards read 1.24 and 2.30.
-// Walls within 20 % but for those two graphs.
+// 0.36 and 0.58 on the H100, 0.33 and 0.55 on the H200, running at 1.2 TB/s
+// where the law prices DRAM speed), the median within 10.4 % (H100) and
+// 11.0 % (H200); before session 7's routed convolution laws, ResNet-18's and
+// MobileNet's backwards read 1.24 and 2.30. Walls within 20 % but for those
+// two graphs.
 TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
-  for (auto [gpu, name, graphs] : {std::tuple{"h100", "h100-sxm", 10}, std::tuple{"h200", "h200", 4}}) {
+  for (auto [gpu, name, graphs] : {std::tuple{"h100", "h100-sxm", 10}, std::tuple{"h200", "h200", 10}}) {
     INFO(gpu);
     std::vector<MeasuredCase> cases;
     for (const std::string& path : find_measured_files({test::data_path(std::string("outside_zoo/") + gpu)}))
@@ -246,28 +248,33 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
     for (const auto& g : r.graphs) {
       INFO(g.graph);
       const double kernel = ratio(g.kernel_est_us, g.kernel_meas_us), wall = ratio(g.wall_est_us, g.wall_meas_us);
+      const bool h100 = std::string(gpu) == "h100";
       if (g.graph == "gpt2_step_1_fwd.post") {
-        CHECK(kernel == Approx(0.362).margin(0.005));
-        CHECK(wall == Approx(0.500).margin(0.01));
+        CHECK(kernel == Approx(h100 ? 0.362 : 0.334).margin(0.005));
+        CHECK(wall == Approx(h100 ? 0.496 : 0.465).margin(0.01));
       } else if (g.graph == "gpt2_step_2_bwd.post") {
-        CHECK(kernel == Approx(0.580).margin(0.005));
-        CHECK(wall == Approx(0.676).margin(0.01));
+        CHECK(kernel == Approx(h100 ? 0.581 : 0.549).margin(0.005));
+        CHECK(wall == Approx(h100 ? 0.673 : 0.642).margin(0.01));
       } else {
         CHECK(std::abs(kernel - 1) <= 0.25);
         CHECK(std::abs(wall - 1) <= 0.20);
       }
     }
     const bool h100 = std::string(gpu) == "h100";
-    CHECK(kernel_time_error(r).median <= (h100 ? 0.106 : 0.062));
+    CHECK(kernel_time_error(r).median <= (h100 ? 0.106 : 0.112));
     for (const auto& c : r.classes) {
       INFO(to_string(c.cls));
       const double e = std::abs(c.est_us / c.meas_us - 1);
       // The convolution classes, which the routed laws are for: within the
-      // 15 % target but for the H200's forwards (1.175, MobileNet's and
-      // ResNet-18's small forwards, on a fit with fewer real models).
-      if (c.cls == KernelClass::Convolution) CHECK(e <= (h100 ? 0.15 : 0.18));
+      // 15 % target (the H200's forwards read 1.175 until its fit had
+      // EfficientNet-B0, session 8: 0.970).
+      if (c.cls == KernelClass::Convolution) CHECK(e <= 0.15);
       if (c.cls == KernelClass::ConvolutionBackward) CHECK(e <= 0.15);
       if (c.cls == KernelClass::Gemm) CHECK(e <= 0.15);
+      // GPT-2's attention: dropout 0.1 over an additive mask. Priced as a
+      // plain attention it read 0.43 / 0.75 (H100); with the dropout term
+      // 0.859 / 0.908 (H100) and 0.812 / 0.873 (H200).
+      if (c.cls == KernelClass::Attention || c.cls == KernelClass::AttentionBackward) CHECK(e <= 0.20);
     }
   }
 }
