@@ -148,6 +148,18 @@ double attention_dropout_us(const Node& n, KernelClass c, const HardwareProfile&
   return static_cast<double>(attention_scores(*n.attention)) * 1e6 / peak_flops_for_dtype(hw, "f32");
 }
 
+// Whether no input element is read by two outputs along any spatial dim:
+// the stride reaches past the dilated window (a patch embedding: 16x16
+// windows at stride 16).
+bool windows_do_not_overlap(const ConvolutionGeometry& geo) {
+  if (geo.transposed || geo.weight.size() < 3) return false;
+  for (std::size_t d = 0; d + 2 < geo.weight.size(); ++d) {
+    const std::int64_t extent = geo.dilation[d] * (geo.weight[d + 2] - 1) + 1;
+    if (geo.stride[d] < extent) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 CostFacts cost_facts(const Graph& g) {
@@ -217,6 +229,10 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
     if (const std::int64_t k = narrow_channel_k(*shape)) set(f, LawTerm::Narrow, wave_us(*shape, k, opts.sm_count, peak));
   if (!n.convolution) return f;  // no geometry: the dense terms alone
   const ConvolutionGeometry& geo = *n.convolution;
+  if (windows_do_not_overlap(geo)) {
+    set(f, LawTerm::NarrowPatch, get(f, LawTerm::Narrow));
+    set(f, LawTerm::Narrow, 0.0);
+  }
   const double dram_us_per_byte = 1e6 / hw.dram_bytes_per_s;
   set(f, LawTerm::LayoutConvert, 2.0 * static_cast<double>(layout_mismatch_bytes(g, n, geo)) * dram_us_per_byte);
   if (shape->memory_format == MemoryFormat::Contiguous && !shape->one_by_one) {

@@ -24,6 +24,7 @@ const std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
     {LawTerm::GroupedMemory, "grouped_memory_factor", false},
     {LawTerm::GroupedWave, "grouped_wave_factor", false},
     {LawTerm::AttentionDropout, "dropout_factor", false},
+    {LawTerm::NarrowPatch, "narrow_patch_factor", false},
 }};
 
 double law_us(const ClassLaw& law, const LawFeatures& features) {
@@ -53,13 +54,15 @@ bool is_conv_family_term(LawTerm t) {
 ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<LawTerm, double>>& given) {
   ClassLaw law;
   law.kernels_per_node = kernels_per_node;
-  bool fp32_compute = false, families = false;
+  bool fp32_compute = false, families = false, patch = false;
   for (const auto& [term, value] : given) {
     law[term] = value;
     fp32_compute = fp32_compute || term == LawTerm::Fp32Compute;
     families = families || is_conv_family_term(term);
+    patch = patch || term == LawTerm::NarrowPatch;
   }
   if (!fp32_compute) law[LawTerm::Fp32Compute] = law[LawTerm::Compute];
+  if (!patch) law[LawTerm::NarrowPatch] = law[LawTerm::Narrow];
   law.routes_conv_families = families;
   return law;
 }

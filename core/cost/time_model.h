@@ -29,6 +29,11 @@
 //   depthwise_*, grouped_*  depthwise and grouped convolutions run their own
 //                       kernels: their fixed, memory and compute (grouped: wave)
 //                       terms replace the dense ones
+//   narrow_patch        the narrow term of a convolution whose windows do not
+//                       overlap (stride >= window: ViT's and ConvNeXt's patch
+//                       stems): no input is read by two outputs, so cuDNN's
+//                       padded-channel kernels get no reuse from the cache
+//                       and run slower per padded K than overlapping stems
 //   attention_dropout   an attention call with dropout: one f32 op per unmasked
 //                       score at the f32 peak (its kernels draw one Philox
 //                       random number per score, work the matmul flops omit)
@@ -66,9 +71,9 @@ namespace schedlab {
 enum class LawTerm : std::uint8_t {
   Fixed, Compute, Fp32Compute, Memory, Spill, Wave, Narrow, Fp32Fixed, Unaligned, LayoutConvert, Transpose,
   TransposeFixed, PointwiseConvFixed, DepthwiseFixed, DepthwiseMemory, DepthwiseCompute, GroupedFixed, GroupedMemory,
-  GroupedWave, AttentionDropout,
+  GroupedWave, AttentionDropout, NarrowPatch,
 };
-inline constexpr std::size_t kLawTerms = 20;
+inline constexpr std::size_t kLawTerms = 21;
 
 struct LawTermInfo {
   LawTerm term;
@@ -101,7 +106,8 @@ std::optional<LawTerm> law_term_of_field(std::string_view field);
 bool is_conv_family_term(LawTerm t);
 // A law from the factors a profile gives (term, value). Profiles written
 // before a term existed read as they did: without `fp32_compute_factor`, f32
-// compute takes `compute_factor`; without any depthwise or grouped term,
+// compute takes `compute_factor`; without `narrow_patch_factor`, patch
+// convolutions take `narrow_factor`; without any depthwise or grouped term,
 // those convolutions are priced by the dense terms.
 ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<LawTerm, double>>& given);
 

@@ -111,12 +111,17 @@ TEST_CASE("the tile, f32 and L2 terms of a profile's laws price nodes and round-
   const LawFeatures f = law_features(vit, conv, facts, hw, {hw.time_model->sm_count, hw.time_model->l2_bytes, true});
   auto at = [&](LawTerm t) { return f[static_cast<std::size_t>(t)]; };
   CHECK(at(LawTerm::Wave) > at(LawTerm::Compute));  // 39 tiles on 132 SMs
-  CHECK(at(LawTerm::Narrow) == Approx(at(LawTerm::Wave) * 2048 / 768));
+  // A patch embedding (16x16 windows at stride 16 do not overlap): the narrow
+  // channels' padded K loop is the patch term's.
+  CHECK(at(LawTerm::Narrow) == 0);
+  CHECK(at(LawTerm::NarrowPatch) == Approx(at(LawTerm::Wave) * 2048 / 768));
   CHECK(at(LawTerm::Fp32Fixed) == 0);  // bf16
   CHECK(at(LawTerm::Spill) > 0);        // 4.2 MB moved, 1 MiB of "L2"
   CHECK(at(LawTerm::Memory) + at(LawTerm::Spill) == Approx(priced_bytes(vit, vit.nodes[conv]) / hw.dram_bytes_per_s * 1e6));
   CHECK(calibrated_node_runtime(vit, conv, facts, hw).us ==
-        Approx(2 + at(LawTerm::Compute) + at(LawTerm::Memory) + 2 * at(LawTerm::Spill) + 0.5 * at(LawTerm::Wave) + 3 * at(LawTerm::Narrow)));
+        Approx(2 + at(LawTerm::Compute) + at(LawTerm::Memory) + 2 * at(LawTerm::Spill) + 0.5 * at(LawTerm::Wave) + 3 * at(LawTerm::NarrowPatch)));
+  // A law without `narrow_patch_factor` (written before the term) prices patches by `narrow_factor`.
+  CHECK(hw.time_model->laws.at(KernelClass::Convolution)[LawTerm::NarrowPatch] == 3.0);
   // Laws written before the tile terms read as 0; bad values are named.
   std::string old = text;
   old.replace(old.find(R"(,"wave_factor":0.5,"narrow_factor":3,"fp32_fixed_us":7,"spill_factor":2)"), 71, "");

@@ -124,6 +124,24 @@ TEST_CASE("features: convolutions are routed by their geometry", "[cost][feature
   CHECK(one_by_one);
 }
 
+TEST_CASE("features: a narrow-channel convolution whose windows do not overlap is a patch", "[cost][features]") {
+  // ResNet-50's stem: 7x7 windows at stride 2 overlap; 3 channels padded to 8.
+  Featured resnet("exported/resnet50_step_0_fwd.post.json");
+  const LawFeatures stem = resnet.of("op0");
+  CHECK(at(stem, LawTerm::Narrow) > 0);
+  CHECK(at(stem, LawTerm::NarrowPatch) == 0);
+  // ConvNeXt's stem: 4x4 windows at stride 4, each input pixel read once.
+  Featured convnext("exported/convnext_step_0_fwd.post.json");
+  const LawFeatures patch = convnext.of("op5");
+  CHECK(at(patch, LawTerm::Narrow) == 0);
+  CHECK(at(patch, LawTerm::NarrowPatch) > 0);
+  // Its downsampling layers (2x2 at stride 2) do not overlap either, but
+  // their 96 channels need no padding: no narrow term of either kind.
+  const LawFeatures down = convnext.of("op56");
+  CHECK(at(down, LawTerm::Narrow) == 0);
+  CHECK(at(down, LawTerm::NarrowPatch) == 0);
+}
+
 TEST_CASE("features: a convolution operand in the other layout is converted first", "[cost][features]") {
   // conv_grid's backward: the gradient of each output comes from the loss's
   // mean as an NCHW tensor, while the convolution runs channels-last; ATen

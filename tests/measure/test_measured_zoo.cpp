@@ -141,8 +141,9 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     const ErrorSummary k = kernel_time_error(r);
     CHECK(k.median <= 0.10);
     CHECK(k.worst <= 0.25);
-    // Per class: the 15 % target, but for the convolution backward class,
-    // UNet's f32 NCHW backward (1.163 / 1.195: cuDNN picks per call between
+    // Per class: the 15 % target, but for the convolution backward class on
+    // the H200, UNet's f32 NCHW backward (1.129 / 1.153 since session 8's
+    // patch term, 1.163 / 1.195 before: cuDNN picks per call between
     // transposing TF32 kernels and direct FFMA ones, which the graph cannot
     // tell). The extern fallbacks (moe_dropless's topk and nonzero: 0.983)
     // are fitted without the random fills, which are elementwise kernels of
@@ -150,7 +151,7 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     for (const auto& c : r.classes) {
       INFO(to_string(c.cls));
       const double e = std::abs(c.est_us / c.meas_us - 1);
-      CHECK(e <= (c.cls == KernelClass::ConvolutionBackward ? 0.20 : 0.15));
+      CHECK(e <= (c.cls == KernelClass::ConvolutionBackward ? 0.16 : 0.15));
     }
     // Wall time in Inductor's default mode: launch-bound on these graphs.
     // Measured in interleaved rounds at the host's full speed (run_zoo.py
