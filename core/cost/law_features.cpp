@@ -148,6 +148,18 @@ double attention_dropout_us(const Node& n, KernelClass c, const HardwareProfile&
   return static_cast<double>(attention_scores(*n.attention)) * 1e6 / peak_flops_for_dtype(hw, "f32");
 }
 
+// The µs to spend one f32 op per element of a Triton reduction computing an
+// online softmax (Inductor's online_softmax_reduce: a softmax's max and sum
+// in one pass, rescaling the running sum by two exponentials per element),
+// work its bytes do not measure: a language model's loss over a vocabulary
+// runs far below DRAM speed. 0 for other nodes, and for graphs exported
+// before `reduction_types`.
+double online_softmax_us(const Node& n, KernelClass c, const HardwareProfile& hw) {
+  if (c != KernelClass::TritonReduction) return 0.0;
+  if (std::find(n.reduction_types.begin(), n.reduction_types.end(), "online_softmax_reduce") == n.reduction_types.end()) return 0.0;
+  return static_cast<double>(n.numel) * static_cast<double>(n.rnumel) * 1e6 / peak_flops_for_dtype(hw, "f32");
+}
+
 // Whether no input element is read by two outputs along any spatial dim:
 // the stride reaches past the dilated window (a patch embedding: 16x16
 // windows at stride 16).
@@ -214,6 +226,7 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::AttentionDropout, attention_dropout_us(n, c, hw));
+  set(f, LawTerm::OnlineSoftmax, online_softmax_us(n, c, hw));
   const auto shape = implicit_gemm_shape(g, n, c);
   if (!shape) return f;
   const double wave = opts.sm_count > 0 ? wave_us(*shape, shape->k, opts.sm_count, peak) : 0.0;

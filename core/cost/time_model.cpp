@@ -25,6 +25,7 @@ const std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
     {LawTerm::GroupedWave, "grouped_wave_factor", false},
     {LawTerm::AttentionDropout, "dropout_factor", false},
     {LawTerm::NarrowPatch, "narrow_patch_factor", false},
+    {LawTerm::OnlineSoftmax, "online_softmax_factor", false},
 }};
 
 double law_us(const ClassLaw& law, const LawFeatures& features) {

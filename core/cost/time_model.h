@@ -34,6 +34,9 @@
 //                       stems): no input is read by two outputs, so cuDNN's
 //                       padded-channel kernels get no reuse from the cache
 //                       and run slower per padded K than overlapping stems
+//   online_softmax      the elements of a Triton reduction computing an online
+//                       softmax (reduction_types: online_softmax_reduce): two
+//                       exponentials per element rescale its running sum
 //   attention_dropout   an attention call with dropout: one f32 op per unmasked
 //                       score at the f32 peak (its kernels draw one Philox
 //                       random number per score, work the matmul flops omit)
@@ -71,9 +74,9 @@ namespace schedlab {
 enum class LawTerm : std::uint8_t {
   Fixed, Compute, Fp32Compute, Memory, Spill, Wave, Narrow, Fp32Fixed, Unaligned, LayoutConvert, Transpose,
   TransposeFixed, PointwiseConvFixed, DepthwiseFixed, DepthwiseMemory, DepthwiseCompute, GroupedFixed, GroupedMemory,
-  GroupedWave, AttentionDropout, NarrowPatch,
+  GroupedWave, AttentionDropout, NarrowPatch, OnlineSoftmax,
 };
-inline constexpr std::size_t kLawTerms = 21;
+inline constexpr std::size_t kLawTerms = 22;
 
 struct LawTermInfo {
   LawTerm term;

@@ -142,6 +142,22 @@ TEST_CASE("features: a narrow-channel convolution whose windows do not overlap i
   CHECK(at(down, LawTerm::NarrowPatch) == 0);
 }
 
+TEST_CASE("features: an online softmax pays its elements at the f32 peak", "[cost][features]") {
+  // lm_head_ce's loss: the online max-and-sum over [2048, 32000] bf16 logits
+  // (reduction_types: online_softmax_reduce).
+  Featured loss("exported/lm_head_ce_0_fwd.post.json");
+  const double f32_peak = peak_flops_for_dtype(builtin_profile("h100-sxm-datasheet"), "f32");
+  const NodeId v = loss.g.find_node("op4_op5_op6");
+  REQUIRE(v != kNone);
+  CHECK(at(loss.of("op4_op5_op6"), LawTerm::OnlineSoftmax) == Approx(2048.0 * 32000 * 1e6 / f32_peak));
+  // The same kernel without the exporter's reduction types (older graphs),
+  // and a plain sum: no term.
+  loss.g.nodes[v].reduction_types.clear();
+  CHECK(at(loss.of("op4_op5_op6"), LawTerm::OnlineSoftmax) == 0);
+  Featured backward("exported/lm_head_ce_1_bwd.post.json");
+  for (NodeId u = 0; u < backward.g.num_nodes(); ++u) CHECK(at(backward.of(backward.g.nodes[u].name.c_str()), LawTerm::OnlineSoftmax) == 0);
+}
+
 TEST_CASE("features: a convolution operand in the other layout is converted first", "[cost][features]") {
   // conv_grid's backward: the gradient of each output comes from the loss's
   // mean as an NCHW tensor, while the convolution runs channels-last; ATen

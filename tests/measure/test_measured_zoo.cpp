@@ -232,12 +232,14 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 //
 // Times with the shipped profiles (docs/cost-model.md, "Outside the zoo"):
 // the kernel time of every graph within the 25 % worst-case target but for
-// GPT-2's two loss graphs (one online log-softmax over 50,257 logits each:
-// 0.36 and 0.58 on the H100, 0.33 and 0.55 on the H200, running at 1.2 TB/s
-// where the law prices DRAM speed), the median within 10.4 % (H100) and
-// 11.0 % (H200); before session 7's routed convolution laws, ResNet-18's and
-// MobileNet's backwards read 1.24 and 2.30. Walls within 20 % but for those
-// two graphs.
+// GPT-2's two loss graphs, one looped reduction over 50,257 bf16 logits each:
+// the forward's online log-softmax 0.714 (H100) / 0.755 (H200) with the
+// online-softmax term (0.362 / 0.334 without), the backward 0.557 / 0.431
+// (0.581 / 0.549 before that refit moved the H200's beyond-L2 factor), both
+// running below DRAM speed. The median within 5.9 % (H100) and 7.5 % (H200)
+// since session 8's patch term; before session 7's routed convolution laws,
+// ResNet-18's and MobileNet's backwards read 1.24 and 2.30. Walls within
+// 20 % but for those two graphs.
 TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
   for (auto [gpu, name, graphs] : {std::tuple{"h100", "h100-sxm", 10}, std::tuple{"h200", "h200", 10}}) {
     INFO(gpu);
@@ -251,18 +253,18 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
       const double kernel = ratio(g.kernel_est_us, g.kernel_meas_us), wall = ratio(g.wall_est_us, g.wall_meas_us);
       const bool h100 = std::string(gpu) == "h100";
       if (g.graph == "gpt2_step_1_fwd.post") {
-        CHECK(kernel == Approx(h100 ? 0.362 : 0.334).margin(0.005));
-        CHECK(wall == Approx(h100 ? 0.496 : 0.465).margin(0.01));
+        CHECK(kernel == Approx(h100 ? 0.714 : 0.755).margin(0.005));
+        CHECK(wall == Approx(h100 ? 0.820 : 0.852).margin(0.01));
       } else if (g.graph == "gpt2_step_2_bwd.post") {
-        CHECK(kernel == Approx(h100 ? 0.581 : 0.549).margin(0.005));
-        CHECK(wall == Approx(h100 ? 0.673 : 0.642).margin(0.01));
+        CHECK(kernel == Approx(h100 ? 0.557 : 0.431).margin(0.005));
+        CHECK(wall == Approx(h100 ? 0.650 : 0.532).margin(0.01));
       } else {
         CHECK(std::abs(kernel - 1) <= 0.25);
         CHECK(std::abs(wall - 1) <= 0.20);
       }
     }
     const bool h100 = std::string(gpu) == "h100";
-    CHECK(kernel_time_error(r).median <= (h100 ? 0.106 : 0.112));
+    CHECK(kernel_time_error(r).median <= (h100 ? 0.06 : 0.076));
     for (const auto& c : r.classes) {
       INFO(to_string(c.cls));
       const double e = std::abs(c.est_us / c.meas_us - 1);
