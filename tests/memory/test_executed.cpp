@@ -256,7 +256,8 @@ TEST_CASE("memory as executed: freeable inputs count their storages from a recor
 // call ran. What is left are choices between equal candidates (another
 // donor of the same key, the in-place candidates' order:
 // docs/memory-as-executed.md). Before session 5 the model agreed on 300
-// and differed on 234; the bounds are today's figures.
+// and differed on 234, before session 8 (an extern's items refused as
+// in-place donors) on 363 and 26; the bounds are today's figures.
 TEST_CASE("memory as executed: the wrapper's reuse lines of 41 measured graphs", "[memory][executed][measured]") {
   const auto data = nlohmann::json::parse(read_text_file(test::data_path("measured/h100/wrapper_reuses.json")));
   REQUIRE(data.at("cases").size() == 41);
@@ -272,8 +273,8 @@ TEST_CASE("memory as executed: the wrapper's reuse lines of 41 measured graphs",
     for (const auto& [taker, donor] : wrapper) (model.count(taker) && model[taker] == donor ? agree : differ) += 1;
     for (const auto& [taker, donor] : model) differ += !wrapper.count(taker);
   }
-  CHECK(agree >= 363);
-  CHECK(differ <= 26);
+  CHECK(agree >= 374);
+  CHECK(differ <= 14);
 }
 
 TEST_CASE("range add / range max tree: Inductor's SegmentedTree against a plain array", "[memory][executed]") {
