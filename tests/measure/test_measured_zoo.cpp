@@ -12,10 +12,10 @@
 //                                                         recorded at the measured call's start)
 //   peak as executed, data-dependent sizes      5 %       met: 0.0 % (moe_dropless)
 // (peaks in the order the call ran: Inductor's, after its memory reordering)
-//   reserved peak                               5 %       met but H200 unet_gn bwd from its recorded start (25 %)
-//   kernel time per graph                       10 % / 25 %  met: median 6-7 %, worst 20-22 %
-//   each kernel class, summed                   15 %      met but extern (18 %, five fallback calls held out)
-//   wall time, default mode                     20 %      median 6.9 % / 5.5 %, worst 24.7 % / 18.9 % (host-bound;
+//   reserved peak                               5 %       met on 12 of 12 (H200 unet_gn bwd: 1.250 until session 8)
+//   kernel time per graph                       10 % / 25 %  met: median 5.5 / 6.7 %, worst 16.4 / 18.2 %
+//   each kernel class, summed                   15 %      met but the H200's convolution backward (1.153)
+//   wall time, default mode                     20 %      median 8.4 % / 7.6 %, worst 23.0 % / 19.9 % (host-bound;
 //                                                         measured at full host speed, interleaved rounds;
 //                                                         cuDNN calls, collectives and item nodes priced by
 //                                                         their own host cost)
