@@ -307,6 +307,23 @@ class RepeatMeasurement(unittest.TestCase):
         self.assertEqual(sum(w <= 0.10 for w in wall), 21)
 
 
+class RepeatMeasurementScaledByTheHost(unittest.TestCase):
+    """tests/data/repeat/h100-session8: ViT and the Llama block again on an
+    H100 whose host ran 9 % slower (its full-speed probe): kernel times
+    repeat within 2 %, walls scaled by the two runs' probes within 5 %."""
+
+    def test_walls_follow_the_host_probe(self):
+        paths = sorted((DATA / "repeat" / "h100-session8").glob("*.measured.json"))
+        self.assertEqual(len(paths), 4)
+        for path in paths:
+            with self.subTest(graph=path.name):
+                a = json.loads((DATA / "measured" / "h100" / path.name).read_text())
+                b = json.loads(path.read_text())
+                self.assertLessEqual(abs(b["kernel_time_us"] / a["kernel_time_us"] - 1), 0.02)
+                scale = a["host_probe_full_speed_us"] / b["host_probe_full_speed_us"]
+                self.assertLessEqual(abs(b["wall_time_us"] * scale / a["wall_time_us"] - 1), 0.05)
+
+
 class ExportedPricing(unittest.TestCase):
     """Every graph prices every node: flops where the class needs them, a
     non-zero payload for collectives, hints beside data-dependent sizes."""
