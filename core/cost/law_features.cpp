@@ -138,6 +138,10 @@ void route_family(LawFeatures& f, const ImplicitGemm& s, double wave) {
   }
 }
 
+// The µs the profile's f32 peak takes for `ops` operations: the unit of the
+// terms that price work per element which no flop count holds.
+double f32_ops_us(double ops, const HardwareProfile& hw) { return ops * 1e6 / peak_flops_for_dtype(hw, "f32"); }
+
 // The µs to spend one f32 op per unmasked score of an attention call with
 // dropout: its kernels draw one Philox random number per score (and keep or
 // zero it), a cost per score the matmul flops do not count; 0 without
@@ -145,7 +149,7 @@ void route_family(LawFeatures& f, const ImplicitGemm& s, double wave) {
 double attention_dropout_us(const Node& n, KernelClass c, const HardwareProfile& hw) {
   if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return 0.0;
   if (!n.attention || !(n.attention->dropout_p > 0)) return 0.0;
-  return static_cast<double>(attention_scores(*n.attention)) * 1e6 / peak_flops_for_dtype(hw, "f32");
+  return f32_ops_us(static_cast<double>(attention_scores(*n.attention)), hw);
 }
 
 // The µs to spend one f32 op per element of a Triton reduction computing an
@@ -157,7 +161,7 @@ double attention_dropout_us(const Node& n, KernelClass c, const HardwareProfile&
 double online_softmax_us(const Node& n, KernelClass c, const HardwareProfile& hw) {
   if (c != KernelClass::TritonReduction) return 0.0;
   if (std::find(n.reduction_types.begin(), n.reduction_types.end(), "online_softmax_reduce") == n.reduction_types.end()) return 0.0;
-  return static_cast<double>(n.numel) * static_cast<double>(n.rnumel) * 1e6 / peak_flops_for_dtype(hw, "f32");
+  return f32_ops_us(static_cast<double>(n.numel) * static_cast<double>(n.rnumel), hw);
 }
 
 // Whether no input element is read by two outputs along any spatial dim:
@@ -239,13 +243,12 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   set(f, LawTerm::Fixed, static_cast<double>(shape->products));
   set(f, LawTerm::Wave, wave);
   if (opts.sm_count > 0)
-    if (const std::int64_t k = narrow_channel_k(*shape)) set(f, LawTerm::Narrow, wave_us(*shape, k, opts.sm_count, peak));
+    if (const std::int64_t k = narrow_channel_k(*shape)) {
+      const bool patch = n.convolution && windows_do_not_overlap(*n.convolution);
+      set(f, patch ? LawTerm::NarrowPatch : LawTerm::Narrow, wave_us(*shape, k, opts.sm_count, peak));
+    }
   if (!n.convolution) return f;  // no geometry: the dense terms alone
   const ConvolutionGeometry& geo = *n.convolution;
-  if (windows_do_not_overlap(geo)) {
-    set(f, LawTerm::NarrowPatch, get(f, LawTerm::Narrow));
-    set(f, LawTerm::Narrow, 0.0);
-  }
   const double dram_us_per_byte = 1e6 / hw.dram_bytes_per_s;
   set(f, LawTerm::LayoutConvert, 2.0 * static_cast<double>(layout_mismatch_bytes(g, n, geo)) * dram_us_per_byte);
   if (shape->memory_format == MemoryFormat::Contiguous && !shape->one_by_one) {

@@ -100,10 +100,8 @@ def op_flops(op: str, args: dict, out_shape=None) -> int | None:
         q, k, v = args.get("query"), args.get("key"), args.get("value")
         if q is None or k is None or v is None:
             return None
-        if op.startswith("_flash_attention") or op.startswith("_efficient_attention"):
-            # low-level kernels take [batch, seq, heads, dim]: move heads before seq
-            q, k, v = ([*s[:-3], s[-2], s[-3], s[-1]] for s in (q, k, v))
-        causal = bool(args.get("is_causal", False)) or int(args.get("custom_mask_type", 0) or 0) == 1
+        q, k, v = (_sdpa_layout(op, s) for s in (q, k, v))
+        causal = _is_causal(args)
         if op in ATTENTION_BACKWARD_OPS:
             return attention_backward_flops(q, k, v, causal)
         return attention_forward_flops(q, k, v, causal)
@@ -122,13 +120,23 @@ def op_flops(op: str, args: dict, out_shape=None) -> int | None:
     return None
 
 
+def _seq_before_heads(op: str) -> bool:
+    """Whether an attention operator is a low-level flash / memory-efficient
+    kernel, whose operands are [batch, seq, heads, dim]."""
+    return op.startswith("_flash_attention") or op.startswith("_efficient_attention")
+
+
 def _sdpa_layout(op: str, shape):
     """An attention operand's shape in SDPA layout [batch..., heads, seq,
-    dim]: the low-level flash / memory-efficient kernels take [batch, seq,
-    heads, dim]."""
-    if op.startswith("_flash_attention") or op.startswith("_efficient_attention"):
+    dim]: heads moved before seq for the low-level kernels."""
+    if _seq_before_heads(op):
         return [*shape[:-3], shape[-2], shape[-3], shape[-1]]
     return list(shape)
+
+
+def _is_causal(args: dict) -> bool:
+    """SDPA's `is_causal`, or the memory-efficient kernel's top-left mask type (1)."""
+    return bool(args.get("is_causal", False)) or int(args.get("custom_mask_type", 0) or 0) == 1
 
 
 def attention_record(op: str, args: dict) -> dict | None:
@@ -145,13 +153,12 @@ def attention_record(op: str, args: dict) -> dict | None:
     if any(not isinstance(s, list) or len(s) < 3 or not all(isinstance(d, int) and not isinstance(d, bool) for d in s)
            for s in shapes):
         return None
-    if op.startswith("_flash_attention") or op.startswith("_efficient_attention"):
-        if any(len(s) < 4 for s in shapes):
-            return None
+    if _seq_before_heads(op) and any(len(s) < 4 for s in shapes):
+        return None
     dropout = args.get("dropout_p", 0.0)
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= float(dropout) <= 1.0:
         return None
-    causal = bool(args.get("is_causal", False)) or int(args.get("custom_mask_type", 0) or 0) == 1
+    causal = _is_causal(args)
     bias = args.get("attn_bias", args.get("bias"))
     q, k, v = (_sdpa_layout(op, s) for s in shapes)
     return {"query": q, "key": k, "value": v, "causal": causal, "bias": bias is not None,

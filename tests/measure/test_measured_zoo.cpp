@@ -60,6 +60,16 @@ Split load_split(const std::string& gpu) {
   return s;
 }
 
+// Every measured file under tests/data/`dir`, with its graph beside it or
+// under tests/data/`graphs`.
+std::vector<MeasuredCase> load_cases(const std::string& dir, const std::string& graphs = "") {
+  std::vector<MeasuredCase> cases;
+  std::vector<std::string> graph_dirs;
+  if (!graphs.empty()) graph_dirs.push_back(test::data_path(graphs));
+  for (const std::string& path : find_measured_files({test::data_path(dir)})) cases.push_back(load_measured_case(path, graph_dirs));
+  return cases;
+}
+
 double ratio(double est, double meas) { return est / meas; }
 
 // Equal up to rounding: the fit's arithmetic (pow, sums) may differ in the
@@ -176,9 +186,7 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
 // replayed from each call's recorded start gives the measured peak (to one
 // 512-byte block) and reserved peak exactly.
 TEST_CASE("a repeat H200 measurement: peaks and reserved peaks from the recorded start", "[measure][zoo]") {
-  std::vector<MeasuredCase> cases;
-  for (const std::string& path : find_measured_files({test::data_path("repeat/h200")}))
-    cases.push_back(load_measured_case(path, {test::data_path("exported")}));
+  const std::vector<MeasuredCase> cases = load_cases("repeat/h200", "exported");
   REQUIRE(cases.size() == 4);
   const AccuracyReport r = measure_accuracy(cases, builtin_profile("h200"), false);
   for (const auto& g : r.graphs) {
@@ -195,9 +203,7 @@ TEST_CASE("a repeat H200 measurement: peaks and reserved peaks from the recorded
 // cold cache: MobileNet's forward peak 0.975, its backward reserved 0.898).
 // From the recorded start: every peak exact, reserved within 1 %.
 TEST_CASE("models outside the zoo from their recorded start: peaks and reserved peaks", "[measure][zoo]") {
-  std::vector<MeasuredCase> cases;
-  for (const std::string& path : find_measured_files({test::data_path("repeat/h100-outside")}))
-    cases.push_back(load_measured_case(path, {test::data_path("outside_zoo/h100")}));
+  const std::vector<MeasuredCase> cases = load_cases("repeat/h100-outside", "outside_zoo/h100");
   REQUIRE(cases.size() == 4);
   const AccuracyReport r = measure_accuracy(cases, builtin_profile("h100-sxm"), false);
   for (const auto& g : r.graphs) {
@@ -278,9 +284,7 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
   for (auto [gpu, name, graphs] : {std::tuple{"h100", "h100-sxm", 10}, std::tuple{"h200", "h200", 10}}) {
     INFO(gpu);
-    std::vector<MeasuredCase> cases;
-    for (const std::string& path : find_measured_files({test::data_path(std::string("outside_zoo/") + gpu)}))
-      cases.push_back(load_measured_case(path, {}));
+    const std::vector<MeasuredCase> cases = load_cases(std::string("outside_zoo/") + gpu);
     REQUIRE(static_cast<int>(cases.size()) == graphs);
     const AccuracyReport r = measure_accuracy(cases, builtin_profile(name), false);
     for (const auto& g : r.graphs) {
