@@ -702,6 +702,41 @@ def conv_grid_f32_channels_last():
     _conv_grid([_GRID_F32[i] for i in (0, 1, 2, 3, 5, 7, 9)], torch.float32, torch.channels_last)
 
 
+# (batch, cin, cout, hw, kernel, stride, transposed): small-batch f32
+# convolutions as UNet-style diffusion and segmentation models run them when
+# Inductor keeps NCHW (its layout optimization declines channels-last for
+# graphs with group norms): calls of 10 MFLOP to 2 GFLOP at 8x8 to 128x128,
+# 3x3 stride 1 and 2, 1x1 projections, a narrow stem and transposed 2x2
+# stride-2 upsamplers. None is a shape of the held-out unet_gn.
+_GRID_NCHW_SMALL = [(2, 64, 64, 32, 3, 1, False), (8, 32, 32, 16, 3, 1, False), (4, 128, 128, 8, 3, 1, False),
+                    (2, 96, 96, 24, 3, 1, False), (4, 48, 48, 48, 3, 2, False), (8, 64, 128, 16, 3, 2, False),
+                    (2, 32, 64, 128, 3, 1, False), (8, 160, 160, 12, 3, 1, False), (4, 96, 48, 16, 1, 1, False),
+                    (2, 256, 128, 16, 1, 1, False), (2, 48, 4, 96, 1, 1, False), (4, 4, 48, 96, 3, 1, False),
+                    (2, 128, 64, 16, 2, 2, True), (8, 48, 48, 24, 2, 2, True), (4, 96, 96, 8, 2, 2, True)]
+
+
+def conv_grid_nchw_small():
+    """Small-batch f32 convolutions kept in NCHW, forward and backward,
+    transposed ones included: cuDNN runs each in several short kernels
+    (layout transposes, split-K reductions, Winograd or FFMA paths), the
+    regime of UNet-style models that the larger grids do not reach."""
+    from torch._inductor import config as inductor_config
+
+    def make(cin, cout, k, s, transposed):
+        if transposed:
+            return nn.ConvTranspose2d(cin, cout, k, stride=s, bias=False)
+        return nn.Conv2d(cin, cout, k, stride=s, padding=k // 2, bias=False)
+
+    convs = nn.ModuleList(make(cin, cout, k, s, t) for _, cin, cout, _, k, s, t in _GRID_NCHW_SMALL).to(DEVICE)
+    xs = [torch.randn(b, cin, hw, hw, device=DEVICE, requires_grad=True) for b, cin, _, hw, _, _, _ in _GRID_NCHW_SMALL]
+
+    def forward(xs):
+        return sum(conv(x).mean() for conv, x in zip(convs, xs))
+
+    with inductor_config.patch(layout_optimization=False):
+        torch.compile(forward)(xs).backward()
+
+
 def gemm_unaligned_sweep():
     """bf16 matrix products with a dimension that is not a multiple of 8
     elements (16 bytes): language-model heads over odd vocabularies and their
@@ -858,6 +893,7 @@ SINGLE_GPU_CASES = {
     "conv_grid_grouped": conv_grid_grouped,
     "conv_grid_nchw": conv_grid_nchw,
     "conv_grid_f32_channels_last": conv_grid_f32_channels_last,
+    "conv_grid_nchw_small": conv_grid_nchw_small,
     "gemm_unaligned_sweep": gemm_unaligned_sweep,
     "reduction_sweep": reduction_sweep,
     "attention_dropout_sweep": attention_dropout_sweep,
