@@ -10,6 +10,8 @@ scheduled like real ones, and do nothing at run time.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.distributed as dist
 import torch.nn as nn
@@ -1064,6 +1066,79 @@ def gpt2_step():
     torch.compile(step)(tokens).backward()
 
 
+class _DiffusionResBlock(nn.Module):
+    def __init__(self, cin: int, cout: int, tdim: int):
+        super().__init__()
+        self.norm1, self.conv1 = nn.GroupNorm(32, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.time = nn.Linear(tdim, cout)
+        self.norm2, self.conv2 = nn.GroupNorm(32, cout), nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x, t):
+        h = self.conv1(F.silu(self.norm1(x))) + self.time(F.silu(t))[:, :, None, None]
+        return self.conv2(F.silu(self.norm2(h))) + self.skip(x)
+
+
+class _DiffusionAttention(nn.Module):
+    def __init__(self, c: int, heads: int):
+        super().__init__()
+        self.heads, self.norm = heads, nn.GroupNorm(32, c)
+        self.qkv, self.proj = nn.Conv2d(c, 3 * c, 1), nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        b, c, hh, ww = x.shape
+        q, k, v = self.qkv(self.norm(x)).reshape(b, 3, self.heads, c // self.heads, hh * ww).unbind(1)
+        o = F.scaled_dot_product_attention(q.transpose(-1, -2), k.transpose(-1, -2), v.transpose(-1, -2))
+        return x + self.proj(o.transpose(-1, -2).reshape(b, c, hh, ww))
+
+
+class DiffusionUNet(nn.Module):
+    """A DDPM-style denoiser (Ho et al.'s CIFAR-10 UNet, narrowed): timestep
+    embedding MLP, GroupNorm/SiLU residual blocks with the embedding added,
+    self-attention at 16x16 and 8x8, strided-conv down and nearest-upsample
+    + conv up, skip concatenation."""
+
+    def __init__(self, c: int = 64):
+        super().__init__()
+        self.c, tdim = c, 4 * c
+        self.temb = nn.Sequential(nn.Linear(c, tdim), nn.SiLU(), nn.Linear(tdim, tdim))
+        self.inp = nn.Conv2d(3, c, 3, padding=1)
+        self.d1, self.down1 = _DiffusionResBlock(c, c, tdim), nn.Conv2d(c, c, 3, stride=2, padding=1)
+        self.d2, self.a2 = _DiffusionResBlock(c, 2 * c, tdim), _DiffusionAttention(2 * c, 4)
+        self.down2 = nn.Conv2d(2 * c, 2 * c, 3, stride=2, padding=1)
+        self.m1, self.ma, self.m2 = _DiffusionResBlock(2 * c, 2 * c, tdim), _DiffusionAttention(2 * c, 4), _DiffusionResBlock(2 * c, 2 * c, tdim)
+        self.up2, self.u2, self.ua2 = nn.Conv2d(2 * c, 2 * c, 3, padding=1), _DiffusionResBlock(4 * c, 2 * c, tdim), _DiffusionAttention(2 * c, 4)
+        self.up1, self.u1 = nn.Conv2d(2 * c, 2 * c, 3, padding=1), _DiffusionResBlock(3 * c, c, tdim)
+        self.out_norm, self.out = nn.GroupNorm(32, c), nn.Conv2d(c, 3, 3, padding=1)
+
+    def forward(self, x, steps):
+        half = self.c // 2
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(half, device=x.device) / half)
+        angles = steps[:, None].float() * freqs[None]
+        t = self.temb(torch.cat((angles.sin(), angles.cos()), dim=1))
+        s1 = self.d1(self.inp(x), t)
+        s2 = self.a2(self.d2(self.down1(s1), t))
+        h = self.m2(self.ma(self.m1(self.down2(s2), t)), t)
+        h = self.ua2(self.u2(torch.cat((self.up2(F.interpolate(h, scale_factor=2.0)), s2), dim=1), t))
+        h = self.u1(torch.cat((self.up1(F.interpolate(h, scale_factor=2.0)), s1), dim=1), t)
+        return self.out(F.silu(self.out_norm(h)))
+
+
+def diffusion_unet_step():
+    """Out of the zoo: a DDPM-style UNet denoiser (f32, batch 8 of 3x32x32,
+    64 base channels), one compiled training step on the noise-prediction
+    loss."""
+    model = DiffusionUNet(64).to(DEVICE)
+    x = torch.randn(8, 3, 32, 32, device=DEVICE)
+    steps = torch.randint(0, 1000, (8,), device=DEVICE)
+    noise = torch.randn_like(x)
+
+    def step(x, steps, noise):
+        return F.mse_loss(model(x + noise, steps), noise)
+
+    torch.compile(step)(x, steps, noise).backward()
+
+
 # Models outside the zoo (tests/data/outside_zoo), never fitted: run only when
 # named, so that their walls are sampled in the zoo's interleaved rounds.
 OUTSIDE_CASES = {
@@ -1074,6 +1149,7 @@ OUTSIDE_CASES = {
     "convnext_step": convnext_step,
     "regnet_step": regnet_step,
     "gpt2_step": gpt2_step,
+    "diffusion_unet_step": diffusion_unet_step,
 }
 
 
