@@ -15,17 +15,17 @@ namespace {
 struct AccuracyArgs {
   std::vector<std::string> dirs, graph_dirs, excludes;
   std::string hardware, svg_path, html_path, nodes_path, events_path;
-  bool fake_collectives = false;
+  bool fake_collectives = false, fixed_host_speed = false;
 };
 
 int run(const AccuracyArgs& a) {
-  const auto& [dirs, graph_dirs, excludes, hardware, svg_path, html_path, nodes_path, events_path, fake_collectives] = a;
+  const auto& [dirs, graph_dirs, excludes, hardware, svg_path, html_path, nodes_path, events_path, fake_collectives, fixed_host_speed] = a;
   const bool collectives_measured = !fake_collectives;
   const HardwareProfile hw = load_hardware_profile(hardware);
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given");
-  AccuracyReport report = measure_accuracy(cases, hw, collectives_measured);
+  AccuracyReport report = measure_accuracy(cases, hw, collectives_measured, !fixed_host_speed);
   const std::string svg = accuracy_svg(report);
   if (!svg_path.empty()) write_output(svg_path, svg);
   if (!nodes_path.empty()) write_output(nodes_path, accuracy_nodes_tsv(report));
@@ -48,6 +48,8 @@ std::function<int()> define_accuracy(CLI::App& app) {
   add_repeatable_option(app, "--graphs", a->graph_dirs, "where else to look for the *.post.json files; repeatable")->option_text("DIR");
   add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
   app.add_flag("--fake-collectives", a->fake_collectives, "the graphs ran on one GPU with the fake process group (its collectives move nothing): leave collectives out of the comparison");
+  app.add_flag("--fixed-host-speed", a->fixed_host_speed,
+               "price every graph's host at the profile's host speed, not at the speed its file's host probe recorded");
   app.add_option("--svg", a->svg_path, "write the scatter plot here")->option_text("OUT.svg");
   app.add_option("--html", a->html_path, "write the plot and the tables as one page here")->option_text("OUT.html");
   app.add_option("--nodes", a->nodes_path, "write every measured node, estimated against measured, as tab-separated values here")

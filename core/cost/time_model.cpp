@@ -84,4 +84,16 @@ double host_us_per_node(const TimeModel& m, KernelClass c) {
 
 bool is_item_node(const Graph& g, const Node& n) { return n.kind == NodeKind::Extern && classify_node(g, n) == KernelClass::None; }
 
+TimeModel at_host_speed(const TimeModel& m, double probe_us) {
+  if (!(m.host_probe_us > 0) || !(probe_us > 0)) return m;
+  const double f = probe_us / m.host_probe_us;
+  TimeModel out = m;
+  for (double TimeModel::*cost : {&TimeModel::host_us_per_kernel, &TimeModel::host_us_per_extern, &TimeModel::host_us_per_collective,
+                                  &TimeModel::host_us_per_collective_kernel, &TimeModel::host_us_per_item, &TimeModel::host_us_per_convolution,
+                                  &TimeModel::host_us_per_convolution_backward, &TimeModel::host_call_us})
+    out.*cost = m.*cost * f;
+  out.host_probe_us = probe_us;
+  return out;
+}
+
 }  // namespace schedlab

@@ -126,6 +126,10 @@ struct TimeModel {
   double host_us_per_convolution = 0;    // the same for a cuDNN convolution call
   double host_us_per_convolution_backward = 0;  // and for a convolution backward call
   double host_call_us = 0;               // wrapper cost per call (argument handling, allocations)
+  // The host speed the host figures above hold at: the zoo's host probe (a
+  // fixed pure-Python loop, docs/schedmeasured-1.md `host_probe_full_speed_us`)
+  // in µs on the machines the fit measured; 0 when not known.
+  double host_probe_us = 0;
   int samples = 0;                       // kernels the fit saw (0: written by hand)
   int sm_count = 0;                      // SMs the tile terms quantize over (0: no tile terms)
   std::int64_t l2_bytes = 0;             // L2 cache size splitting the memory term (0: no split)
@@ -133,6 +137,13 @@ struct TimeModel {
 
 // The classes a time model must have a law for.
 bool class_needs_law(KernelClass c);
+
+// The model with its host figures restated for a host whose probe reads
+// `probe_us`: every per-call, per-launch and per-item host cost scales by
+// probe_us / m.host_probe_us (the wrapper's work is Python and dispatch,
+// which run at the host's speed; the GPU's figures stay). Unchanged when
+// either probe is unknown (0).
+TimeModel at_host_speed(const TimeModel& m, double probe_us);
 
 // The host's cost of launching one node of class `c` in default mode: one
 // call per node (a Triton launch or an extern op), however many GPU kernels

@@ -58,9 +58,19 @@ void add_class_times(const Graph& g, const MeasuredGraph& m, const HardwareProfi
   }
 }
 
+// The profile with its host figures at the measuring host's speed, and the
+// factor that took; the profile itself when either speed is unknown.
+std::pair<HardwareProfile, double> at_measuring_host(const HardwareProfile& hw, const MeasuredGraph& m) {
+  if (!hw.time_model || !(hw.time_model->host_probe_us > 0) || !m.host_probe_us) return {hw, 1.0};
+  HardwareProfile out = hw;
+  out.time_model = at_host_speed(*hw.time_model, *m.host_probe_us);
+  return {std::move(out), *m.host_probe_us / hw.time_model->host_probe_us};
+}
+
 }  // namespace
 
-AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured) {
+AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured,
+                                bool at_measured_host_speed) {
   AccuracyReport r;
   r.hardware = hw.name;
   std::map<KernelClass, ClassAccuracy> classes;
@@ -71,10 +81,12 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
     // graph's file order (ViT's backward: 46.9 MB in file order, 43.3 MB in
     // the order Inductor picked, 43.7 MB measured).
     const MemoryPlan executed = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
-    Prediction p = predict(g, executed.order(), hw, {}, collectives_measured);
+    const auto [host_hw, host_speed] = at_measured_host_speed ? at_measuring_host(hw, c.measured) : std::pair{hw, 1.0};
+    Prediction p = predict(g, executed.order(), host_hw, {}, collectives_measured);
     GraphAccuracy a;
     a.graph = g.name;
     a.path = c.path;
+    a.host_speed_factor = host_speed;
     a.kernel_est_us = p.kernel_time_us;
     a.kernel_meas_us = c.measured.kernel_time_us;
     if (!collectives_measured)
@@ -185,6 +197,18 @@ std::string accuracy_to_text(const AccuracyReport& r) {
     out += line;
   }
   out += "start: the allocator replay's start state, the cache the measured file recorded at the call's start, or cold (empty, as a plan)\n";
+  double slowest = 0, fastest = 0;
+  for (const auto& g : r.graphs)
+    if (g.host_speed_factor != 1) {
+      slowest = slowest == 0 ? g.host_speed_factor : std::max(slowest, g.host_speed_factor);
+      fastest = fastest == 0 ? g.host_speed_factor : std::min(fastest, g.host_speed_factor);
+    }
+  if (slowest > 0) {
+    std::snprintf(line, sizeof line,
+                  "walls: host costs at each run's host speed (its host probe over the profile's: %.3f to %.3f; --fixed-host-speed: at the profile's)\n",
+                  fastest, slowest);
+    out += line;
+  }
   out += "per kernel class (summed over the graphs):\n";
   std::snprintf(line, sizeof line, "  %-20s %8s %14s %14s %7s\n", "class", "nodes", "measured(us)", "estimated(us)", "ratio");
   out += line;

@@ -31,6 +31,10 @@ struct GraphAccuracy {
   std::int64_t peak_est = 0, peak_meas = 0, reserved_est = 0, reserved_meas = 0;
   bool data_dependent = false;  // the measurement observed data-dependent sizes
   bool recorded_start = false;  // peak and reserved replayed from the file's recorded allocator state (else the cold start)
+  // The measuring host's probe over the profile's (core/cost/time_model.h
+  // at_host_speed): the factor the wall's host costs were priced at; 1 when
+  // either is unknown or the report holds the host at the profile's speed.
+  double host_speed_factor = 1;
 };
 
 struct ClassAccuracy {
@@ -59,7 +63,13 @@ struct AccuracyReport {
 // one GPU with the fake process group, whose collectives move nothing):
 // per-graph kernel and wall times leave collectives out on both sides, and
 // the collective class is not compared.
-AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured = true);
+// `at_measured_host_speed` (the default): each graph's host costs are the
+// profile's restated at the speed its file's host probe recorded
+// (core/cost/time_model.h at_host_speed), so that a wall measured on a
+// slower or faster host is compared with what that host would take; false
+// prices every graph's host at the profile's speed.
+AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured = true,
+                                bool at_measured_host_speed = true);
 
 // |est/meas - 1| over the graphs: median and worst, for one figure.
 struct ErrorSummary {

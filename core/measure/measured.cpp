@@ -160,6 +160,10 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   if (auto it = j.find("host_time_us"); it != j.end() && !it->is_null()) m.host_time_us = r.number(*it, "host_time_us");
   if (auto it = j.find("wall_time_us_cudagraphs"); it != j.end() && !it->is_null())
     m.wall_time_us_cudagraphs = r.number(*it, "wall_time_us_cudagraphs");
+  if (auto it = j.find("host_probe_full_speed_us"); it != j.end() && !it->is_null()) {
+    m.host_probe_us = r.number(*it, "host_probe_full_speed_us");
+    if (!(*m.host_probe_us > 0)) r.fail("host_probe_full_speed_us", "expected a number > 0 (µs)");
+  }
   if (auto it = j.find("unbacked"); it != j.end() && !it->is_null()) {
     if (!it->is_object()) r.fail("unbacked", "expected an object {symbol: value}");
     for (auto u = it->begin(); u != it->end(); ++u) m.unbacked[u.key()] = r.bytes(u.value(), "unbacked." + u.key());

@@ -40,6 +40,9 @@ struct MeasuredGraph {
   double wall_time_us = 0;
   std::optional<double> host_time_us;  // the wrapper's time for the call to return, when measured
   std::optional<double> wall_time_us_cudagraphs;
+  // host_probe_full_speed_us: the measuring host's speed (the zoo's probe,
+  // µs at full speed), when the file records it.
+  std::optional<double> host_probe_us;
   std::map<std::string, std::int64_t> unbacked;  // observed data-dependent symbols
   // Per node: its kernel's workspace observed on this GPU (the exporter
   // also writes it into the post graph; the graph beside a file measured on

@@ -95,6 +95,9 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(host_us_per_node(*hw.time_model, KernelClass::Collective) == 12);
   CHECK(hw.time_model->host_us_per_collective_kernel == 0);
   CHECK(hw.time_model->host_us_per_item == 0);
+  // And before the host's speed: not known (0), which at_host_speed leaves alone.
+  CHECK(hw.time_model->host_probe_us == 0);
+  CHECK(at_host_speed(*hw.time_model, 120).host_us_per_kernel == hw.time_model->host_us_per_kernel);
   // And before the attention dropout term: no cost per score; the writer
   // then writes it (0), and reads back a factor it is given.
   const ClassLaw& attention = hw.time_model->laws.at(KernelClass::Attention);
@@ -108,6 +111,9 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(back.time_model->laws.at(KernelClass::AttentionBackward)[LawTerm::AttentionDropout] == 0.75);
   // Missing pieces are named.
   CHECK_THROWS_WITH(parse_hardware_profile(profile_text("copy")), Catch::Contains("time_model.laws: missing field \"copy\""));
+  std::string negative_probe = profile_text();
+  negative_probe.replace(negative_probe.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"host_probe_us":-3,)");
+  CHECK_THROWS_WITH(parse_hardware_profile(negative_probe), Catch::Contains("host_probe_us"));
   std::string no_gap = profile_text();
   no_gap.replace(no_gap.find(R"("launch_gap_us":1.5,)"), 20, "");
   CHECK_THROWS_WITH(parse_hardware_profile(no_gap), Catch::Contains("missing field \"launch_gap_us\""));

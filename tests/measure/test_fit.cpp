@@ -155,6 +155,56 @@ TEST_CASE("fit: synthetic measurements give back the model that made them", "[me
   CHECK(accuracy_to_text(acc).find("per kernel class") != std::string::npos);
 }
 
+TEST_CASE("fit: host times from hosts of different speeds are restated at one speed", "[measure][fit]") {
+  // The same synthetic GPU measured from three hosts: one at the truth's
+  // speed (probe 80 µs), two 25 % slower (probe 100 µs: every host cost
+  // 1.25x). The fit states the host costs at the median probe (100) and the
+  // accuracy report prices each file's host at its own probe's speed.
+  const HardwareProfile truth = synthetic_truth();
+  HardwareProfile slow = truth;
+  slow.time_model = at_host_speed([&] {
+    TimeModel tm = *truth.time_model;
+    tm.host_probe_us = 80;
+    return tm;
+  }(), 100);
+  CHECK(slow.time_model->host_us_per_kernel == Approx(5.0 * 1.25));
+  CHECK(slow.time_model->host_call_us == Approx(30.0 * 1.25));
+  CHECK(slow.time_model->launch_gap_us == truth.time_model->launch_gap_us);  // the GPU's figures stay
+  std::vector<MeasuredCase> cases;
+  for (std::size_t i = 0; i < kFitSet.size(); ++i) {
+    const bool fast = i % 3 == 0;
+    MeasuredCase c;
+    c.path = kFitSet[i];
+    c.graph = load_graph_file(test::data_path("exported/" + kFitSet[i] + ".post.json"));
+    nlohmann::json doc = synthetic_measurement(c.graph, fast ? truth : slow);
+    doc["host_probe_full_speed_us"] = fast ? 80.0 : 100.0;
+    c.measured = load_measured(doc.dump(), c.path);
+    cases.push_back(std::move(c));
+  }
+  const ProfileFit fit = fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "two hosts");
+  const TimeModel& tm = *fit.profile.time_model;
+  CHECK(tm.host_probe_us == 100);
+  CHECK(tm.host_us_per_kernel == Approx(5.0 * 1.25));
+  CHECK(tm.host_us_per_extern == Approx(9.0 * 1.25));
+  CHECK(tm.host_call_us == Approx(30.0 * 1.25));
+  const AccuracyReport at_own = measure_accuracy(cases, fit.profile, true, true);
+  const AccuracyReport at_profile = measure_accuracy(cases, fit.profile, true, false);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].path);
+    const bool fast = i % 3 == 0;
+    CHECK(at_own.graphs[i].host_speed_factor == Approx(fast ? 0.8 : 1.0));
+    CHECK(at_own.graphs[i].wall_est_us == Approx(at_own.graphs[i].wall_meas_us).epsilon(0.05));
+    CHECK(at_profile.graphs[i].host_speed_factor == 1);
+  }
+  CHECK(accuracy_to_text(at_own).find("walls: host costs at each run's host speed (its host probe over the profile's: 0.800 to 0.800") !=
+        std::string::npos);
+  // A host of unknown speed, or a profile without one, prices as the profile says.
+  TimeModel unknown = tm;
+  unknown.host_probe_us = 0;
+  CHECK(at_host_speed(unknown, 50).host_call_us == tm.host_call_us);
+  CHECK(at_host_speed(tm, 0).host_call_us == tm.host_call_us);
+}
+
 TEST_CASE("fit: a class nobody measured borrows a related law, and says so", "[measure][fit]") {
   auto cases = synthetic_cases(synthetic_truth(), {"transformer_s_0_fwd"});  // no convolution, no copy
   ProfileFit fit = fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "partial");
@@ -211,6 +261,11 @@ TEST_CASE("measured files: every defect is named by its place", "[measure]") {
   doc = good;
   doc["workspace_bytes"] = {{g.nodes[0].name, -5}};
   CHECK(error_of(doc).find("x.measured.json: workspace_bytes." + g.nodes[0].name + ": ") == 0);
+  doc = good;
+  doc["host_probe_full_speed_us"] = 0;
+  CHECK(error_of(doc) == "x.measured.json: host_probe_full_speed_us: expected a number > 0 (µs)");
+  doc["host_probe_full_speed_us"] = "fast";
+  CHECK(error_of(doc) == "x.measured.json: host_probe_full_speed_us: expected a finite number >= 0");
   doc = good;
   doc["workspace_bytes"] = nlohmann::json::array({512});
   CHECK(error_of(doc) == "x.measured.json: workspace_bytes: expected an object {node: bytes}");

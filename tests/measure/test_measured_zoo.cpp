@@ -16,7 +16,7 @@
 //   kernel time per graph                       10 % / 25 %  met: median 5.1 / 6.8 %, worst 15.3 / 15.7 %
 //   each kernel class, summed                   15 %      met on both GPUs (since session 9; the H200's
 //                                                         convolution backward read 1.153 before)
-//   wall time, default mode                     20 %      median 8.4 % / 7.2 %, worst 22.9 % / 19.9 % (host-bound;
+//   wall time, default mode                     20 %      median 8.2 % / 5.7 %, worst 23.3 % / 20.0 % (host-bound;
 //                                                         measured at full host speed, interleaved rounds;
 //                                                         cuDNN calls, collectives and item nodes priced by
 //                                                         their own host cost)
@@ -165,13 +165,14 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     }
     // Wall time in Inductor's default mode: launch-bound on these graphs.
     // Measured in interleaved rounds at the host's full speed (run_zoo.py
-    // --wall-rounds, tests/data/measured/README.md): median 8.4 % (H100) /
-    // 7.2 % (H200), worst 22.9 % (H100, ViT's forward: a host cost no figure
-    // explains) / 19.9 % (H200, kv_decode), with the convolution calls' own
-    // host cost, the collective calls' own (tp2d) and the item nodes'.
+    // --wall-rounds, tests/data/measured/README.md): median 8.2 % (H100) /
+    // 5.7 % (H200), worst 23.3 % (H100, ViT's forward: a host cost no figure
+    // explains) / 20.0 % (H200, kv_decode: 1.1999999), with the convolution
+    // calls' own host cost, the collective calls' own (tp2d) and the item
+    // nodes', each graph's host at its run's speed (since session 9).
     const bool h100 = std::string(gpu) == "h100";
     const ErrorSummary w = wall_time_error(r);
-    CHECK(w.median <= (h100 ? 0.085 : 0.08));
+    CHECK(w.median <= (h100 ? 0.085 : 0.06));
     CHECK(w.worst <= (h100 ? 0.24 : 0.20));
     for (const auto& g : r.graphs) {
       INFO(g.graph);
@@ -286,7 +287,7 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 // small NCHW convolutions; 4.0 % / 6.3 % over 12 graphs with the diffusion
 // UNet, 1.04-1.05); before session 7's routed convolution laws, ResNet-18's
 // and MobileNet's backwards read 1.24 and 2.30. Walls within 20 % but for
-// GPT-2's loss graphs and the diffusion UNet's on the H100.
+// GPT-2's loss graphs (each graph's host priced at its run's speed).
 TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
   for (auto [gpu, name, graphs] : {std::tuple{"h100", "h100-sxm", 12}, std::tuple{"h200", "h200", 12}}) {
     INFO(gpu);
@@ -299,17 +300,19 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
       const bool h100 = std::string(gpu) == "h100";
       if (g.graph == "gpt2_step_1_fwd.post") {
         CHECK(kernel == Approx(h100 ? 0.714 : 0.755).margin(0.005));
-        CHECK(wall == Approx(h100 ? 0.820 : 0.852).margin(0.01));
+        CHECK(wall == Approx(h100 ? 0.824 : 0.874).margin(0.01));
       } else if (g.graph == "gpt2_step_2_bwd.post") {
         CHECK(kernel == Approx(h100 ? 0.557 : 0.431).margin(0.005));
-        CHECK(wall == Approx(h100 ? 0.650 : 0.532).margin(0.01));
+        CHECK(wall == Approx(h100 ? 0.654 : 0.551).margin(0.01));
       } else if (g.graph.rfind("diffusion_unet_step", 0) == 0) {
         // Kernels within 6 %; walls host-bound and measured on session 9's
         // hosts, which ran the zoo's host probe 12 % slower than the runs
         // the host costs were fitted on (94.6 / 92.9 µs against 84.7 /
-        // 81.4): 0.789 / 0.725 on the H100, 0.811 / 0.840 on the H200.
+        // 81.4): at the measuring hosts' speed 0.872 / 0.802 on the H100,
+        // 0.906 / 0.935 on the H200 (at the profiles' 0.789 / 0.725 and
+        // 0.811 / 0.840).
         CHECK(std::abs(kernel - 1) <= 0.06);
-        CHECK(std::abs(wall - 1) <= (h100 ? 0.28 : 0.20));
+        CHECK(std::abs(wall - 1) <= 0.20);
       } else {
         CHECK(std::abs(kernel - 1) <= 0.25);
         CHECK(std::abs(wall - 1) <= 0.20);
