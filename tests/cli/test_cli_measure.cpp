@@ -85,6 +85,18 @@ TEST_CASE("fit-profile writes a profile that plan, simulate and accuracy take", 
   fs::remove_all(dir);
 }
 
+TEST_CASE("accuracy prices each graph's host at its run's host speed, or with --fixed-host-speed at the profile's", "[cli][measure]") {
+  const std::string dir = schedlab::test::data_path("outside_zoo/h200");
+  auto own = run_cli("accuracy " + dir + " --hardware h200");
+  REQUIRE(own.code == 0);
+  // The H200 profile's probe is 81.42 us; these runs' 85.43 to 92.92.
+  CHECK_THAT(own.out, Catch::Contains("walls: host costs at each run's host speed (its host probe over the profile's: 1.049 to 1.141;"));
+  auto fixed = run_cli("accuracy " + dir + " --hardware h200 --fixed-host-speed");
+  REQUIRE(fixed.code == 0);
+  CHECK_THAT(fixed.out, !Catch::Contains("walls: host costs"));
+  CHECK(own.out != fixed.out);
+}
+
 TEST_CASE("accuracy --memory-events writes memory as executed event by event", "[cli][measure]") {
   fs::path dir = synthetic_measured_dir("events");
   fs::path events = dir / "events.json";
