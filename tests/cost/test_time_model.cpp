@@ -114,6 +114,10 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   std::string negative_probe = profile_text();
   negative_probe.replace(negative_probe.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"host_probe_us":-3,)");
   CHECK_THROWS_WITH(parse_hardware_profile(negative_probe), Catch::Contains("host_probe_us"));
+  std::string huge_probe = profile_text();
+  huge_probe.replace(huge_probe.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"host_probe_us":1e300,)");
+  CHECK_THROWS_WITH(parse_hardware_profile(huge_probe),
+                    Catch::Contains("time_model.host_probe_us: expected 0 (not known) or µs between 0.001 and 1000000"));
   std::string no_gap = profile_text();
   no_gap.replace(no_gap.find(R"("launch_gap_us":1.5,)"), 20, "");
   CHECK_THROWS_WITH(parse_hardware_profile(no_gap), Catch::Contains("missing field \"launch_gap_us\""));
