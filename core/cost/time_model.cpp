@@ -26,6 +26,7 @@ const std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
     {LawTerm::AttentionDropout, "dropout_factor", false},
     {LawTerm::NarrowPatch, "narrow_patch_factor", false},
     {LawTerm::OnlineSoftmax, "online_softmax_factor", false},
+    {LawTerm::UnalignedRows, "unaligned_rows_factor", false},
 }};
 
 double law_us(const ClassLaw& law, const LawFeatures& features) {

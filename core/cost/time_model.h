@@ -40,6 +40,12 @@
 //   attention_dropout   an attention call with dropout: one f32 op per unmasked
 //                       score at the f32 peak (its kernels draw one Philox
 //                       random number per score, work the matmul flops omit)
+//   unaligned_rows      the bytes (memory and spill, at DRAM speed) of a Triton
+//                       reduction whose rows do not start on 16-byte
+//                       boundaries (a full-size operand's row, rnumel
+//                       elements, is not a multiple of 16 bytes: GPT-2's
+//                       50,257-logit vocabulary in bf16): Triton cannot prove
+//                       the alignment its vectorized loads and stores need
 //
 // i.e. an achieved efficiency that grows with size. Collectives keep the
 // NCCL-style model of the profile's link figures. The host (Inductor's Python
@@ -74,9 +80,9 @@ namespace schedlab {
 enum class LawTerm : std::uint8_t {
   Fixed, Compute, Fp32Compute, Memory, Spill, Wave, Narrow, Fp32Fixed, Unaligned, LayoutConvert, Transpose,
   TransposeFixed, PointwiseConvFixed, DepthwiseFixed, DepthwiseMemory, DepthwiseCompute, GroupedFixed, GroupedMemory,
-  GroupedWave, AttentionDropout, NarrowPatch, OnlineSoftmax,
+  GroupedWave, AttentionDropout, NarrowPatch, OnlineSoftmax, UnalignedRows,
 };
-inline constexpr std::size_t kLawTerms = 22;
+inline constexpr std::size_t kLawTerms = 23;
 
 struct LawTermInfo {
   LawTerm term;

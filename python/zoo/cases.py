@@ -783,6 +783,25 @@ def reduction_sweep():
         torch.compile(reductions)(logits, norm_in, columns, activation, rows)
 
 
+def loss_vocab_sweep():
+    """Cross-entropy over language-model vocabularies, forward and backward,
+    in pairs whose row lengths differ by a few logits: one not a multiple of
+    16 elements (GPT-2's 50,257, BERT's 30,522, 32,001, 151,937) beside one
+    that is (50,264, 30,528, 32,000, 151,936). Triton specializes a
+    reduction on its length's divisibility by 16; an odd vocabulary gives up
+    the aligned, vectorized loads. bf16 logits, f32 loss, as Hugging Face
+    models compute it."""
+    rows_vocab = [(4096, 50257), (4096, 50264), (4096, 30522), (4096, 30528), (4096, 32001), (4096, 32000),
+                  (1024, 151937), (1024, 151936)]
+    logits = [torch.randn(r, v, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for r, v in rows_vocab]
+    targets = [torch.randint(0, v, (r,), device=DEVICE) for r, v in rows_vocab]
+
+    def losses(logits, targets):
+        return sum(F.cross_entropy(x.float(), y) for x, y in zip(logits, targets))
+
+    torch.compile(losses)(logits, targets).backward()
+
+
 def attention_dropout_sweep():
     """bf16 attention with dropout, forward and backward, as language models
     train it (GPT-2 style), over batch, heads, lengths and head dims, causal
@@ -899,6 +918,7 @@ SINGLE_GPU_CASES = {
     "gemm_unaligned_sweep": gemm_unaligned_sweep,
     "reduction_sweep": reduction_sweep,
     "attention_dropout_sweep": attention_dropout_sweep,
+    "loss_vocab_sweep": loss_vocab_sweep,
     "attention_sweep": attention_sweep,
     "extern_sweep": extern_sweep,
 }

@@ -216,3 +216,30 @@ TEST_CASE("features: attention with dropout pays one f32 op per unmasked score",
   mm.g.nodes[gemm].attention = causal;
   CHECK(at(mm.of(mm.g.nodes[gemm].name.c_str()), LawTerm::AttentionDropout) == 0);
 }
+
+TEST_CASE("features: a reduction whose rows are not 16-byte aligned pays its bytes again at its own factor", "[cost][features]") {
+  // loss_vocab_sweep's backward: the log-softmax gradient over bf16 logits,
+  // one kernel per vocabulary, in pairs a few logits apart.
+  Featured g("exported/loss_vocab_sweep_1_bwd.post.json");
+  auto unaligned = [&](const char* node) {
+    const LawFeatures f = g.of(node);
+    const double bytes_us = at(f, LawTerm::Memory) + at(f, LawTerm::Spill);
+    CHECK(bytes_us > 0);
+    const double u = at(f, LawTerm::UnalignedRows);
+    CHECK((u == 0 || u == bytes_us));
+    return u > 0;
+  };
+  CHECK(unaligned("op14_op15"));        // 50,257 logits: 100,514-byte rows
+  CHECK_FALSE(unaligned("op12_op13"));  // 50,264: 100,528 bytes, a multiple of 16
+  CHECK(unaligned("op2_op3"));          // 151,937
+  CHECK_FALSE(unaligned("op0_op1"));    // 151,936
+  CHECK(unaligned("op10_op11"));        // 30,522: 61,044 bytes
+  CHECK_FALSE(unaligned("op8_op9"));    // 30,528
+  // GPT-2's loss backward reads its logits through a padded pitch (50,264)
+  // but writes the gradient at 50,257: still unaligned rows.
+  Featured gpt2("outside_zoo/h100/gpt2_step_2_bwd.post.json");
+  CHECK(at(gpt2.of("op0_op1"), LawTerm::UnalignedRows) > 0);
+  // A pointwise kernel has no rows.
+  Featured vit("exported/vit_0_fwd.post.json");
+  CHECK(at(vit.of("op1"), LawTerm::UnalignedRows) == 0);
+}

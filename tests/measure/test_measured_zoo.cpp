@@ -13,10 +13,10 @@
 //   peak as executed, data-dependent sizes      5 %       met: 0.0 % (moe_dropless)
 // (peaks in the order the call ran: Inductor's, after its memory reordering)
 //   reserved peak                               5 %       met on 12 of 12 (H200 unet_gn bwd: 1.250 until session 8)
-//   kernel time per graph                       10 % / 25 %  met: median 5.1 / 6.8 %, worst 15.3 / 15.7 %
+//   kernel time per graph                       10 % / 25 %  met: median 4.7 / 6.5 %, worst 15.6 / 15.8 %
 //   each kernel class, summed                   15 %      met on both GPUs (since session 9; the H200's
 //                                                         convolution backward read 1.153 before)
-//   wall time, default mode                     20 %      median 8.2 % / 5.7 %, worst 23.3 % / 20.0 % (host-bound;
+//   wall time, default mode                     20 %      median 8.0 % / 5.7 %, worst 23.9 % / 20.0 % (host-bound;
 //                                                         measured at full host speed, interleaved rounds;
 //                                                         cuDNN calls, collectives and item nodes priced by
 //                                                         their own host cost)
@@ -165,8 +165,8 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     }
     // Wall time in Inductor's default mode: launch-bound on these graphs.
     // Measured in interleaved rounds at the host's full speed (run_zoo.py
-    // --wall-rounds, tests/data/measured/README.md): median 8.2 % (H100) /
-    // 5.7 % (H200), worst 23.3 % (H100, ViT's forward: a host cost no figure
+    // --wall-rounds, tests/data/measured/README.md): median 8.0 % (H100) /
+    // 5.7 % (H200), worst 23.9 % (H100, ViT's forward: a host cost no figure
     // explains) / 20.0 % (H200, kv_decode: 1.1999999), with the convolution
     // calls' own host cost, the collective calls' own (tp2d) and the item
     // nodes', each graph's host at its run's speed (since session 9).
@@ -277,17 +277,16 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
 // measuring process's cache left unsplit (docs/memory-as-executed.md).
 //
 // Times with the shipped profiles (docs/cost-model.md, "Outside the zoo"):
-// the kernel time of every graph within the 25 % worst-case target but for
-// GPT-2's two loss graphs, one looped reduction over 50,257 bf16 logits each:
-// the forward's online log-softmax 0.714 (H100) / 0.755 (H200) with the
-// online-softmax term (0.362 / 0.334 without), the backward 0.557 / 0.431
-// (0.581 / 0.549 before that refit moved the H200's beyond-L2 factor), both
-// running below DRAM speed. The median within 5.9 % (H100) and 7.5 % (H200)
-// since session 8's patch term (6.1 % on the H100 since session 9's fit saw
-// small NCHW convolutions; 4.0 % / 6.3 % over 12 graphs with the diffusion
-// UNet, 1.04-1.05); before session 7's routed convolution laws, ResNet-18's
-// and MobileNet's backwards read 1.24 and 2.30. Walls within 20 % but for
-// GPT-2's loss graphs (each graph's host priced at its run's speed).
+// the kernel time of every graph within the 25 % worst-case target and every
+// wall within 20 % (each graph's host priced at its run's speed), but for
+// GPT-2's two loss graphs on the H200: one looped reduction over 50,257 bf16
+// logits each, rows of 100,514 bytes. The forward's online log-softmax read
+// 0.362 / 0.334 (H100 / H200) before session 8's online-softmax term, 0.714
+// / 0.755 with it, and 0.930 / 0.801 since session 9's unaligned-rows term
+// (the H100's fit has loss_vocab_sweep, the H200's not); the backward 0.557
+// / 0.431, then 0.910 / 0.565. The kernel median 3.6 % (H100) and 6.3 %
+// (H200) over 12 graphs; before session 7's routed convolution laws,
+// ResNet-18's and MobileNet's backwards read 1.24 and 2.30.
 TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
   for (auto [gpu, name, graphs] : {std::tuple{"h100", "h100-sxm", 12}, std::tuple{"h200", "h200", 12}}) {
     INFO(gpu);
@@ -298,12 +297,15 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
       INFO(g.graph);
       const double kernel = ratio(g.kernel_est_us, g.kernel_meas_us), wall = ratio(g.wall_est_us, g.wall_meas_us);
       const bool h100 = std::string(gpu) == "h100";
-      if (g.graph == "gpt2_step_1_fwd.post") {
-        CHECK(kernel == Approx(h100 ? 0.714 : 0.755).margin(0.005));
-        CHECK(wall == Approx(h100 ? 0.824 : 0.874).margin(0.01));
-      } else if (g.graph == "gpt2_step_2_bwd.post") {
-        CHECK(kernel == Approx(h100 ? 0.557 : 0.431).margin(0.005));
-        CHECK(wall == Approx(h100 ? 0.654 : 0.551).margin(0.01));
+      // GPT-2's loss graphs on the H200, whose fit has no loss_vocab_sweep
+      // (no H200 was free for it in session 9): the H100 reads 0.930 /
+      // 0.910 with it.
+      if (!h100 && g.graph == "gpt2_step_1_fwd.post") {
+        CHECK(kernel == Approx(0.801).margin(0.005));
+        CHECK(wall == Approx(0.916).margin(0.01));
+      } else if (!h100 && g.graph == "gpt2_step_2_bwd.post") {
+        CHECK(kernel == Approx(0.565).margin(0.005));
+        CHECK(wall == Approx(0.676).margin(0.01));
       } else if (g.graph.rfind("diffusion_unet_step", 0) == 0) {
         // Kernels within 6 %; walls host-bound and measured on session 9's
         // hosts, which ran the zoo's host probe 12 % slower than the runs
@@ -319,7 +321,7 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
       }
     }
     const bool h100 = std::string(gpu) == "h100";
-    CHECK(kernel_time_error(r).median <= (h100 ? 0.045 : 0.065));
+    CHECK(kernel_time_error(r).median <= (h100 ? 0.04 : 0.065));
     for (const auto& c : r.classes) {
       INFO(to_string(c.cls));
       const double e = std::abs(c.est_us / c.meas_us - 1);
