@@ -58,11 +58,15 @@ std::function<int()> define_plan(CLI::App& app) {
   app.add_flag_callback("--skip-invalid-memory-methods", [a] { a->opts.on_invalid_memory_order = InvalidOrderPolicy::Skip; },
                         "leave out a method whose order is not a valid schedule instead of failing");
   add_hardware_option(app, a->opts.hardware);
+  const std::function<void()> at_host_speed = add_host_probe_option(app, a->opts.hardware);
   add_runtime_source_option(app, a->opts.runtime_source);
   add_choice_option(app, "--format", a->format, {"json", "text"}, "what goes to PLAN.json or stdout (default: json with -o, else text)");
   app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node to the report, with the simulation's stalls");
   add_max_input_bytes_option(app, a->max_input);
-  return [a] { return run(*a); };
+  return [a, at_host_speed] {
+    at_host_speed();
+    return run(*a);
+  };
 }
 
 }  // namespace schedlab::cli

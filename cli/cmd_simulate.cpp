@@ -88,10 +88,12 @@ std::function<int()> define_simulate(CLI::App& app) {
   app.add_flag_callback("--model-runtimes", [a] { a->opts.use_graph_runtimes = false; }, "time every node with the cost model, ignoring runtime_us");
   add_runtime_source_option(app, a->opts.runtime_source);
   add_hardware_option(app, a->opts.hardware);
+  const std::function<void()> at_host_speed = add_host_probe_option(app, a->opts.hardware);
   app.add_flag_callback("--no-fuse", [a] { a->opts.fuse = false; }, "simulate a pre-fusion graph as it is, without Inductor's fusion");
   app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node, with the simulation's stalls");
   add_max_input_bytes_option(app, a->max_input);
-  return [a, budget] {
+  return [a, budget, at_host_speed] {
+    at_host_speed();
     if (budget->count() > 0) {
       CommKnobs& k = a->opts.comm;
       k.reorder_iterative_peak_memory_budget = k.sink_iterative_peak_memory_budget = k.overlap_schedule_peak_memory_budget = a->budget;

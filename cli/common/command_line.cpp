@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <new>
 #include <type_traits>
 
@@ -136,6 +137,20 @@ CLI::Option* add_hardware_option(CLI::App& app, HardwareProfile& into, const std
                          "a built-in hardware profile (" + joined(builtin_profile_names()) + "; default " +
                              std::string(kDefaultHardwareProfile) + ") or a profile JSON file")
       ->option_text("NAME|FILE");
+}
+
+std::function<void()> add_host_probe_option(CLI::App& app, HardwareProfile& hw) {
+  auto probe = std::make_shared<double>(0.0);
+  CLI::Option* option = add_number_option(app, "--host-probe-us", *probe, 1e-3, 1e6,
+                                          "the host's full-speed probe in us (python -m schedlab_export --host-probe): "
+                                          "the profile's host costs are restated at that speed");
+  return [&hw, probe, option] {
+    if (option->count() == 0) return;
+    if (!hw.time_model || !(hw.time_model->host_probe_us > 0))
+      throw UsageError("--host-probe-us: hardware profile \"" + hw.name +
+                       "\" does not say at which host speed its host costs hold (no time_model.host_probe_us)");
+    hw.time_model = at_host_speed(*hw.time_model, *probe);
+  };
 }
 
 CLI::Option* add_max_input_bytes_option(CLI::App& app, std::uint64_t& into) {

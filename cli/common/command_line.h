@@ -53,6 +53,12 @@ CLI::Option* add_repeatable_option(CLI::App& app, const std::string& name, std::
 // `--hardware NAME|FILE` (or another name): a built-in profile, listed in the
 // help from cost's table, or a profile JSON file.
 CLI::Option* add_hardware_option(CLI::App& app, HardwareProfile& into, const std::string& name = "--hardware");
+// `--host-probe-us US` (plan, simulate): the host's full-speed probe, as
+// `python -m schedlab_export --host-probe` reads it. The returned function,
+// called once every option is read, restates `hw`'s host costs at that speed
+// (core/cost/time_model.h at_host_speed); it throws UsageError naming the
+// option when the profile does not say at which speed its host costs hold.
+std::function<void()> add_host_probe_option(CLI::App& app, HardwareProfile& hw);
 // `--max-input-bytes N` (every command that reads a graph).
 CLI::Option* add_max_input_bytes_option(CLI::App& app, std::uint64_t& into);
 

@@ -193,6 +193,7 @@ void write_final(JsonWriter& w, const PlanResult& r) {
 void write_prediction(JsonWriter& w, const Prediction& p) {
   w.begin_object();
   w.field("hardware", p.hardware);
+  w.field("host_probe_us", p.host_probe_us);
   w.key("inductor_kernel_time_us");
   if (p.inductor_kernel_time_us) w.value(*p.inductor_kernel_time_us);
   else w.null();

@@ -49,6 +49,7 @@ Prediction predict_from_runtimes(const Graph& g, const Order& order, const Hardw
   Prediction p;
   p.hardware = hw.name;
   p.runtime_source = hw.time_model ? "calibrated" : "roofline";
+  p.host_probe_us = hw.time_model ? hw.time_model->host_probe_us : 0.0;
   double inductor = 0;
   bool inductor_complete = true;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
@@ -88,8 +89,14 @@ Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw
 std::string prediction_to_text(const Prediction& p) {
   char line[512];
   std::string out;
-  std::snprintf(line, sizeof line, "predicted on %s (%s model): kernel time %.1f us, wall %.1f us (CUDA graphs %.1f us)", p.hardware.c_str(),
-                p.runtime_source.c_str(), p.kernel_time_us, p.wall_time_us, p.wall_time_us_cudagraphs);
+  std::snprintf(line, sizeof line, "predicted on %s (%s model", p.hardware.c_str(), p.runtime_source.c_str());
+  out += line;
+  if (p.host_probe_us > 0) {
+    std::snprintf(line, sizeof line, ", host probe %.1f us", p.host_probe_us);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "): kernel time %.1f us, wall %.1f us (CUDA graphs %.1f us)", p.kernel_time_us, p.wall_time_us,
+                p.wall_time_us_cudagraphs);
   out += line;
   if (p.inductor_kernel_time_us) {
     std::snprintf(line, sizeof line, "; Inductor's estimate (runtime_us) %.1f us", *p.inductor_kernel_time_us);

@@ -38,6 +38,7 @@ int fake_collective_kernels(const Node& n);
 struct Prediction {
   std::string hardware;
   std::string runtime_source;     // "calibrated" (fitted time model) | "roofline" (datasheet)
+  double host_probe_us = 0;       // the host speed the wall's host costs hold at (time_model.host_probe_us; 0: not known)
   std::int64_t peak_bytes = 0;    // memory as executed
   std::int64_t reserved_bytes = 0;
   double kernel_time_us = 0;      // sum of GPU kernel time (collectives included)

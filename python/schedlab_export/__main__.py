@@ -2,7 +2,9 @@
 
 Runs FILE as __main__ (with ARGS as its sys.argv[1:]) inside capture(DIR) and
 exits non-zero if any graph failed to export. `--check` only reports whether
-this PyTorch has the Inductor internals the exporter needs.
+this PyTorch has the Inductor internals the exporter needs. `--host-probe`
+only prints this host's full-speed host probe (host_probe.py), for `schedlab
+plan|simulate --host-probe-us`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefix", help="case name prefix (default: the script's file name)")
     parser.add_argument("--strict", action="store_true", help="stop at the first export failure")
     parser.add_argument("--check", action="store_true", help="only check this PyTorch and exit")
+    parser.add_argument("--host-probe", action="store_true",
+                        help="only print this host's full-speed host probe (µs) for schedlab plan|simulate --host-probe-us")
     parser.add_argument("--measure", action="store_true",
                         help="also measure each GPU graph's call -> <case>.measured.json (docs/schedmeasured-1.md)")
     parser.add_argument("--cudagraphs", action="store_true", help="with --measure: also time CUDA-graph replay")
@@ -30,6 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script (after --)")
     args = parser.parse_args(argv)
 
+    if args.host_probe:
+        from .host_probe import full_speed_probe_us
+
+        probe = full_speed_probe_us()
+        print(f"schedlab_export: host probe at full speed {probe:.2f} us "
+              f"(schedlab plan|simulate GRAPH --host-probe-us {probe:.2f})")
+        return 0
     try:
         version = check_torch()
     except UnsupportedTorch as e:

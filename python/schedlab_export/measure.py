@@ -40,6 +40,9 @@ from pathlib import Path
 import torch
 
 from . import pricing, workspaces
+# How fast the host runs Python right now, so that a slow stretch of the
+# machine shows in the data apart from the graph being measured.
+from .host_probe import probe_us as _host_probe_us
 
 FORMAT = "schedmeasured/1"
 MEMORY_CONVENTION = (
@@ -440,17 +443,6 @@ def measure_wall(call: PendingCall, samples: int, warmup: int) -> dict:
         "wall_time_us_samples": [round(x, 2) for x in device_us],
         "host_time_us": statistics.median(host_us),
     }
-
-
-def _host_probe_us() -> float:
-    """A fixed pure-Python workload (µs): how fast the host runs Python right
-    now, so that a slow stretch of the machine shows in the data apart from
-    the graph being measured."""
-    t0 = time.perf_counter()
-    acc = 0
-    for i in range(2000):
-        acc += i * i
-    return (time.perf_counter() - t0) * 1e6
 
 
 @dataclass

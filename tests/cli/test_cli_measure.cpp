@@ -97,6 +97,42 @@ TEST_CASE("accuracy prices each graph's host at its run's host speed, or with --
   CHECK(own.out != fixed.out);
 }
 
+TEST_CASE("plan and simulate --host-probe-us restate the profile's host costs for another host", "[cli][measure]") {
+  const fs::path dir = fs::temp_directory_path() / "schedlab_cli_host_probe";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string graph = schedlab::test::data_path("inductor/mlp_2.post.json");
+  auto predicted = [&](const std::string& flags) {
+    const fs::path out = dir / "plan.json";
+    const auto r = run_cli("plan " + graph + " -o " + out.string() + " " + flags);
+    REQUIRE(r.code == 0);
+    std::ifstream in(out);
+    return nlohmann::json::parse(in)["predicted"];
+  };
+  // The built-in h200 holds at the probe its runs read (81.42 us), and says so.
+  const auto at_profile = predicted("");
+  CHECK(at_profile["host_probe_us"] == 81.42);
+  // A host twice as slow: the same kernels, a longer launch-bound wall.
+  const auto slower = predicted("--host-probe-us 162.84");
+  CHECK(slower["host_probe_us"] == 162.84);
+  CHECK(slower["kernel_time_us"] == at_profile["kernel_time_us"]);
+  CHECK(slower["wall_time_us_cudagraphs"] == at_profile["wall_time_us_cudagraphs"]);  // no host under CUDA graphs
+  CHECK(slower["wall_time_us"].get<double>() > 1.5 * at_profile["wall_time_us"].get<double>());
+  CHECK_THAT(run_cli("plan " + graph + " --host-probe-us 162.84").out, Catch::Contains("(calibrated model, host probe 162.8 us)"));
+  CHECK(run_cli("simulate " + graph + " --host-probe-us 162.84").code == 0);
+  // A profile that does not say at which speed its host costs hold, and bad values: usage errors.
+  auto datasheet = run_cli("plan " + graph + " --hardware h200-datasheet --host-probe-us 100");
+  CHECK(datasheet.code == 2);
+  CHECK_THAT(datasheet.out, Catch::Contains("--host-probe-us: hardware profile \"h200-datasheet\" does not say at which host speed"));
+  for (const char* bad : {"0", "-5", "fast", "1e9"}) {
+    INFO(bad);
+    const auto r = run_cli("simulate " + graph + " --host-probe-us " + bad);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("--host-probe-us: expected a number in [0.001, 1e+06]"));
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("accuracy --memory-events writes memory as executed event by event", "[cli][measure]") {
   fs::path dir = synthetic_measured_dir("events");
   fs::path events = dir / "events.json";
