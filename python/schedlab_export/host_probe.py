@@ -19,11 +19,20 @@ def probe_us() -> float:
     return (time.perf_counter() - t0) * 1e6
 
 
-def full_speed_probe_us(samples: int = 400) -> float:
-    """The host's full-speed probe: the 5th percentile of `samples` probes,
-    as the zoo's runs define it over theirs (a host alternating between
-    speeds reads its fast one)."""
+def full_speed_probe_us(samples: int = 300, seconds: float = 3.0) -> float:
+    """The host's full-speed probe: the 5th percentile of `samples` probes
+    spread over `seconds`, as the zoo's runs define it over theirs. The
+    lent machines' hosts alternate between two speeds over seconds (probes
+    of about 85 and 150 µs): a burst of probes can fall in a slow stretch,
+    probes spread over a few seconds see the fast one."""
     if samples < 20:
         raise ValueError(f"samples {samples}: at least 20")
-    probes = sorted(probe_us() for _ in range(samples))
+    if seconds < 0:
+        raise ValueError(f"seconds {seconds}: at least 0")
+    probes = []
+    for _ in range(samples):
+        probes.append(probe_us())
+        if seconds:
+            time.sleep(seconds / samples)
+    probes.sort()
     return probes[len(probes) // 20]
