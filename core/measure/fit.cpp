@@ -328,7 +328,7 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
 
   // The host: non-negative least squares of the call's host time (else its
   // wall time, which a launch-bound call follows) on what its wrapper does:
-  // the call itself, Triton launches, other extern calls, convolution
+  // the call itself, its graph inputs, Triton launches, other extern calls, convolution
   // calls, convolution backward calls, collective calls, the device kernels
   // the collective calls launched (measured: the fake process group's
   // all_gather copies once per rank) and the multi-output items
@@ -341,12 +341,15 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   for (const MeasuredCase& c : cases)
     if (c.measured.host_probe_us) probes.push_back(*c.measured.host_probe_us);
   tm.host_probe_us = median(probes);
-  enum HostColumn { kCall, kTritonLaunch, kExternCall, kConvolutionCall, kConvolutionBackwardCall, kCollectiveCall, kCollectiveKernel, kItem, kHostColumns };
+  enum HostColumn {
+    kCall, kInput, kTritonLaunch, kExternCall, kConvolutionCall, kConvolutionBackwardCall, kCollectiveCall, kCollectiveKernel, kItem, kHostColumns
+  };
   std::vector<std::vector<double>> calls;
   std::vector<double> host_us, host_weight;
   for (const MeasuredCase& c : cases) {
     std::vector<double> row(kHostColumns, 0.0);
     row[kCall] = 1;
+    row[kInput] = static_cast<double>(c.graph.num_inputs);
     for (const Node& n : c.graph.nodes) {
       switch (classify_node(c.graph, n)) {
         case KernelClass::None: row[kItem] += is_item_node(c.graph, n) ? 1 : 0; break;
@@ -368,6 +371,7 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   }
   const std::vector<double> host = nonnegative_least_squares(calls, host_us, host_weight);
   tm.host_call_us = host[kCall];
+  tm.host_us_per_input = host[kInput];
   tm.host_us_per_kernel = host[kTritonLaunch];
   tm.host_us_per_extern = host[kExternCall];
   tm.host_us_per_convolution = host[kConvolutionCall];

@@ -21,7 +21,7 @@ LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagra
   const TimeModel& tm = *hw.time_model;
   m.host_us.assign(g.nodes.size(), 0.0);
   m.gap_us.assign(g.nodes.size(), 0.0);
-  m.host_call_us = cudagraphs ? 0.0 : tm.host_call_us;
+  m.host_call_us = cudagraphs ? 0.0 : tm.host_call_us + tm.host_us_per_input * static_cast<double>(g.num_inputs);
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classify_node(g, g.nodes[v]);
     if (c == KernelClass::None) {

@@ -95,6 +95,8 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(host_us_per_node(*hw.time_model, KernelClass::Collective) == 12);
   CHECK(hw.time_model->host_us_per_collective_kernel == 0);
   CHECK(hw.time_model->host_us_per_item == 0);
+  // And before the per-input figure: 0 (the call's figure holds it).
+  CHECK(hw.time_model->host_us_per_input == 0);
   // And before the host's speed: not known (0), which at_host_speed leaves alone.
   CHECK(hw.time_model->host_probe_us == 0);
   CHECK(at_host_speed(*hw.time_model, 120).host_us_per_kernel == hw.time_model->host_us_per_kernel);

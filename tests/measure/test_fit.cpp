@@ -46,6 +46,7 @@ HardwareProfile synthetic_truth() {
   tm.host_us_per_kernel = 5.0;
   tm.host_us_per_extern = 9.0;
   tm.host_us_per_item = 2.0;
+  tm.host_us_per_input = 0.5;
   tm.host_call_us = 30.0;
   hw.time_model = tm;
   return hw;
@@ -57,7 +58,7 @@ nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& trut
   const TimeModel& tm = *truth.time_model;
   const std::vector<double> truth_us = calibrated_runtimes_us(g, truth);
   nlohmann::json kernels = nlohmann::json::array();
-  double host = tm.host_call_us, device = 0, total = 0;
+  double host = tm.host_call_us + tm.host_us_per_input * g.num_inputs, device = 0, total = 0;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classify_node(g, g.nodes[v]);
     if (is_item_node(g, g.nodes[v])) host += tm.host_us_per_item;
@@ -121,6 +122,7 @@ TEST_CASE("fit: synthetic measurements give back the model that made them", "[me
   CHECK(tm.host_us_per_kernel == Approx(5.0));
   CHECK(tm.host_us_per_extern == Approx(9.0));
   CHECK(tm.host_us_per_item == Approx(2.0));  // the attention calls' multi-output items
+  CHECK(tm.host_us_per_input == Approx(0.5));
   CHECK(tm.host_call_us == Approx(30.0));
   for (const MeasuredCase& c : cases)
     CHECK(predict(c.graph, c.graph.baseline_order(), fit.profile).wall_time_us == Approx(c.measured.wall_time_us).epsilon(0.05));
@@ -187,6 +189,7 @@ TEST_CASE("fit: host times from hosts of different speeds are restated at one sp
   CHECK(tm.host_us_per_kernel == Approx(5.0 * 1.25));
   CHECK(tm.host_us_per_extern == Approx(9.0 * 1.25));
   CHECK(tm.host_call_us == Approx(30.0 * 1.25));
+  CHECK(tm.host_us_per_input == Approx(0.5 * 1.25));
   const AccuracyReport at_own = measure_accuracy(cases, fit.profile, true, true);
   const AccuracyReport at_profile = measure_accuracy(cases, fit.profile, true, false);
   for (std::size_t i = 0; i < cases.size(); ++i) {
