@@ -141,7 +141,7 @@ CLI::Option* add_hardware_option(CLI::App& app, HardwareProfile& into, const std
 
 std::function<void()> add_host_probe_option(CLI::App& app, HardwareProfile& hw) {
   auto probe = std::make_shared<double>(0.0);
-  CLI::Option* option = add_number_option(app, "--host-probe-us", *probe, 1e-3, 1e6,
+  CLI::Option* option = add_number_option(app, "--host-probe-us", *probe, kMinHostProbeUs, kMaxHostProbeUs,
                                           "the host's full-speed probe in us (python -m schedlab_export --host-probe): "
                                           "the profile's host costs are restated at that speed");
   return [&hw, probe, option] {

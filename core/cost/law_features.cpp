@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <limits>
 
 #include "core/cost/implicit_gemm.h"
 #include "core/util/error.h"
+#include "core/util/saturating.h"
 
 namespace schedlab {
 namespace {
@@ -172,22 +172,16 @@ double online_softmax_us(const Node& n, KernelClass c, const HardwareProfile& hw
 // unaligned row pitch loses the vectorized accesses (a cross-entropy over
 // 50,257 bf16 logits runs 1.2-2x slower than over 50,264).
 bool unaligned_rows(const Graph& g, const Node& n, KernelClass c) {
-  if (c != KernelClass::TritonReduction || n.rnumel <= 1 || n.numel <= 0) return false;
-  const std::int64_t full = n.numel > std::numeric_limits<std::int64_t>::max() / n.rnumel ? 0 : n.numel * n.rnumel;
-  if (full == 0) return false;
+  std::int64_t full = 0;
+  if (c != KernelClass::TritonReduction || n.rnumel <= 1 || n.numel <= 0 || !exact_mul(n.numel, n.rnumel, full)) return false;
   for (const auto* deps : {&n.reads, &n.writes})
     for (const Dep& d : *deps) {
       if (d.is_weak() || d.kind != DepKind::Memory || d.size.empty() || is_indirect(d.index)) continue;
       std::int64_t elements = 1;
-      for (std::int64_t s : d.size) {
-        if (s <= 0 || elements > full / s) {
-          elements = -1;
-          break;
-        }
-        elements *= s;
-      }
+      bool fits = true;
+      for (std::int64_t s : d.size) fits = fits && s > 0 && exact_mul(elements, s, elements);
       const std::int64_t elem = dtype_size(g.buffers[d.buf].dtype);
-      if (elements == full && elem > 0 && (n.rnumel % 16) * elem % 16 != 0) return true;
+      if (fits && elements == full && elem > 0 && (n.rnumel % 16) * elem % 16 != 0) return true;
     }
   return false;
 }

@@ -147,6 +147,12 @@ struct TimeModel {
 // The classes a time model must have a law for.
 bool class_needs_law(KernelClass c);
 
+// The range of host probes a file or an option may state, in µs (the probe
+// is 2000 Python multiply-adds: tens to hundreds of µs on real hosts); the
+// bounds keep at_host_speed's factor finite.
+inline constexpr double kMinHostProbeUs = 1e-3, kMaxHostProbeUs = 1e6;
+inline bool valid_host_probe_us(double us) { return us >= kMinHostProbeUs && us <= kMaxHostProbeUs; }
+
 // The model with its host figures restated for a host whose probe reads
 // `probe_us`: every per-call, per-launch and per-item host cost scales by
 // probe_us / m.host_probe_us (the wrapper's work is Python and dispatch,

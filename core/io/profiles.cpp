@@ -119,7 +119,7 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   m.host_us_per_input = j.contains("host_us_per_input") ? non_negative(j, "host_us_per_input", where) : 0.0;
   // Profiles written before the host's speed was recorded: not known.
   m.host_probe_us = j.contains("host_probe_us") ? non_negative(j, "host_probe_us", where) : 0.0;
-  if (m.host_probe_us != 0 && !(m.host_probe_us >= 1e-3 && m.host_probe_us <= 1e6))
+  if (m.host_probe_us != 0 && !valid_host_probe_us(m.host_probe_us))
     throw Error("hardware profile: " + where + ".host_probe_us: expected 0 (not known) or µs between 0.001 and 1000000");
   if (auto it = j.find("samples"); it != j.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0) throw Error("hardware profile: " + where + ".samples: expected an integer >= 0");

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cost/time_model.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -162,8 +163,7 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
     m.wall_time_us_cudagraphs = r.number(*it, "wall_time_us_cudagraphs");
   if (auto it = j.find("host_probe_full_speed_us"); it != j.end() && !it->is_null()) {
     m.host_probe_us = r.number(*it, "host_probe_full_speed_us");
-    // The probe is 2000 Python multiply-adds: tens to hundreds of µs.
-    if (!(*m.host_probe_us >= 1e-3 && *m.host_probe_us <= 1e6))
+    if (!valid_host_probe_us(*m.host_probe_us))
       r.fail("host_probe_full_speed_us", "expected a number of µs between 0.001 and 1000000");
   }
   if (auto it = j.find("unbacked"); it != j.end() && !it->is_null()) {

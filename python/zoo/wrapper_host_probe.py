@@ -19,7 +19,7 @@ import time
 
 import torch
 
-from schedlab_export.measure import _host_probe_us
+from schedlab_export.host_probe import probe_us
 
 
 def _reinterpret():
@@ -106,7 +106,7 @@ def main():
     probes = []
     # Interleaved repeats: a slow stretch of the host touches every operation alike.
     for _ in range(args.repeats):
-        probes.append(min(_host_probe_us() for _ in range(20)))
+        probes.append(min(probe_us() for _ in range(20)))
         for name, fn in ops.items():
             samples[name].append(round(time_op(fn, args.calls, device), 4))
     result = {
