@@ -242,13 +242,22 @@ async function main() {
       return onOpenButton();
     };
     // Keyboard only, but a picker that a busy headless browser drops is tried
-    // again (tab back to the button, Enter), at most three times.
+    // again (tab back to the button, Enter), at most three times. Playwright
+    // intercepts the page's pickers only while a 'filechooser' listener is
+    // subscribed; one listener held across every attempt keeps it so (each
+    // waitForEvent unsubscribes when it ends, and a picker opened outside the
+    // interception is a native dialog that headless Chromium keeps pending,
+    // ignoring every later one: three failed attempts in one CI run).
+    const keepIntercepting = () => {};
+    page.on('filechooser', keepIntercepting);
+    await page.evaluate(() => 0);  // a round trip: the subscription is in place before the first Enter
     const file = path.join(site, 'examples', 'ckpt_1.post.json');
     let chooser = null;
     for (let attempt = 0; attempt < 3 && !chooser; attempt++) {
       assert(await tabToOpenButton(), 'Tab never reached the Open file button');
       [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout: 10000 }).catch(() => null), page.keyboard.press('Enter')]);
     }
+    page.off('filechooser', keepIntercepting);
     assert(chooser, 'Enter on "Open file…" never opened the file picker');
     await chooser.setFiles(file);
     await planned(page);
