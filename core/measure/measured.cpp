@@ -161,10 +161,14 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   if (auto it = j.find("host_time_us"); it != j.end() && !it->is_null()) m.host_time_us = r.number(*it, "host_time_us");
   if (auto it = j.find("wall_time_us_cudagraphs"); it != j.end() && !it->is_null())
     m.wall_time_us_cudagraphs = r.number(*it, "wall_time_us_cudagraphs");
-  if (auto it = j.find("host_probe_full_speed_us"); it != j.end() && !it->is_null()) {
-    m.host_probe_us = r.number(*it, "host_probe_full_speed_us");
-    if (!valid_host_probe_us(*m.host_probe_us))
-      r.fail("host_probe_full_speed_us", "expected a number of µs between 0.001 and 1000000");
+  // The host's speed behind wall_time_us: the probe of the very samples it
+  // is the median of, else (files from before it was recorded) the run's.
+  for (const char* key : {"host_probe_wall_us", "host_probe_full_speed_us"}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    const double probe = r.number(*it, key);
+    if (!valid_host_probe_us(probe)) r.fail(key, "expected a number of µs between 0.001 and 1000000");
+    if (!m.host_probe_us) m.host_probe_us = probe;
   }
   if (auto it = j.find("unbacked"); it != j.end() && !it->is_null()) {
     if (!it->is_object()) r.fail("unbacked", "expected an object {symbol: value}");

@@ -40,8 +40,9 @@ struct MeasuredGraph {
   double wall_time_us = 0;
   std::optional<double> host_time_us;  // the wrapper's time for the call to return, when measured
   std::optional<double> wall_time_us_cudagraphs;
-  // host_probe_full_speed_us: the measuring host's speed (the zoo's probe,
-  // µs at full speed), when the file records it.
+  // The measuring host's speed behind wall_time_us and host_time_us (the
+  // zoo's probe, µs): host_probe_wall_us, else host_probe_full_speed_us,
+  // when the file records either.
   std::optional<double> host_probe_us;
   std::map<std::string, std::int64_t> unbacked;  // observed data-dependent symbols
   // Per node: its kernel's workspace observed on this GPU (the exporter

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="stop at the first export failure")
     parser.add_argument("--check", action="store_true", help="only check this PyTorch and exit")
     parser.add_argument("--host-probe", action="store_true",
-                        help="only print this host's full-speed host probe (µs) for schedlab plan|simulate --host-probe-us")
+                        help="only print this host's probe (µs, its running speed at full speed) for schedlab plan|simulate --host-probe-us")
     parser.add_argument("--measure", action="store_true",
                         help="also measure each GPU graph's call -> <case>.measured.json (docs/schedmeasured-1.md)")
     parser.add_argument("--cudagraphs", action="store_true", help="with --measure: also time CUDA-graph replay")
@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.host_probe:
-        from .host_probe import full_speed_probe_us
+        from .host_probe import running_probe_us
 
-        probe = full_speed_probe_us()
+        probe = running_probe_us()
         print(f"schedlab_export: host probe at full speed {probe:.2f} us "
               f"(schedlab plan|simulate GRAPH --host-probe-us {probe:.2f})")
         return 0

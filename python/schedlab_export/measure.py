@@ -42,7 +42,7 @@ import torch
 from . import pricing, workspaces
 # How fast the host runs Python right now, so that a slow stretch of the
 # machine shows in the data apart from the graph being measured.
-from .host_probe import probe_us as _host_probe_us
+from .host_probe import full_speed as _full_speed, probe_us as _host_probe_us, settle_at_full_speed
 
 FORMAT = "schedmeasured/1"
 MEMORY_CONVENTION = (
@@ -433,15 +433,28 @@ class _GraphReplayRun:
         self.graph.replay()
 
 
+WALL_METHOD_BLOCK = (
+    "CUDA events around the call from an idle GPU; {samples} calls in one block after {warmup} warm-up "
+    "calls and {warmup_seconds} s of calls; the garbage collector collected before and paused during "
+    "the block; median over the calls; host_probe_us: a fixed Python loop timed just before each call"
+)
+
+
 def measure_wall(call: PendingCall, samples: int, warmup: int) -> dict:
+    """The wall figures of one block of calls, with the host probe before
+    each (settle_at_full_speed then keeps to the calls at the block's full speed)."""
+    probes: list[float] = []
     with torch.no_grad():
-        device_us, host_us = _timed(_DefaultModeRun(call), samples, warmup)
+        device_us, host_us = _timed(_DefaultModeRun(call), samples, warmup, probe_us=probes)
     return {
-        "wall_time_us": statistics.median(device_us),
-        "wall_time_us_min": min(device_us),
+        "wall_time_us": round(statistics.median(device_us), 3),
+        "wall_time_us_min": round(min(device_us), 3),
         "wall_samples": len(device_us),
         "wall_time_us_samples": [round(x, 2) for x in device_us],
-        "host_time_us": statistics.median(host_us),
+        "host_time_us": round(statistics.median(host_us), 3),
+        "host_time_us_samples": [round(x, 2) for x in host_us],
+        "host_probe_us": probes,
+        "wall_method": WALL_METHOD_BLOCK.format(samples=samples, warmup=warmup, warmup_seconds=WARMUP_SECONDS),
     }
 
 
@@ -494,10 +507,6 @@ def write_wall_rounds(path: Path, rounds: WallRounds) -> None:
     _write_json(path, measured, compact=False)
 
 
-FULL_SPEED_SLACK = 1.25
-FULL_SPEED_MIN_SAMPLES = 20
-
-
 def settle_wall_at_full_host_speed(paths: list[Path]) -> float | None:
     """The shared virtual machines' host runs at two speeds that alternate
     over seconds (the host probe, a fixed Python loop timed before each
@@ -510,28 +519,13 @@ def settle_wall_at_full_host_speed(paths: list[Path]) -> float | None:
     over all calls stays as `wall_time_us_all_samples`. Returns the
     full-speed probe (µs), None when no file has probes."""
     files = [(p, json.loads(p.read_text())) for p in paths]
-    probes = sorted(x for _, m in files for x in m.get("host_probe_us", []))
+    probes = [x for _, m in files for x in m.get("host_probe_us", [])]
     if not probes:
         return None
-    full_speed = probes[len(probes) // 20]
-    limit = full_speed * FULL_SPEED_SLACK
+    full_speed = _full_speed(probes)
     for path, m in files:
-        probe = m.get("host_probe_us", [])
-        wall, host = m.get("wall_time_us_samples", []), m.get("host_time_us_samples", [])
-        if not probe or len(probe) != len(wall) or len(host) != len(wall):
-            continue
-        fast = [i for i, x in enumerate(probe) if x <= limit]
-        m["wall_time_us_all_samples"] = round(statistics.median(wall), 3)
-        m["host_time_us_all_samples"] = round(statistics.median(host), 3)
-        m["host_probe_full_speed_us"] = round(full_speed, 2)
-        m["wall_full_speed_samples"] = len(fast)
-        if len(fast) >= FULL_SPEED_MIN_SAMPLES:
-            m["wall_time_us"] = round(statistics.median(wall[i] for i in fast), 3)
-            m["host_time_us"] = round(statistics.median(host[i] for i in fast), 3)
-            m["wall_method"] += (f"; wall_time_us and host_time_us: median of the {len(fast)} calls whose host "
-                                 f"probe was within {FULL_SPEED_SLACK}x of the run's full-speed probe "
-                                 f"({full_speed:.1f} us, its 5th percentile)")
-        _write_json(path, m, compact=False)
+        if settle_at_full_speed(m, full_speed):
+            _write_json(path, m, compact=False)
     return full_speed
 
 
@@ -816,17 +810,23 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
         "env": environment(),
         "memory": memory,
         "kernel_time_us": kernels["kernel_time_us"],
-        "wall_time_us": round(wall["wall_time_us"], 3),
+        "wall_time_us": wall["wall_time_us"],
         "wall_time_us_cudagraphs": round(cudagraph_us, 3) if cudagraph_us is not None else None,
         "wall_samples": wall["wall_samples"],
-        "wall_time_us_min": round(wall["wall_time_us_min"], 3),
-        "host_time_us": round(wall["host_time_us"], 3),
+        "wall_time_us_min": wall["wall_time_us_min"],
+        "host_time_us": wall["host_time_us"],
         "unbacked": unbacked,
         "kernels": kernels["kernels"],
         "kernel_time_us_calls": kernels["kernel_time_us_calls"],
         "wall_time_us_samples": wall["wall_time_us_samples"],
+        "host_time_us_samples": wall["host_time_us_samples"],
+        "host_probe_us": wall["host_probe_us"],
+        "wall_method": wall["wall_method"],
         "unmapped_kernels": kernels["unmapped_kernels"],
     }
+    # The block's own full speed; a zoo run with --wall-rounds settles again
+    # over all of its graphs' rounds (settle_wall_at_full_host_speed).
+    settle_at_full_speed(measured, _full_speed(measured["host_probe_us"]))
     if observed_workspaces:
         measured["workspace_bytes"] = observed_workspaces
     if cudagraph_us is None:

@@ -165,22 +165,21 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     }
     // Wall time in Inductor's default mode: launch-bound on these graphs.
     // Measured in interleaved rounds at the host's full speed (run_zoo.py
-    // --wall-rounds, tests/data/measured/README.md): median 8.4 % (H100) /
-    // 7.1 % (H200), worst 20.9 % (H100, ViT's forward, 0.791: a host cost no
-    // figure explains) / 20.2 % (H200, kv_decode, 1.202), with the
-    // convolution calls' own host cost, the collective calls' own (tp2d), the
-    // item nodes' and the graph inputs', each graph's host at its run's
-    // speed (since session 9).
+    // --wall-rounds, tests/data/measured/README.md), each graph's host
+    // priced at the speed its own samples ran at (`host_probe_wall_us`,
+    // since session 10): median 7.0 % (H100) / 8.5 % (H200), worst 19.6 %
+    // (H100, ViT's forward, 0.804) / 17.0 % (H200, kv_decode, 1.170). At
+    // the run's speed instead (session 9) those two read 0.791 and 1.202,
+    // past the target; ViT's forward host is the one cost no wrapper
+    // operation explains (docs/cost-model.md).
     const bool h100 = std::string(gpu) == "h100";
     const ErrorSummary w = wall_time_error(r);
-    CHECK(w.median <= (h100 ? 0.085 : 0.075));
-    CHECK(w.worst <= (h100 ? 0.21 : 0.203));
+    CHECK(w.median <= (h100 ? 0.075 : 0.09));
+    CHECK(w.worst <= 0.20);
     for (const auto& g : r.graphs) {
       INFO(g.graph);
       const double e = std::abs(ratio(g.wall_est_us, g.wall_meas_us) - 1);
-      // The target on every graph but ViT's forward on the H100 and kv_decode on the H200.
-      const bool miss = (h100 && g.graph.rfind("vit_0", 0) == 0) || (!h100 && g.graph.rfind("kv_decode", 0) == 0);
-      CHECK(e <= (miss ? 0.21 : 0.20));
+      CHECK(e <= 0.20);  // the target, on every graph
       if (g.graph.rfind("unet_gn", 0) == 0) CHECK(e <= 0.09);
       if (g.graph.rfind("tp2d", 0) == 0) CHECK(e <= 0.13);
     }
@@ -305,12 +304,11 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
         CHECK(wall == Approx(0.815).margin(0.01));
       } else if (g.graph.rfind("diffusion_unet_step", 0) == 0) {
         // Kernels within 6 %; walls host-bound and measured on session 9's
-        // hosts, which ran the zoo's host probe 12 % slower than the runs
-        // the host costs were fitted on (94.6 / 92.9 µs against 84.7 /
-        // 81.4): at the measuring hosts' speed 0.895 / 0.819 on the H100,
-        // 0.928 / 0.951 on the H200 (before session 9's host-speed and
-        // per-input figures, at the profiles' speed: 0.789 / 0.725 and
-        // 0.811 / 0.840).
+        // hosts, which ran the zoo's host probe 7-13 % slower than the runs
+        // the host costs were fitted on (95.3-98.4 µs against 90.6 / 85.6):
+        // at the measuring hosts' speed 0.865 / 0.803 on the H100, 0.905 /
+        // 0.947 on the H200 (before session 9's host-speed and per-input
+        // figures, at the profiles' speed: 0.789 / 0.725 and 0.811 / 0.840).
         CHECK(std::abs(kernel - 1) <= 0.06);
         CHECK(std::abs(wall - 1) <= 0.20);
       } else {
