@@ -16,7 +16,7 @@ PROFILES = [("fitted_h100_sxm", "profiles/h100-sxm.json"), ("fitted_h200", "prof
 PROFILE_FIELDS = ["dram_bytes_per_s", "flops_per_s", "kernel_launch_us", "name", "network_bytes_per_s", "network_latency_us",
                   "nvlink_bytes_per_s", "nvlink_latency_us", "ranks_per_node", "time_model"]
 TIME_MODEL_FIELDS = ["cudagraph_gap_us", "host_call_us", "host_us_per_extern", "host_us_per_convolution", "host_us_per_convolution_backward",
-                     "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_us_per_kernel", "host_us_per_input", "host_probe_us", "launch_gap_us", "laws",
+                     "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_us_per_kernel", "host_us_per_input", "host_us_per_allocation", "host_probe_us", "launch_gap_us", "laws",
                      "samples", "sm_count", "l2_bytes"]
 
 
@@ -75,7 +75,7 @@ for function, path in PROFILES:
         for key in ["launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_us_per_convolution",
                     "host_us_per_convolution_backward", "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_call_us"]:
             print(f"  m.{key} = {number(m[key])};")
-        for key in ["host_us_per_input", "host_probe_us"]:
+        for key in ["host_us_per_input", "host_us_per_allocation", "host_probe_us"]:
             if key in m:
                 print(f"  m.{key} = {number(m[key])};")
         for key in ["samples", "sm_count", "l2_bytes"]:

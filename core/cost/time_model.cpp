@@ -92,7 +92,7 @@ TimeModel at_host_speed(const TimeModel& m, double probe_us) {
   for (double TimeModel::*cost : {&TimeModel::host_us_per_kernel, &TimeModel::host_us_per_extern, &TimeModel::host_us_per_collective,
                                   &TimeModel::host_us_per_collective_kernel, &TimeModel::host_us_per_item, &TimeModel::host_us_per_convolution,
                                   &TimeModel::host_us_per_convolution_backward, &TimeModel::host_call_us,
-                                  &TimeModel::host_us_per_input})
+                                  &TimeModel::host_us_per_input, &TimeModel::host_us_per_allocation})
     out.*cost = m.*cost * f;
   out.host_probe_us = probe_us;
   return out;

@@ -57,7 +57,9 @@
 // `host_us_per_item` per item node (an item of a multi-output extern's result:
 // the wrapper's tuple index and its size, stride and alignment asserts),
 // `host_us_per_input` per graph input (the call unpacks every argument and
-// asserts its size and stride),
+// asserts its size and stride), `host_us_per_allocation` per buffer the
+// wrapper allocates afresh (its `empty_strided`; a buffer that reuses a dead
+// one's storage, as memory as executed finds, costs nothing of it),
 // `host_us_per_convolution` and `host_us_per_convolution_backward` per cuDNN
 // convolution call (ATen's cuDNN path sets up descriptors and finds its
 // execution plan on the host at every call; a backward does it for both
@@ -135,8 +137,9 @@ struct TimeModel {
   double host_us_per_convolution_backward = 0;  // and for a convolution backward call
   double host_call_us = 0;               // wrapper cost per call (argument handling, allocations)
   double host_us_per_input = 0;          // and per graph input: unpacking it and its size/stride assert
+  double host_us_per_allocation = 0;     // per buffer the wrapper allocates (empty_strided), memory as executed
   // The host speed the host figures above hold at: the zoo's host probe (a
-  // fixed pure-Python loop, docs/schedmeasured-1.md `host_probe_full_speed_us`)
+  // fixed pure-Python loop, docs/schedmeasured-1.md `host_probe_wall_us`)
   // in µs on the machines the fit measured; 0 when not known.
   double host_probe_us = 0;
   int samples = 0;                       // kernels the fit saw (0: written by hand)

@@ -87,7 +87,7 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
   refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_us_per_convolution",
-                      "host_us_per_convolution_backward", "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_call_us", "host_us_per_input", "host_probe_us", "samples", "sm_count", "l2_bytes"}, where);
+                      "host_us_per_convolution_backward", "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_call_us", "host_us_per_input", "host_us_per_allocation", "host_probe_us", "samples", "sm_count", "l2_bytes"}, where);
   TimeModel m;
   const json& laws = field(j, "laws", where);
   if (!laws.is_object()) throw Error("hardware profile: " + where + ".laws: expected an object {class: law}");
@@ -117,6 +117,8 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   m.host_call_us = non_negative(j, "host_call_us", where);
   // And before the per-input figure: the call's cost holds it.
   m.host_us_per_input = j.contains("host_us_per_input") ? non_negative(j, "host_us_per_input", where) : 0.0;
+  // And before the per-allocation figure: the other figures hold it.
+  m.host_us_per_allocation = j.contains("host_us_per_allocation") ? non_negative(j, "host_us_per_allocation", where) : 0.0;
   // Profiles written before the host's speed was recorded: not known.
   m.host_probe_us = j.contains("host_probe_us") ? non_negative(j, "host_probe_us", where) : 0.0;
   if (m.host_probe_us != 0 && !valid_host_probe_us(m.host_probe_us))
@@ -149,7 +151,8 @@ json time_model_to_json(const TimeModel& m) {
           {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern},
           {"host_us_per_convolution", m.host_us_per_convolution}, {"host_us_per_convolution_backward", m.host_us_per_convolution_backward},
           {"host_us_per_collective", m.host_us_per_collective}, {"host_us_per_collective_kernel", m.host_us_per_collective_kernel},
-          {"host_us_per_item", m.host_us_per_item}, {"host_call_us", m.host_call_us}, {"host_us_per_input", m.host_us_per_input}, {"host_probe_us", m.host_probe_us}, {"samples", m.samples},
+          {"host_us_per_item", m.host_us_per_item}, {"host_call_us", m.host_call_us}, {"host_us_per_input", m.host_us_per_input},
+          {"host_us_per_allocation", m.host_us_per_allocation}, {"host_probe_us", m.host_probe_us}, {"samples", m.samples},
           {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
 }
 

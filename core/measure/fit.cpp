@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "core/io/graph_reader.h"
+#include "core/memory/methods.h"
+#include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 #include "core/util/error.h"
 
@@ -331,18 +333,19 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   // the call itself, its graph inputs, Triton launches, other extern calls, convolution
   // calls, convolution backward calls, collective calls, the device kernels
   // the collective calls launched (measured: the fake process group's
-  // all_gather copies once per rank) and the multi-output items
-  // (`buf3 = buf2[0]` with its size, stride and alignment asserts),
-  // weighted by relative error. The hosts the files were measured on ran at
-  // different speeds (the zoo's host probe, 81-99 µs over the checked-in
-  // runs): each call's host time is first restated at the median probe of
+  // all_gather copies once per rank), the multi-output items (`buf3 =
+  // buf2[0]` with its size, stride and alignment asserts) and the buffers
+  // allocated afresh (`empty_strided`), weighted by relative error. The
+  // hosts the files were measured on ran at different speeds (the zoo's
+  // host probe, 84-101 µs over the checked-in graphs' samples): each call's host time is first restated at the median probe of
   // the files that record one, which the profile keeps as its host speed.
   std::vector<double> probes;
   for (const MeasuredCase& c : cases)
     if (c.measured.host_probe_us) probes.push_back(*c.measured.host_probe_us);
   tm.host_probe_us = median(probes);
   enum HostColumn {
-    kCall, kInput, kTritonLaunch, kExternCall, kConvolutionCall, kConvolutionBackwardCall, kCollectiveCall, kCollectiveKernel, kItem, kHostColumns
+    kCall, kInput, kTritonLaunch, kExternCall, kConvolutionCall, kConvolutionBackwardCall, kCollectiveCall, kCollectiveKernel, kItem,
+    kAllocation, kHostColumns
   };
   std::vector<std::vector<double>> calls;
   std::vector<double> host_us, host_weight;
@@ -363,6 +366,11 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
     }
     for (const MeasuredKernel& k : c.measured.kernels)
       if (!k.node.empty() && classify_node(c.graph, c.graph.nodes[c.graph.find_node(k.node)]) == KernelClass::Collective) row[kCollectiveKernel] += 1;
+    // The buffers the wrapper allocated afresh, in the order the call ran
+    // (Inductor's after its memory reordering, as the accuracy report
+    // predicts it): memory as executed's, the others reused a dead buffer.
+    const MemoryPlan ran = reorder_for_peak_memory(c.graph, c.graph.baseline_order(), default_memory_methods());
+    for (int n : fresh_allocations_per_node(c.graph, estimate_memory_as_executed(c.graph, ran.order()))) row[kAllocation] += n;
     const double speed = c.measured.host_probe_us && tm.host_probe_us > 0 ? tm.host_probe_us / *c.measured.host_probe_us : 1.0;
     const double t = c.measured.host_time_us.value_or(c.measured.wall_time_us) * speed;
     calls.push_back(std::move(row));
@@ -379,6 +387,7 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.host_us_per_collective = host[kCollectiveCall];
   tm.host_us_per_collective_kernel = host[kCollectiveKernel];
   tm.host_us_per_item = host[kItem];
+  tm.host_us_per_allocation = host[kAllocation];
 
   fit.profile = base;
   fit.profile.name = name;

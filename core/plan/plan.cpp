@@ -41,6 +41,15 @@ void memory_stage(PlanResult& r, const PlanOptions& opts) {
   r.final_peak_live = r.memory.peak_live;
 }
 
+// The default-mode launch path over `order`: the host's allocations are
+// those memory as executed makes in that order.
+LaunchModel launch_model_for(const Graph& g, const Order& order, const HardwareProfile& hw) {
+  const bool allocations_priced = hw.time_model && hw.time_model->host_us_per_allocation > 0;
+  if (!allocations_priced) return launch_model(g, hw, false);
+  const ExecutedMemory executed = estimate_memory_as_executed(g, order);
+  return launch_model(g, hw, false, false, &executed);
+}
+
 // Per node once: what the comm passes, the simulation and the report use.
 void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
   const Graph& g = r.planned();
@@ -54,7 +63,7 @@ void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
   r.calibrated_runtimes_us = calibrated_runtimes_us(g, opts.hardware);
   const bool calibrated = opts.runtime_source == "calibrated";
   r.simulated_runtimes_us = calibrated ? r.calibrated_runtimes_us : r.runtimes_us;
-  r.launch = calibrated ? launch_model(g, opts.hardware, false) : LaunchModel{};
+  r.launch = calibrated ? launch_model_for(g, r.order, opts.hardware) : LaunchModel{};
 }
 
 // As in Inductor, after memory reordering; the final order's memory is
@@ -71,10 +80,12 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
 }
 
 void simulation_stage(PlanResult& r, const PlanOptions& opts) {
-  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch) : r.simulation_before_comm;
   // With calibrated runtimes (the default) that simulation is the one the
-  // prediction's default-mode wall time needs: same order, runtimes and launch path.
+  // prediction's default-mode wall time needs: same order, runtimes and
+  // launch path (the final order's allocations, when the comm passes moved it).
   const bool calibrated = opts.runtime_source == "calibrated";
+  if (r.comm && calibrated) r.launch = launch_model_for(r.planned(), r.order, opts.hardware);
+  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch) : r.simulation_before_comm;
   // final_memory is the scheduler's estimate over the final order, made with
   // the baseline's planning info: the one memory as executed needs unless
   // the order changes freeable inputs' sizes.
@@ -89,7 +100,7 @@ constexpr PlanStage kStages[] = {
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
     {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, launch", runtimes_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
-    {"simulation", "simulation, predicted", simulation_stage},
+    {"simulation", "simulation, launch, predicted", simulation_stage},
 };
 
 }  // namespace

@@ -15,23 +15,34 @@ int fake_collective_kernels(const Node& n) {
   return static_cast<int>(std::min<std::int64_t>(n.collective->group_size, 1 << 20));
 }
 
-LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives) {
+std::vector<int> fresh_allocations_per_node(const Graph& g, const ExecutedMemory& executed) {
+  std::vector<int> out(g.nodes.size(), 0);
+  for (const ExecutedEvent& e : executed.events)
+    if (e.kind == ExecutedEvent::Kind::Allocate && e.buf != kNone && e.at != kNone) ++out[e.at];
+  return out;
+}
+
+LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives, const ExecutedMemory* executed) {
   LaunchModel m;
   if (!hw.time_model) return m;
   const TimeModel& tm = *hw.time_model;
   m.host_us.assign(g.nodes.size(), 0.0);
   m.gap_us.assign(g.nodes.size(), 0.0);
   m.host_call_us = cudagraphs ? 0.0 : tm.host_call_us + tm.host_us_per_input * static_cast<double>(g.num_inputs);
+  if (!cudagraphs && executed && tm.host_us_per_allocation > 0) {
+    const std::vector<int> fresh = fresh_allocations_per_node(g, *executed);
+    for (NodeId v = 0; v < g.num_nodes(); ++v) m.host_us[v] += tm.host_us_per_allocation * fresh[v];
+  }
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classify_node(g, g.nodes[v]);
     if (c == KernelClass::None) {
       // An item of a multi-output result launches nothing; the wrapper's
       // statement for it costs the host (waits and nops nothing).
-      if (!cudagraphs && is_item_node(g, g.nodes[v])) m.host_us[v] = tm.host_us_per_item;
+      if (!cudagraphs && is_item_node(g, g.nodes[v])) m.host_us[v] += tm.host_us_per_item;
       continue;
     }
     const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
-    m.host_us[v] = cudagraphs ? 0.0 : host_us_per_node(tm, c);
+    if (!cudagraphs) m.host_us[v] += host_us_per_node(tm, c);
     if (!cudagraphs && fake_collectives && c == KernelClass::Collective)
       m.host_us[v] += fake_collective_kernels(g.nodes[v]) * tm.host_us_per_collective_kernel;
     m.gap_us[v] = kernels * (cudagraphs ? tm.cudagraph_gap_us : tm.launch_gap_us);
@@ -62,9 +73,10 @@ Prediction predict_from_runtimes(const Graph& g, const Order& order, const Hardw
     else inductor_complete = false;
   }
   if (inductor_complete) p.inductor_kernel_time_us = inductor;
-  p.wall_time_us = default_mode_wall_us ? *default_mode_wall_us : simulate_two_streams(g, order, us, launch_model(g, hw, false, !price_collectives)).step_time_us;
-  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true, !price_collectives)).step_time_us;
   p.memory = estimate_memory_as_executed(g, order, observed_bytes, scheduler_estimate);
+  p.wall_time_us = default_mode_wall_us ? *default_mode_wall_us
+                                        : simulate_two_streams(g, order, us, launch_model(g, hw, false, !price_collectives, &p.memory)).step_time_us;
+  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true, !price_collectives)).step_time_us;
   p.peak_bytes = p.memory.peak_bytes;
   p.reserved_bytes = p.memory.reserved_bytes;
   return p;

@@ -28,8 +28,16 @@ namespace schedlab {
 // graph ran on the fake process group, as the zoo's did) adds
 // `host_us_per_collective_kernel` per device copy the fake group's call
 // launches itself: an all_gather copies its input into each of its
-// `group_size` chunks, the other collectives launch nothing.
-LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives = false);
+// `group_size` chunks, the other collectives launch nothing. `executed`,
+// memory as executed over the order to be simulated: each node's host also
+// pays `host_us_per_allocation` per buffer the wrapper allocates afresh at
+// its step (none when null).
+LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives = false,
+                         const ExecutedMemory* executed = nullptr);
+
+// Per node, the graph buffers the wrapper allocates afresh at its step
+// (memory as executed's Allocate events; reuses and kernel workspaces left out).
+std::vector<int> fresh_allocations_per_node(const Graph& g, const ExecutedMemory& executed);
 
 // The device kernels a collective node launches from the host on the fake
 // process group (0 for any other node).
