@@ -97,6 +97,8 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(hw.time_model->host_us_per_item == 0);
   // And before the per-input figure: 0 (the call's figure holds it).
   CHECK(hw.time_model->host_us_per_input == 0);
+  // And before the per-allocation figure: 0 (the other figures hold it).
+  CHECK(hw.time_model->host_us_per_allocation == 0);
   // And before the host's speed: not known (0), which at_host_speed leaves alone.
   CHECK(hw.time_model->host_probe_us == 0);
   CHECK(at_host_speed(*hw.time_model, 120).host_us_per_kernel == hw.time_model->host_us_per_kernel);
@@ -153,4 +155,33 @@ TEST_CASE("the host is a third resource: launch-bound graphs take the host's tim
   CHECK(d.runtime_source == "roofline");
   CHECK(d.wall_time_us == Approx(d.wall_time_us_cudagraphs));
   REQUIRE(d.inductor_kernel_time_us);
+}
+
+TEST_CASE("the host pays each buffer the wrapper allocates afresh, not one it reuses", "[sim][time]") {
+  HardwareProfile hw = parse_hardware_profile(profile_text());
+  const Graph g = load_graph_file(test::data_path("exported/kv_decode_0_inf.post.json"));
+  const ExecutedMemory executed = estimate_memory_as_executed(g, g.baseline_order());
+  const std::vector<int> fresh = fresh_allocations_per_node(g, executed);
+  int allocated = 0, reused = 0;
+  for (const ExecutedEvent& e : executed.events) {
+    allocated += e.kind == ExecutedEvent::Kind::Allocate && e.buf != kNone;
+    reused += e.kind == ExecutedEvent::Kind::Reuse;
+  }
+  int counted = 0;
+  for (int n : fresh) counted += n;
+  CHECK(counted == allocated);
+  CHECK(reused > 0);  // a KV-cache decode step reuses most of its buffers
+  // 3 us per fresh allocation, at the allocating node, default mode only.
+  const LaunchModel without = launch_model(g, hw, false, false, &executed);
+  hw.time_model->host_us_per_allocation = 3;
+  const LaunchModel with = launch_model(g, hw, false, false, &executed);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) CHECK(with.host_us[v] == Approx(without.host_us[v] + 3.0 * fresh[v]));
+  const LaunchModel no_memory = launch_model(g, hw, false, false, nullptr);
+  CHECK(no_memory.host_us == without.host_us);
+  const LaunchModel graphs = launch_model(g, hw, true, false, &executed);
+  for (double us : graphs.host_us) CHECK(us == 0);
+  // predict prices them over the order it is given.
+  const double wall = predict(g, g.baseline_order(), hw).wall_time_us;
+  hw.time_model->host_us_per_allocation = 0;
+  CHECK(wall > predict(g, g.baseline_order(), hw).wall_time_us);
 }

@@ -13,6 +13,7 @@
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/measure/fit.h"
+#include "core/memory/methods.h"
 #include "core/predict/predicted.h"
 #include "core/util/error.h"
 #include "tests/test_util.h"
@@ -47,6 +48,7 @@ HardwareProfile synthetic_truth() {
   tm.host_us_per_extern = 9.0;
   tm.host_us_per_item = 2.0;
   tm.host_us_per_input = 0.5;
+  tm.host_us_per_allocation = 1.5;
   tm.host_call_us = 30.0;
   hw.time_model = tm;
   return hw;
@@ -57,10 +59,14 @@ HardwareProfile synthetic_truth() {
 nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& truth) {
   const TimeModel& tm = *truth.time_model;
   const std::vector<double> truth_us = calibrated_runtimes_us(g, truth);
+  // The buffers the wrapper allocates afresh, as the call runs (Inductor's order after memory reordering).
+  const MemoryPlan ran = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
+  const std::vector<int> fresh = fresh_allocations_per_node(g, estimate_memory_as_executed(g, ran.order()));
   nlohmann::json kernels = nlohmann::json::array();
   double host = tm.host_call_us + tm.host_us_per_input * g.num_inputs, device = 0, total = 0;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classify_node(g, g.nodes[v]);
+    host += tm.host_us_per_allocation * fresh[v];
     if (is_item_node(g, g.nodes[v])) host += tm.host_us_per_item;
     if (!class_needs_law(c)) continue;
     const ClassLaw& law = tm.laws.at(c);
@@ -123,6 +129,7 @@ TEST_CASE("fit: synthetic measurements give back the model that made them", "[me
   CHECK(tm.host_us_per_extern == Approx(9.0));
   CHECK(tm.host_us_per_item == Approx(2.0));  // the attention calls' multi-output items
   CHECK(tm.host_us_per_input == Approx(0.5));
+  CHECK(tm.host_us_per_allocation == Approx(1.5));
   CHECK(tm.host_call_us == Approx(30.0));
   for (const MeasuredCase& c : cases)
     CHECK(predict(c.graph, c.graph.baseline_order(), fit.profile).wall_time_us == Approx(c.measured.wall_time_us).epsilon(0.05));
@@ -190,6 +197,7 @@ TEST_CASE("fit: host times from hosts of different speeds are restated at one sp
   CHECK(tm.host_us_per_extern == Approx(9.0 * 1.25));
   CHECK(tm.host_call_us == Approx(30.0 * 1.25));
   CHECK(tm.host_us_per_input == Approx(0.5 * 1.25));
+  CHECK(tm.host_us_per_allocation == Approx(1.5 * 1.25));
   const AccuracyReport at_own = measure_accuracy(cases, fit.profile, true, true);
   const AccuracyReport at_profile = measure_accuracy(cases, fit.profile, true, false);
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -271,6 +279,20 @@ TEST_CASE("measured files: every defect is named by its place", "[measure]") {
   CHECK(error_of(doc) == "x.measured.json: host_probe_full_speed_us: expected a number of µs between 0.001 and 1000000");
   doc["host_probe_full_speed_us"] = "fast";
   CHECK(error_of(doc) == "x.measured.json: host_probe_full_speed_us: expected a finite number >= 0");
+  // The probe of the wall's own samples, read before the run's: each checked alike.
+  doc = good;
+  doc["host_probe_full_speed_us"] = 80.0;
+  doc["host_probe_wall_us"] = 86.5;
+  CHECK(load_measured(doc.dump(), "x.measured.json").host_probe_us == 86.5);
+  doc.erase("host_probe_wall_us");
+  CHECK(load_measured(doc.dump(), "x.measured.json").host_probe_us == 80.0);
+  doc["host_probe_wall_us"] = -1;
+  CHECK(error_of(doc) == "x.measured.json: host_probe_wall_us: expected a finite number >= 0");
+  doc["host_probe_wall_us"] = 0;
+  CHECK(error_of(doc) == "x.measured.json: host_probe_wall_us: expected a number of µs between 0.001 and 1000000");
+  doc["host_probe_wall_us"] = 86.5;
+  doc["host_probe_full_speed_us"] = 0;
+  CHECK(error_of(doc) == "x.measured.json: host_probe_full_speed_us: expected a number of µs between 0.001 and 1000000");
   doc = good;
   doc["workspace_bytes"] = nlohmann::json::array({512});
   CHECK(error_of(doc) == "x.measured.json: workspace_bytes: expected an object {node: bytes}");
