@@ -153,6 +153,37 @@ double attention_dropout_us(const Node& n, KernelClass c, const HardwareProfile&
   return f32_ops_us(static_cast<double>(attention_scores(*n.attention)), hw);
 }
 
+// The µs to spend one f32 op per score of an attention call with a bias
+// (an additive mask): its kernels load and add one bias element per score,
+// a cost the matmul flops do not count; 0 without a bias or outside the
+// attention classes.
+double attention_bias_us(const Node& n, KernelClass c, const HardwareProfile& hw) {
+  if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return 0.0;
+  if (!n.attention || !n.attention->bias) return 0.0;
+  return f32_ops_us(static_cast<double>(attention_scores(*n.attention)), hw);
+}
+
+// The bytes of an attention call's bias: what it reads of buffers whose last
+// two dims are the scores' (query length x key length), other than the
+// query, key and value themselves. 0 without a bias or outside the
+// attention classes.
+std::int64_t attention_bias_bytes(const Graph& g, const Node& n, KernelClass c) {
+  if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return 0;
+  if (!n.attention || !n.attention->bias) return 0;
+  const AttentionCall& a = *n.attention;
+  if (a.query.size() < 2 || a.key.size() < 2) return 0;
+  const std::int64_t sq = a.query[a.query.size() - 2], sk = a.key[a.key.size() - 2];
+  std::int64_t bytes = 0;
+  for (const Dep& d : n.reads) {
+    if (d.is_weak() || d.buf == kNone) continue;
+    const std::vector<std::int64_t>& shape = g.buffers[d.buf].shape;
+    if (shape.size() < 2 || shape[shape.size() - 2] != sq || shape.back() != sk) continue;
+    if (shape == a.query || shape == a.key || shape == a.value) continue;
+    bytes = checked_add(bytes, dep_priced_bytes(g, d), "node \"" + n.name + "\" bias bytes");
+  }
+  return bytes;
+}
+
 // The µs to spend one f32 op per element of a Triton reduction computing an
 // online softmax (Inductor's online_softmax_reduce: a softmax's max and sum
 // in one pass, rescaling the running sum by two exponentials per element),
@@ -247,11 +278,14 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
     set(f, low_precision(dtype) ? LawTerm::Compute : LawTerm::Fp32Compute, compute);
     if (dtype == "f32" || dtype == "tf32") set(f, LawTerm::Fp32Fixed, 1.0);
   }
-  const std::int64_t bytes = priced_bytes(g, n);
+  const std::int64_t bias_bytes = attention_bias_bytes(g, n, c);
+  const std::int64_t bytes = priced_bytes(g, n) - bias_bytes;
+  set(f, LawTerm::AttentionBiasMemory, static_cast<double>(bias_bytes) / hw.dram_bytes_per_s * 1e6);
   const std::int64_t cached = opts.l2_bytes > 0 ? std::min(bytes, opts.l2_bytes) : bytes;
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::AttentionDropout, attention_dropout_us(n, c, hw));
+  set(f, LawTerm::AttentionBias, attention_bias_us(n, c, hw));
   set(f, LawTerm::OnlineSoftmax, online_softmax_us(n, c, hw));
   if (unaligned_rows(g, n, c)) set(f, LawTerm::UnalignedRows, get(f, LawTerm::Memory) + get(f, LawTerm::Spill));
   const auto shape = implicit_gemm_shape(g, n, c);

@@ -27,6 +27,8 @@ const std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
     {LawTerm::NarrowPatch, "narrow_patch_factor", false},
     {LawTerm::OnlineSoftmax, "online_softmax_factor", false},
     {LawTerm::UnalignedRows, "unaligned_rows_factor", false},
+    {LawTerm::AttentionBias, "bias_factor", false},
+    {LawTerm::AttentionBiasMemory, "bias_memory_factor", false},
 }};
 
 double law_us(const ClassLaw& law, const LawFeatures& features) {

@@ -40,6 +40,16 @@
 //   attention_dropout   an attention call with dropout: one f32 op per unmasked
 //                       score at the f32 peak (its kernels draw one Philox
 //                       random number per score, work the matmul flops omit)
+//   attention_bias      an attention call with an additive mask or bias
+//                       (attn_mask as a tensor: Hugging Face's causal and
+//                       padding masks, ALiBi): one f32 op per score at the
+//                       f32 peak (the kernels load and add a bias element per
+//                       score, work the matmul flops omit)
+//   bias_memory         the bytes of that bias at DRAM speed, apart from the
+//                       memory and spill terms (which then price the query,
+//                       key, value and output alone): a mask broadcast over
+//                       heads is read once per head, from L2, where the
+//                       query and key tiles stream from DRAM
 //   unaligned_rows      the bytes (memory and spill, at DRAM speed) of a Triton
 //                       reduction whose rows do not start on 16-byte
 //                       boundaries (a full-size operand's row, rnumel
@@ -84,9 +94,9 @@ namespace schedlab {
 enum class LawTerm : std::uint8_t {
   Fixed, Compute, Fp32Compute, Memory, Spill, Wave, Narrow, Fp32Fixed, Unaligned, LayoutConvert, Transpose,
   TransposeFixed, PointwiseConvFixed, DepthwiseFixed, DepthwiseMemory, DepthwiseCompute, GroupedFixed, GroupedMemory,
-  GroupedWave, AttentionDropout, NarrowPatch, OnlineSoftmax, UnalignedRows,
+  GroupedWave, AttentionDropout, NarrowPatch, OnlineSoftmax, UnalignedRows, AttentionBias, AttentionBiasMemory,
 };
-inline constexpr std::size_t kLawTerms = 23;
+inline constexpr std::size_t kLawTerms = 25;
 
 struct LawTermInfo {
   LawTerm term;

@@ -819,6 +819,27 @@ def attention_dropout_sweep():
     torch.compile(forward)(qkv).backward()
 
 
+def attention_bias_sweep():
+    """bf16 attention with an additive mask (attn_mask as a float tensor),
+    forward and backward, as Hugging Face models pass their causal and
+    padding masks, and per-head biases (ALiBi, T5-style relative positions):
+    the mask broadcast over heads ([B, 1, S, S]), over batch and heads
+    ([1, 1, S, S]) or one per head ([B, H, S, S]), over batch, heads,
+    lengths and head dims."""
+    # (batch, heads, seq, head_dim, mask shape: "b1" [B,1,S,S], "11" [1,1,S,S], "bh" [B,H,S,S])
+    configs = [(8, 12, 512, 64, "b1"), (4, 16, 1024, 64, "b1"), (2, 32, 2048, 128, "b1"), (16, 8, 256, 64, "bh"),
+               (8, 16, 1024, 128, "11"), (4, 12, 2048, 64, "bh"), (16, 16, 512, 64, "b1")]
+    qkv = [tuple(torch.randn(b, h, s, d, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+           for b, h, s, d, _ in configs]
+    causal = {s: torch.full((s, s), float("-inf"), device=DEVICE).triu(1).to(torch.bfloat16) for _, _, s, _, _ in configs}
+    masks = [causal[s].expand(b if m != "11" else 1, h if m == "bh" else 1, s, s).contiguous() for b, h, s, _, m in configs]
+
+    def forward(qkv, masks):
+        return sum(F.scaled_dot_product_attention(q, k, v, attn_mask=m).float().mean() for (q, k, v), m in zip(qkv, masks))
+
+    torch.compile(forward)(qkv, masks).backward()
+
+
 def attention_sweep():
     """Scaled-dot-product attention through PyTorch's default backend choice
     over batch, heads, sequence lengths and head dims, forward and backward
@@ -918,6 +939,7 @@ SINGLE_GPU_CASES = {
     "gemm_unaligned_sweep": gemm_unaligned_sweep,
     "reduction_sweep": reduction_sweep,
     "attention_dropout_sweep": attention_dropout_sweep,
+    "attention_bias_sweep": attention_bias_sweep,
     "loss_vocab_sweep": loss_vocab_sweep,
     "attention_sweep": attention_sweep,
     "extern_sweep": extern_sweep,
@@ -1159,6 +1181,41 @@ def diffusion_unet_step():
     torch.compile(step)(x, steps, noise).backward()
 
 
+def hf_llama_step():
+    """Out of the zoo (session 10): Hugging Face Llama (4 layers of 1024
+    wide, 16 heads over 4 key/value heads, SwiGLU 2816, RMSNorm, rotary,
+    32,000-token vocabulary; randomly initialised), bf16, batch 4 of 1024
+    tokens, SDPA attention, one compiled training step."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=4, num_attention_heads=16,
+                         num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
+    config._attn_implementation = "sdpa"
+    model = LlamaForCausalLM(config).to(DEVICE, torch.bfloat16)
+    tokens = torch.randint(0, config.vocab_size, (4, 1024), device=DEVICE)
+
+    def step(tokens):
+        return model(input_ids=tokens, labels=tokens).loss
+
+    torch.compile(step)(tokens).backward()
+
+
+def swin_step():
+    """Out of the zoo (session 10): torchvision Swin-T (shifted-window
+    attention with relative position bias), bf16, batch 16 of 224x224, one
+    compiled training step."""
+    import torchvision
+
+    model = torchvision.models.swin_t().to(DEVICE, torch.bfloat16)
+    x = torch.randn(16, 3, 224, 224, device=DEVICE, dtype=torch.bfloat16)
+    labels = torch.randint(0, 1000, (16,), device=DEVICE)
+
+    def step(x, labels):
+        return F.cross_entropy(model(x), labels)
+
+    torch.compile(step)(x, labels).backward()
+
+
 # Models outside the zoo (tests/data/outside_zoo), never fitted: run only when
 # named, so that their walls are sampled in the zoo's interleaved rounds.
 OUTSIDE_CASES = {
@@ -1170,6 +1227,8 @@ OUTSIDE_CASES = {
     "regnet_step": regnet_step,
     "gpt2_step": gpt2_step,
     "diffusion_unet_step": diffusion_unet_step,
+    "hf_llama_step": hf_llama_step,
+    "swin_step": swin_step,
 }
 
 

@@ -217,6 +217,50 @@ TEST_CASE("features: attention with dropout pays one f32 op per unmasked score",
   CHECK(at(mm.of(mm.g.nodes[gemm].name.c_str()), LawTerm::AttentionDropout) == 0);
 }
 
+TEST_CASE("features: attention with a bias pays one f32 op per score, and its bias bytes apart", "[cost][features]") {
+  Featured fwd("exported/attention_bias_sweep_0_fwd.post.json");
+  Featured bwd("exported/attention_bias_sweep_1_bwd.post.json");
+  const double f32_peak = peak_flops_for_dtype(builtin_profile("h100-sxm-datasheet"), "f32");
+  const double dram = builtin_profile("h100-sxm-datasheet").dram_bytes_per_s;
+  int biased = 0;
+  for (Featured* f : {&fwd, &bwd})
+    for (NodeId v = 0; v < f->g.num_nodes(); ++v) {
+      Node& n = f->g.nodes[v];
+      const KernelClass c = classify_node(f->g, n);
+      if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) continue;
+      INFO(n.name);
+      REQUIRE(n.attention);
+      REQUIRE(n.attention->bias);
+      ++biased;
+      const char* name = n.name.c_str();
+      const LawFeatures with = f->of(name);
+      CHECK(at(with, LawTerm::AttentionBias) == Approx(attention_scores(*n.attention) * 1e6 / f32_peak));
+      // The mask: the one read of [.., Sq, Sk] (a query of [B, H, S, D] with D < S).
+      const std::int64_t s = n.attention->query[2];
+      std::int64_t mask = 0;
+      for (const Dep& d : n.reads) {
+        const auto& shape = f->g.buffers[d.buf].shape;
+        if (shape.size() == 4 && shape[2] == s && shape[3] == s) mask += d.bytes;
+      }
+      CHECK(mask > 0);
+      CHECK(at(with, LawTerm::AttentionBiasMemory) == Approx(mask / dram * 1e6));
+      // Without the bias: no bias terms, and its bytes back in the memory terms.
+      n.attention->bias = false;
+      const LawFeatures without = f->of(name);
+      CHECK(at(without, LawTerm::AttentionBias) == 0);
+      CHECK(at(without, LawTerm::AttentionBiasMemory) == 0);
+      CHECK(at(without, LawTerm::Memory) + at(without, LawTerm::Spill) ==
+            Approx(at(with, LawTerm::Memory) + at(with, LawTerm::Spill) + at(with, LawTerm::AttentionBiasMemory)));
+    }
+  CHECK(biased == 14);
+  // The dropout sweep's attention reads no bias: neither term.
+  Featured dropout("exported/attention_dropout_sweep_0_fwd.post.json");
+  for (NodeId v = 0; v < dropout.g.num_nodes(); ++v) {
+    CHECK(at(dropout.of(dropout.g.nodes[v].name.c_str()), LawTerm::AttentionBias) == 0);
+    CHECK(at(dropout.of(dropout.g.nodes[v].name.c_str()), LawTerm::AttentionBiasMemory) == 0);
+  }
+}
+
 TEST_CASE("features: a reduction whose rows are not 16-byte aligned pays its bytes again at its own factor", "[cost][features]") {
   // loss_vocab_sweep's backward: the log-softmax gradient over bf16 logits,
   // one kernel per vocabulary, in pairs a few logits apart.

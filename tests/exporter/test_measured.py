@@ -227,7 +227,7 @@ class MeasuredFiles(unittest.TestCase):
         # exporter has recorded it since, so every case measured in session 7
         # carries it, and no older file does.
         since_session_8 = ("conv_grid_", "resnet50_step_", "efficientnet_step_", "convnext_step_", "gemm_unaligned_sweep_",
-                           "reduction_sweep_", "attention_dropout_sweep_", "loss_vocab_sweep_")
+                           "reduction_sweep_", "attention_dropout_sweep_", "loss_vocab_sweep_", "attention_bias_sweep_")
         expected = {f"{gpu}/{case}" for gpu in ("h100", "h200") for case in
                     ("bert_dynamic_0_fwd", "bert_dynamic_1_bwd", "unet_gn_0_fwd", "unet_gn_1_bwd")}
         expected |= {f"{p.parent.name}/{p.name.split('.')[0]}" for p in _measured_files() if p.name.startswith(since_session_8)}
