@@ -840,6 +840,39 @@ def attention_bias_sweep():
     torch.compile(forward)(qkv, masks).backward()
 
 
+def scatter_add_sweep():
+    """Accumulating scatters (index_put with accumulate=True, which Inductor
+    lowers to a Triton kernel of atomic adds) of N rows of C values into a
+    table of T rows, in bf16 and f32: few rows hit many times (a relative
+    position bias gradient: Swin's 16 windows x 2401 positions onto 169
+    offsets), and many rows hit rarely (an embedding's gradient)."""
+    # (updates N, table rows T, columns C, dtype)
+    configs = [(38416, 169, 24, torch.bfloat16), (38416, 169, 24, torch.float32), (65536, 4096, 64, torch.bfloat16),
+               (65536, 4096, 64, torch.float32), (65536, 64, 64, torch.bfloat16), (65536, 64, 64, torch.float32),
+               (8192, 32000, 1024, torch.float32), (8192, 32000, 1024, torch.bfloat16), (262144, 1024, 8, torch.bfloat16)]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    data = [(torch.zeros(t, c, device=DEVICE, dtype=dt), torch.randint(0, t, (n,), device=DEVICE, generator=gen),
+             torch.randn(n, c, device=DEVICE, dtype=dt)) for n, t, c, dt in configs]
+
+    def forward(data):
+        return [table.index_put((idx,), vals, accumulate=True) for table, idx, vals in data]
+
+    # The same fused behind a reduction, as in Swin's backward: each row is
+    # a sum over R first (reduction, then an atomic add per output element).
+    # (R, updates N, table rows T, columns C, dtype)
+    reduced = [(16, 2401, 169, 24, torch.bfloat16), (16, 2401, 169, 24, torch.float32), (16, 4096, 64, 64, torch.bfloat16),
+               (8, 65536, 1024, 8, torch.bfloat16), (4, 16384, 8192, 64, torch.float32)]
+    rdata = [(torch.zeros(t, c, device=DEVICE, dtype=dt), torch.randint(0, t, (n,), device=DEVICE, generator=gen),
+              torch.randn(r, n, c, device=DEVICE, dtype=dt)) for r, n, t, c, dt in reduced]
+
+    def reduced_forward(rdata):
+        return [table.index_put((idx,), x.sum(0), accumulate=True) for table, idx, x in rdata]
+
+    with torch.no_grad():
+        torch.compile(forward)(data)
+        torch.compile(reduced_forward)(rdata)
+
+
 def attention_sweep():
     """Scaled-dot-product attention through PyTorch's default backend choice
     over batch, heads, sequence lengths and head dims, forward and backward
@@ -1229,6 +1262,8 @@ OUTSIDE_CASES = {
     "diffusion_unet_step": diffusion_unet_step,
     "hf_llama_step": hf_llama_step,
     "swin_step": swin_step,
+    # Not a model: an experiment kept out of the fit (tests/data/experiments/scatter_add).
+    "scatter_add_sweep": scatter_add_sweep,
 }
 
 
