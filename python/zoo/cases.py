@@ -1233,6 +1233,27 @@ def hf_llama_step():
     torch.compile(step)(tokens).backward()
 
 
+def hf_bert_step():
+    """Out of the zoo (session 10): Hugging Face BERT (6 layers of 768, 12
+    heads; randomly initialised) for sequence classification, bf16, batch
+    16 of 512 tokens with padding (half the batch padded after 448 tokens,
+    so the attention gets the padding mask as an additive bias), SDPA
+    attention, one compiled training step."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    config = BertConfig(num_hidden_layers=6, attn_implementation="sdpa")
+    model = BertForSequenceClassification(config).to(DEVICE, torch.bfloat16)
+    tokens = torch.randint(0, config.vocab_size, (16, 512), device=DEVICE)
+    mask = torch.ones(16, 512, dtype=torch.long, device=DEVICE)
+    mask[8:, 448:] = 0
+    labels = torch.randint(0, 2, (16,), device=DEVICE)
+
+    def step(tokens, mask, labels):
+        return model(input_ids=tokens, attention_mask=mask, labels=labels).loss
+
+    torch.compile(step)(tokens, mask, labels).backward()
+
+
 def swin_step():
     """Out of the zoo (session 10): torchvision Swin-T (shifted-window
     attention with relative position bias), bf16, batch 16 of 224x224, one
@@ -1261,6 +1282,7 @@ OUTSIDE_CASES = {
     "gpt2_step": gpt2_step,
     "diffusion_unet_step": diffusion_unet_step,
     "hf_llama_step": hf_llama_step,
+    "hf_bert_step": hf_bert_step,
     "swin_step": swin_step,
     # Not a model: an experiment kept out of the fit (tests/data/experiments/scatter_add).
     "scatter_add_sweep": scatter_add_sweep,
