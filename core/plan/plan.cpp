@@ -41,13 +41,25 @@ void memory_stage(PlanResult& r, const PlanOptions& opts) {
   r.final_peak_live = r.memory.peak_live;
 }
 
-// The default-mode launch path over `order`: the host's allocations are
-// those memory as executed makes in that order.
-LaunchModel launch_model_for(const Graph& g, const Order& order, const HardwareProfile& hw) {
-  const bool allocations_priced = hw.time_model && hw.time_model->host_us_per_allocation > 0;
-  if (!allocations_priced) return launch_model(g, hw, false);
-  const ExecutedMemory executed = estimate_memory_as_executed(g, order);
-  return launch_model(g, hw, false, false, &executed);
+// The scheduler's estimate over r.order as memory as executed takes it:
+// final_memory, made with the baseline's planning info, unless the order
+// changes freeable inputs' sizes.
+const PeakMemoryEstimate* scheduler_estimate_of_order(const PlanResult& r) {
+  return freeable_input_sizes_depend_on_order(r.planned()) ? nullptr : &r.final_memory;
+}
+
+// The default-mode launch path over r.order with calibrated runtimes (none
+// otherwise): the host's allocations are those memory as executed makes in
+// that order, kept for the prediction.
+void price_launch_path(PlanResult& r, const PlanOptions& opts) {
+  const Graph& g = r.planned();
+  const HardwareProfile& hw = opts.hardware;
+  r.launch = LaunchModel{};
+  r.launch_memory.reset();
+  if (opts.runtime_source != "calibrated") return;
+  if (hw.time_model && hw.time_model->host_us_per_allocation > 0)
+    r.launch_memory = estimate_memory_as_executed(g, r.order, {}, scheduler_estimate_of_order(r));
+  r.launch = launch_model(g, hw, false, false, r.launch_memory ? &*r.launch_memory : nullptr);
 }
 
 // Per node once: what the comm passes, the simulation and the report use.
@@ -63,7 +75,7 @@ void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
   r.calibrated_runtimes_us = calibrated_runtimes_us(g, opts.hardware);
   const bool calibrated = opts.runtime_source == "calibrated";
   r.simulated_runtimes_us = calibrated ? r.calibrated_runtimes_us : r.runtimes_us;
-  r.launch = calibrated ? launch_model_for(g, r.order, opts.hardware) : LaunchModel{};
+  price_launch_path(r, opts);
 }
 
 // As in Inductor, after memory reordering; the final order's memory is
@@ -84,23 +96,19 @@ void simulation_stage(PlanResult& r, const PlanOptions& opts) {
   // prediction's default-mode wall time needs: same order, runtimes and
   // launch path (the final order's allocations, when the comm passes moved it).
   const bool calibrated = opts.runtime_source == "calibrated";
-  if (r.comm && calibrated) r.launch = launch_model_for(r.planned(), r.order, opts.hardware);
+  if (r.comm) price_launch_path(r, opts);
   r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch) : r.simulation_before_comm;
-  // final_memory is the scheduler's estimate over the final order, made with
-  // the baseline's planning info: the one memory as executed needs unless
-  // the order changes freeable inputs' sizes.
-  const Graph& g = r.planned();
-  r.predicted = predict(g, r.order, opts.hardware, r.calibrated_runtimes_us,
-                        calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt,
-                        freeable_input_sizes_depend_on_order(g) ? nullptr : &r.final_memory);
+  r.predicted = predict(r.planned(), r.order, opts.hardware, r.calibrated_runtimes_us,
+                        calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt, scheduler_estimate_of_order(r),
+                        r.launch_memory ? &*r.launch_memory : nullptr);
 }
 
 constexpr PlanStage kStages[] = {
     {"front_end", "front_end, fused_graph", front_end_stage},
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
-    {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, launch", runtimes_stage},
+    {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, launch, launch_memory", runtimes_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
-    {"simulation", "simulation, launch, predicted", simulation_stage},
+    {"simulation", "simulation, launch, launch_memory, predicted", simulation_stage},
 };
 
 }  // namespace

@@ -62,6 +62,10 @@ struct PlanResult {
   std::vector<double> calibrated_runtimes_us;     // the calibrated model's (core/cost), what the reports time by
   std::vector<double> simulated_runtimes_us;      // what the simulation used (opts.runtime_source)
   LaunchModel launch;                             // host and launch gaps of the calibrated model
+  // Memory as executed over the order `launch` was priced for, when its host
+  // pays per allocation (the profile's host_us_per_allocation); the
+  // prediction reuses it.
+  std::optional<ExecutedMemory> launch_memory;
   std::optional<CommPipelineResult> comm;  // when comm passes ran
   Simulation simulation_before_comm;       // of the memory-reordered order
   Simulation simulation;                   // of the final order

@@ -56,7 +56,8 @@ namespace {
 // already zeroed).
 Prediction predict_from_runtimes(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& us,
                                  std::optional<double> default_mode_wall_us, const std::map<std::string, std::int64_t>& observed_bytes,
-                                 bool price_collectives, const PeakMemoryEstimate* scheduler_estimate) {
+                                 bool price_collectives, const PeakMemoryEstimate* scheduler_estimate,
+                                 const ExecutedMemory* executed) {
   Prediction p;
   p.hardware = hw.name;
   p.runtime_source = hw.time_model ? "calibrated" : "roofline";
@@ -73,7 +74,7 @@ Prediction predict_from_runtimes(const Graph& g, const Order& order, const Hardw
     else inductor_complete = false;
   }
   if (inductor_complete) p.inductor_kernel_time_us = inductor;
-  p.memory = estimate_memory_as_executed(g, order, observed_bytes, scheduler_estimate);
+  p.memory = executed ? *executed : estimate_memory_as_executed(g, order, observed_bytes, scheduler_estimate);
   p.wall_time_us = default_mode_wall_us ? *default_mode_wall_us
                                         : simulate_two_streams(g, order, us, launch_model(g, hw, false, !price_collectives, &p.memory)).step_time_us;
   p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true, !price_collectives)).step_time_us;
@@ -90,12 +91,13 @@ Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw
   if (!price_collectives)
     for (NodeId v = 0; v < g.num_nodes(); ++v)
       if (classify_node(g, g.nodes[v]) == KernelClass::Collective) us[v] = 0;
-  return predict_from_runtimes(g, order, hw, us, std::nullopt, observed_bytes, price_collectives, nullptr);
+  return predict_from_runtimes(g, order, hw, us, std::nullopt, observed_bytes, price_collectives, nullptr, nullptr);
 }
 
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& calibrated_us,
-                   std::optional<double> default_mode_wall_us, const PeakMemoryEstimate* scheduler_estimate) {
-  return predict_from_runtimes(g, order, hw, calibrated_us, default_mode_wall_us, {}, true, scheduler_estimate);
+                   std::optional<double> default_mode_wall_us, const PeakMemoryEstimate* scheduler_estimate,
+                   const ExecutedMemory* executed) {
+  return predict_from_runtimes(g, order, hw, calibrated_us, default_mode_wall_us, {}, true, scheduler_estimate, executed);
 }
 
 std::string prediction_to_text(const Prediction& p) {

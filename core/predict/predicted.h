@@ -67,11 +67,14 @@ Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw
 // priced, nothing observed): `calibrated_us`, calibrated_runtimes_us(g, hw);
 // `default_mode_wall_us`, the step time of simulating `order` with them
 // and launch_model(g, hw, false), when the plan ran that very simulation
-// (its default runtime source), else predict simulates it; and
+// (its default runtime source), else predict simulates it;
 // `scheduler_estimate`, the scheduler's estimate over `order` as
-// estimate_memory_as_executed takes it, or null.
+// estimate_memory_as_executed takes it, or null; and `executed`, memory as
+// executed over `order` when the plan has it already (its launch path
+// priced the allocations by it), else predict estimates it.
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& calibrated_us,
-                   std::optional<double> default_mode_wall_us, const PeakMemoryEstimate* scheduler_estimate);
+                   std::optional<double> default_mode_wall_us, const PeakMemoryEstimate* scheduler_estimate,
+                   const ExecutedMemory* executed = nullptr);
 
 // schedplan/1 `predicted` is written by core/io/plan_writer.h.
 std::string prediction_to_text(const Prediction& p);
