@@ -7,7 +7,6 @@
 #include <map>
 
 #include "core/io/json_writer.h"
-#include "core/memory/methods.h"
 #include "core/predict/predicted.h"
 
 namespace schedlab {
@@ -76,13 +75,12 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
   std::map<KernelClass, ClassAccuracy> classes;
   for (const MeasuredCase& c : cases) {
     const Graph& g = c.graph;
-    // The order the measured call ran: Inductor's, after its memory
-    // reordering (reorder_for_peak_memory, reproduced exactly), not the
-    // graph's file order (ViT's backward: 46.9 MB in file order, 43.3 MB in
-    // the order Inductor picked, 43.7 MB measured).
-    const MemoryPlan executed = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
+    // Predicted in the order the measured call ran, not the graph's file
+    // order (ViT's backward: 46.9 MB in file order, 43.3 MB in the order
+    // Inductor picked, 43.7 MB measured).
+    const Order ran = order_as_run(g);
     const auto [host_hw, host_speed] = at_measured_host_speed ? at_measuring_host(hw, c.measured) : std::pair{hw, 1.0};
-    Prediction p = predict(g, executed.order(), host_hw, {}, collectives_measured);
+    Prediction p = predict(g, ran, host_hw, {}, collectives_measured);
     GraphAccuracy a;
     a.graph = g.name;
     a.path = c.path;
@@ -103,7 +101,7 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
       // The file recorded the measuring process's cache at the call's
       // start: replay from it (its inputs are among the recorded blocks),
       // both peaks, instead of the plan's cold start.
-      const ExecutedMemory recorded = estimate_memory_as_executed(g, executed.order(), {}, nullptr, &*c.measured.allocator_at_start);
+      const ExecutedMemory recorded = estimate_memory_as_executed(g, ran, {}, nullptr, &*c.measured.allocator_at_start);
       a.recorded_start = true;
       a.peak_est = recorded.peak_bytes;
       a.reserved_est = recorded.reserved_bytes;
@@ -146,9 +144,8 @@ std::string memory_events_json(const std::vector<MeasuredCase>& cases) {
   w.begin_object().key("graphs").begin_array();
   for (const MeasuredCase& c : cases) {
     const Graph& g = c.graph;
-    const MemoryPlan ran = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
     const AllocatorState* start = c.measured.allocator_at_start ? &*c.measured.allocator_at_start : nullptr;
-    const ExecutedMemory m = estimate_memory_as_executed(g, ran.order(), {}, nullptr, start);
+    const ExecutedMemory m = estimate_memory_as_executed(g, order_as_run(g), {}, nullptr, start);
     w.begin_object().field("graph", g.name).field("measured", c.path).field("start", start ? "recorded" : "cold");
     w.field("peak_bytes", m.peak_bytes).field("reserved_bytes", m.reserved_bytes);
     w.key("events").begin_array();

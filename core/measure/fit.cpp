@@ -181,6 +181,8 @@ std::vector<std::string> find_measured_files(const std::vector<std::string>& dir
   return out;
 }
 
+Order order_as_run(const Graph& g) { return reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods()).order(); }
+
 MeasuredCase load_measured_case(const std::string& path, const std::vector<std::string>& graph_dirs) {
   MeasuredCase c;
   c.path = path;
@@ -366,11 +368,10 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
     }
     for (const MeasuredKernel& k : c.measured.kernels)
       if (!k.node.empty() && classify_node(c.graph, c.graph.nodes[c.graph.find_node(k.node)]) == KernelClass::Collective) row[kCollectiveKernel] += 1;
-    // The buffers the wrapper allocated afresh, in the order the call ran
-    // (Inductor's after its memory reordering, as the accuracy report
-    // predicts it): memory as executed's, the others reused a dead buffer.
-    const MemoryPlan ran = reorder_for_peak_memory(c.graph, c.graph.baseline_order(), default_memory_methods());
-    for (int n : fresh_allocations_per_node(c.graph, estimate_memory_as_executed(c.graph, ran.order()))) row[kAllocation] += n;
+    // The buffers the wrapper allocated afresh in the order the call ran
+    // (as the accuracy report predicts it): memory as executed's, the
+    // others reused a dead buffer.
+    for (int n : fresh_allocations_per_node(c.graph, estimate_memory_as_executed(c.graph, order_as_run(c.graph)))) row[kAllocation] += n;
     const double speed = c.measured.host_probe_us && tm.host_probe_us > 0 ? tm.host_probe_us / *c.measured.host_probe_us : 1.0;
     const double t = c.measured.host_time_us.value_or(c.measured.wall_time_us) * speed;
     calls.push_back(std::move(row));

@@ -13,7 +13,6 @@
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/measure/fit.h"
-#include "core/memory/methods.h"
 #include "core/predict/predicted.h"
 #include "core/util/error.h"
 #include "tests/test_util.h"
@@ -60,8 +59,7 @@ nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& trut
   const TimeModel& tm = *truth.time_model;
   const std::vector<double> truth_us = calibrated_runtimes_us(g, truth);
   // The buffers the wrapper allocates afresh, as the call runs (Inductor's order after memory reordering).
-  const MemoryPlan ran = reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods());
-  const std::vector<int> fresh = fresh_allocations_per_node(g, estimate_memory_as_executed(g, ran.order()));
+  const std::vector<int> fresh = fresh_allocations_per_node(g, estimate_memory_as_executed(g, order_as_run(g)));
   nlohmann::json kernels = nlohmann::json::array();
   double host = tm.host_call_us + tm.host_us_per_input * g.num_inputs, device = 0, total = 0;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {

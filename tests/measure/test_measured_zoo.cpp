@@ -32,7 +32,6 @@
 #include "core/measure/accuracy.h"
 #include "core/measure/fit.h"
 #include "core/memory/executed.h"
-#include "core/memory/methods.h"
 #include "tests/test_util.h"
 
 using namespace schedlab;
@@ -291,8 +290,7 @@ TEST_CASE("graphs with convolutions: memory as executed with the observed worksp
     CHECK(worst <= 0.041);  // conv_narrow_sweep_2's forward, 0.960 on both GPUs
     for (const MeasuredCase& c : conv) {
       INFO(c.path);
-      const MemoryPlan ran = reorder_for_peak_memory(c.graph, c.graph.baseline_order(), default_memory_methods());
-      for (const KernelWorkspace& ws : estimate_memory_as_executed(c.graph, ran.order()).workspaces)
+      for (const KernelWorkspace& ws : estimate_memory_as_executed(c.graph, order_as_run(c.graph)).workspaces)
         if (c.graph.nodes[ws.node].kernel.find("convolution") != std::string::npos)
           CHECK(ws.source == WorkspaceSource::Observed);  // every convolution was probed
     }
