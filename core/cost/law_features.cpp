@@ -143,35 +143,27 @@ void route_family(LawFeatures& f, const ImplicitGemm& s, double wave) {
 // terms that price work per element which no flop count holds.
 double f32_ops_us(double ops, const HardwareProfile& hw) { return ops * 1e6 / peak_flops_for_dtype(hw, "f32"); }
 
-// The µs to spend one f32 op per unmasked score of an attention call with
-// dropout: its kernels draw one Philox random number per score (and keep or
-// zero it), a cost per score the matmul flops do not count; 0 without
-// dropout or outside the attention classes.
-double attention_dropout_us(const Node& n, KernelClass c, const HardwareProfile& hw) {
-  if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return 0.0;
-  if (!n.attention || !(n.attention->dropout_p > 0)) return 0.0;
-  return f32_ops_us(static_cast<double>(attention_scores(*n.attention)), hw);
+// The `attention` record of an attention or attention-backward call, else
+// null (other classes, and graphs exported before the record).
+const AttentionCall* attention_call(const Node& n, KernelClass c) {
+  if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return nullptr;
+  return n.attention ? &*n.attention : nullptr;
 }
 
-// The µs to spend one f32 op per score of an attention call with a bias
-// (an additive mask): its kernels load and add one bias element per score,
-// a cost the matmul flops do not count; 0 without a bias or outside the
-// attention classes.
-double attention_bias_us(const Node& n, KernelClass c, const HardwareProfile& hw) {
-  if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return 0.0;
-  if (!n.attention || !n.attention->bias) return 0.0;
-  return f32_ops_us(static_cast<double>(attention_scores(*n.attention)), hw);
+// The µs to spend one f32 op per unmasked score of an attention call: the
+// unit of the per-score terms. With dropout its kernels draw one Philox
+// random number per score (and keep or zero it); with a bias (an additive
+// mask) they load and add one bias element per score: costs the matmul
+// flops do not count.
+double attention_score_us(const AttentionCall& a, const HardwareProfile& hw) {
+  return f32_ops_us(static_cast<double>(attention_scores(a)), hw);
 }
 
 // The bytes of an attention call's bias: what it reads of buffers whose last
 // two dims are the scores' (query length x key length), other than the
-// query, key and value themselves. 0 without a bias or outside the
-// attention classes.
-std::int64_t attention_bias_bytes(const Graph& g, const Node& n, KernelClass c) {
-  if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) return 0;
-  if (!n.attention || !n.attention->bias) return 0;
-  const AttentionCall& a = *n.attention;
-  if (a.query.size() < 2 || a.key.size() < 2) return 0;
+// query, key and value themselves. 0 without a bias.
+std::int64_t attention_bias_bytes(const Graph& g, const Node& n, const AttentionCall& a) {
+  if (!a.bias || a.query.size() < 2 || a.key.size() < 2) return 0;
   const std::int64_t sq = a.query[a.query.size() - 2], sk = a.key[a.key.size() - 2];
   std::int64_t bytes = 0;
   for (const Dep& d : n.reads) {
@@ -278,14 +270,15 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
     set(f, low_precision(dtype) ? LawTerm::Compute : LawTerm::Fp32Compute, compute);
     if (dtype == "f32" || dtype == "tf32") set(f, LawTerm::Fp32Fixed, 1.0);
   }
-  const std::int64_t bias_bytes = attention_bias_bytes(g, n, c);
+  const AttentionCall* attention = attention_call(n, c);
+  const std::int64_t bias_bytes = attention ? attention_bias_bytes(g, n, *attention) : 0;
   const std::int64_t bytes = priced_bytes(g, n) - bias_bytes;
   set(f, LawTerm::AttentionBiasMemory, static_cast<double>(bias_bytes) / hw.dram_bytes_per_s * 1e6);
   const std::int64_t cached = opts.l2_bytes > 0 ? std::min(bytes, opts.l2_bytes) : bytes;
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
-  set(f, LawTerm::AttentionDropout, attention_dropout_us(n, c, hw));
-  set(f, LawTerm::AttentionBias, attention_bias_us(n, c, hw));
+  if (attention && attention->dropout_p > 0) set(f, LawTerm::AttentionDropout, attention_score_us(*attention, hw));
+  if (attention && attention->bias) set(f, LawTerm::AttentionBias, attention_score_us(*attention, hw));
   set(f, LawTerm::OnlineSoftmax, online_softmax_us(n, c, hw));
   if (unaligned_rows(g, n, c)) set(f, LawTerm::UnalignedRows, get(f, LawTerm::Memory) + get(f, LawTerm::Spill));
   const auto shape = implicit_gemm_shape(g, n, c);
