@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """Adds `host_probe_wall_us` (docs/schedmeasured-1.md) to measured files
 written before the exporter recorded it, from the probes they already hold,
-exactly as python/schedlab_export/measure.py `settle_one` now writes it: the
-median probe of the samples behind `wall_time_us`. Files without probes, or
+exactly as python/schedlab_export/host_probe.py `settle_at_full_speed` now
+writes it (`wall_probe`): the median probe of the samples behind
+`wall_time_us`. Files without probes, or
 with the field already, are left as they are; the rest keep their layout
 (compact or indented), byte for byte.
 
     python3 scripts/add-host-probe-wall.py FILE.measured.json...
 """
 import json
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from schedlab_export.host_probe import FULL_SPEED_MIN_SAMPLES, running_speed  # noqa: E402
+from schedlab_export.host_probe import wall_probe  # noqa: E402
 
 
 def main(paths):
@@ -24,10 +24,7 @@ def main(paths):
         probe, full = m.get("host_probe_us"), m.get("host_probe_full_speed_us")
         if not probe or full is None or "host_probe_wall_us" in m:
             continue
-        if m.get("wall_full_speed_samples", 0) >= FULL_SPEED_MIN_SAMPLES:
-            m["host_probe_wall_us"] = round(running_speed(probe, full), 2)
-        else:
-            m["host_probe_wall_us"] = round(statistics.median(probe), 2)
+        m["host_probe_wall_us"] = round(wall_probe(probe, full), 2)
         # Insert the field after host_probe_full_speed_us in the text itself,
         # so that the file keeps its layout byte for byte otherwise.
         key = '"host_probe_full_speed_us":'

@@ -75,6 +75,16 @@ def running_probe_us(samples: int = 300, seconds: float = 3.0) -> float:
     return running_speed(collect_probes(samples, seconds))
 
 
+def wall_probe(probes: list[float], full: float) -> float:
+    """The probe behind a wall figure taken from samples with these probes
+    (`host_probe_wall_us`): `running_speed` when at least
+    FULL_SPEED_MIN_SAMPLES ran within FULL_SPEED_SLACK of the run's
+    full-speed probe `full` (the figure is their median), else the median
+    of all (so is the figure)."""
+    fast = sum(1 for x in probes if x <= full * FULL_SPEED_SLACK)
+    return running_speed(probes, full) if fast >= FULL_SPEED_MIN_SAMPLES else statistics.median(probes)
+
+
 def settle_at_full_speed(m: dict, full_speed: float) -> bool:
     """Restates one measured file's wall figures (`m`, schedmeasured/1, in
     place) at its run's full-speed probe `full_speed`: `wall_time_us` and
@@ -96,10 +106,8 @@ def settle_at_full_speed(m: dict, full_speed: float) -> bool:
     if len(fast) >= FULL_SPEED_MIN_SAMPLES:
         m["wall_time_us"] = round(statistics.median(wall[i] for i in fast), 3)
         m["host_time_us"] = round(statistics.median(host[i] for i in fast), 3)
-        m["host_probe_wall_us"] = round(running_speed(probe, full_speed), 2)
         m["wall_method"] += (f"; wall_time_us and host_time_us: median of the {len(fast)} calls whose host "
                              f"probe was within {FULL_SPEED_SLACK}x of the run's full-speed probe "
                              f"({full_speed:.1f} us, its 5th percentile)")
-    else:
-        m["host_probe_wall_us"] = round(statistics.median(probe), 2)
+    m["host_probe_wall_us"] = round(wall_probe(probe, full_speed), 2)
     return True
