@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "core/io/files.h"
 #include "core/io/profiles.h"
 #include "core/measure/fit.h"
 #include "core/util/error.h"
@@ -15,11 +16,11 @@ namespace {
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs;
-  std::string out_path, base_name, name, sibling_name;
+  std::string out_path, base_name, name, sibling_name, comm_path;
 };
 
 int run(const FitProfileArgs& a) {
-  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name] = a;
+  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name, comm_path] = a;
   std::string base_name = given_base;
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
@@ -38,6 +39,7 @@ int run(const FitProfileArgs& a) {
     if (!sibling->time_model) throw OptionError("--sibling " + sibling_name + ": a profile without a fitted time model");
   }
   ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr);
+  if (!comm_path.empty()) apply_comm_sections(read_input(comm_path), comm_path, fit.profile);
   write_output(out_path, hardware_profile_to_json(fit.profile).dump(1) + "\n");
   std::printf("fitted %s from %zu graphs (%zu kernels timed per node) on %s, base %s%s%s; written to %s\n", fit.profile.name.c_str(),
               fit.cases, fit.samples, cases.front().measured.device.c_str(), base.name.c_str(), fit.borrowed.empty() ? "" : "; borrowed laws: ",
@@ -66,6 +68,10 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                  "a fitted profile of a GPU of the same chip (the H200 for the H100): a law term too few of these measurements "
                  "exercise takes its factor (default: such terms are 0)")
       ->option_text("NAME|FILE");
+  app.add_option("--comm", a->comm_path,
+                 "measured collective curves and contention law to carry into the profile (scripts/fit-comm.py -o, "
+                 "from python/dist/comm_sweep.py's sweeps on this machine)")
+      ->option_text("FILE");
   add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
   return [a] { return run(*a); };
 }

@@ -14,7 +14,7 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROFILES = [("fitted_h100_sxm", "profiles/h100-sxm.json"), ("fitted_h200", "profiles/h200.json")]
 PROFILE_FIELDS = ["dram_bytes_per_s", "flops_per_s", "kernel_launch_us", "name", "network_bytes_per_s", "network_latency_us",
-                  "nvlink_bytes_per_s", "nvlink_latency_us", "ranks_per_node", "time_model"]
+                  "nvlink_bytes_per_s", "nvlink_latency_us", "ranks_per_node", "time_model", "collectives", "contention"]
 TIME_MODEL_FIELDS = ["cudagraph_gap_us", "host_call_us", "host_us_per_extern", "host_us_per_convolution", "host_us_per_convolution_backward",
                      "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_us_per_kernel", "host_us_per_input", "host_us_per_allocation", "host_probe_us", "launch_gap_us", "laws",
                      "samples", "sm_count", "l2_bytes"]
@@ -81,6 +81,24 @@ for function, path in PROFILES:
         for key in ["samples", "sm_count", "l2_bytes"]:
             if key in m:
                 print(f"  m.{key} = {int(m[key])};")
+    if "collectives" in p:  # scripts/fit-comm.py
+        t = p["collectives"]
+        check_fields(t, ["source", "curves", "host_us_per_issue"], path + ": collectives")
+        print("  CollectiveTimes& t = p.collective_times.emplace();")
+        print(f"  t.source = {json.dumps(t.get('source', ''))};")
+        print(f"  t.host_us_per_issue = {number(t.get('host_us_per_issue', 0))};")
+        for op, by_group in sorted(t["curves"].items()):
+            for group, curve in sorted(by_group.items(), key=lambda kv: int(kv[0])):
+                points = ", ".join(f"{{{number(b)}, {number(us)}}}" for b, us in curve)
+                print(f"  t.curves[CollectiveOp::{kernel_class(op)[len('KernelClass::'):]}][{int(group)}] = {{{points}}};")
+    if "contention" in p:
+        c = p["contention"]
+        check_fields(c, ["classes"], path + ": contention")
+        print("  ContentionLaw& c = p.contention.emplace();")
+        for name, share in sorted(c["classes"].items()):
+            check_fields(share, ["comm_slowdown", "compute_slowdown", "start_fraction"], path + ": contention." + name)
+            print(f"  c.classes[{kernel_class(name)}] = {{{number(share['comm_slowdown'])}, {number(share['compute_slowdown'])}, "
+                  f"{number(share.get('start_fraction', 0))}}};")
     print("  return p;")
     print("}")
 print()

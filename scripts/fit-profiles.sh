@@ -10,9 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-build}/schedlab"
 [ -x "$bin" ] || { echo "fit-profiles: $bin not found (build the schedlab target first)" >&2; exit 2; }
+# The measured collectives and contention (python/dist/comm_sweep.py on 4 x
+# H100; the H200 shares NVLink 4 and NVSwitch) ride along in both profiles.
+sweeps=tests/data/dist4
+python3 scripts/fit-comm.py $sweeps/h100-run*/collectives-w*.json $sweeps/h100-run*/contention-w4.json -o $sweeps/comm-fit.json \
+    --source "4 x H100 SXM5 80GB (nvidia-h100-x4), NVSwitch, NCCL 2.28.9, PyTorch 2.11: tests/data/dist4/h100-run1 and h100-run2"
 held=()
 for model in llama_block vit unet_gn moe_dropless kv_decode bert_dynamic tp2d; do held+=(--exclude "/${model}_"); done
-"$bin" fit-profile tests/data/measured/h200 --graphs tests/data/exported "${held[@]}" --name h200 -o profiles/h200.json
+"$bin" fit-profile tests/data/measured/h200 --graphs tests/data/exported "${held[@]}" --name h200 --comm $sweeps/comm-fit.json \
+    -o profiles/h200.json
 "$bin" fit-profile tests/data/measured/h100 --graphs tests/data/exported "${held[@]}" --name h100-sxm --sibling profiles/h200.json \
-    -o profiles/h100-sxm.json
+    --comm $sweeps/comm-fit.json -o profiles/h100-sxm.json
 python3 scripts/embed-profiles.py > core/cost/fitted_profiles.cpp

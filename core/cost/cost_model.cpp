@@ -182,6 +182,10 @@ CollectiveEstimate estimate_collective_algorithms(CollectiveOp op, std::int64_t 
 double estimate_collective_us(CollectiveOp op, std::int64_t bytes, std::int64_t group_size, std::int64_t world_size,
                               const HardwareProfile& hw) {
   CollectiveEstimate e = estimate_collective_algorithms(op, bytes, group_size, world_size, hw);
+  // Curves measured inside one node price what stays inside one node.
+  if (hw.collective_times && !e.crosses_nodes)
+    if (auto us = measured_collective_us(*hw.collective_times, op, bytes, group_size))
+      return finite_us(*us, "collective");
   return std::min(e.ring_us, e.tree_us);
 }
 

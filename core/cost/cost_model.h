@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cost/collective_times.h"
 #include "core/cost/kernel_class.h"
 #include "core/cost/time_model.h"
 #include "core/graph/graph.h"
@@ -32,6 +33,12 @@ struct HardwareProfile {
   double kernel_launch_us = 0;  // fixed overhead per compute kernel (0 in the built-ins, as in Inductor)
   // Fitted to measurements (core/cost/time_model.h); absent in datasheet profiles.
   std::optional<TimeModel> time_model;
+  // Measured inside one node (core/cost/collective_times.h); absent: the
+  // ring/tree model from the datasheet figures above prices collectives.
+  std::optional<CollectiveTimes> collective_times;
+  // How an overlapped collective and kernel slow each other; absent: they
+  // overlap for free (core/sim).
+  std::optional<ContentionLaw> contention;
 };
 
 inline constexpr std::string_view kDefaultHardwareProfile = "h200";  // the fixtures come from an H200

@@ -81,6 +81,92 @@ void check_complete(const HardwareProfile& p) {
   if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
 }
 
+// "collectives": {"source": "...", "host_us_per_issue": us, "curves": {OP: {GROUP_SIZE: [[bytes, us], ...]}}}
+CollectiveTimes collective_times_from_json(const json& j) {
+  const std::string where = "collectives";
+  if (!j.is_object()) throw Error("hardware profile: collectives: expected an object");
+  refuse_unknown(j, {"source", "curves", "host_us_per_issue"}, where);
+  CollectiveTimes t;
+  if (j.contains("host_us_per_issue")) t.host_us_per_issue = non_negative(j, "host_us_per_issue", where);
+  if (auto it = j.find("source"); it != j.end()) {
+    if (!it->is_string()) throw Error("hardware profile: collectives.source: expected a string");
+    t.source = it->get<std::string>();
+  }
+  const json& curves = field(j, "curves", where);
+  if (!curves.is_object()) throw Error("hardware profile: collectives.curves: expected an object {operation: {group size: curve}}");
+  for (auto op = curves.begin(); op != curves.end(); ++op) {
+    const std::string at = "collectives.curves." + op.key();
+    const auto kind = parse_collective_op(op.key());
+    if (!kind) throw Error("hardware profile: collectives.curves: unknown operation \"" + op.key() + "\"");
+    if (!op->is_object()) throw Error("hardware profile: " + at + ": expected an object {group size: curve}");
+    for (auto n = op->begin(); n != op->end(); ++n) {
+      const std::string here = at + "." + n.key();
+      std::int64_t group = 0;
+      const std::string& key = n.key();
+      if (key.empty() || key.size() > 7 || key.find_first_not_of("0123456789") != std::string::npos || (group = std::stoll(key)) < 2)
+        throw Error("hardware profile: " + at + ": group size \"" + key + "\": expected an integer from 2 to 9999999");
+      if (!n->is_array() || n->empty()) throw Error("hardware profile: " + here + ": expected a non-empty array of [bytes, us]");
+      auto& curve = t.curves[*kind][group];
+      for (std::size_t i = 0; i < n->size(); ++i) {
+        const json& pt = (*n)[i];
+        const std::string item = here + "[" + std::to_string(i) + "]";
+        if (!pt.is_array() || pt.size() != 2) throw Error("hardware profile: " + item + ": expected [bytes, us]");
+        const double bytes = positive_number(pt[0], item + "[0]", false);
+        const double us = positive_number(pt[1], item + "[1]", false);
+        if (!curve.empty() && bytes <= curve.back().first)
+          throw Error("hardware profile: " + item + ": sizes must ascend");
+        curve.emplace_back(bytes, us);
+      }
+    }
+  }
+  return t;
+}
+
+json collective_times_to_json(const CollectiveTimes& t) {
+  json curves = json::object();
+  for (const auto& [op, by_group] : t.curves)
+    for (const auto& [group, curve] : by_group) {
+      json& out = curves[std::string(to_string(op))][std::to_string(group)] = json::array();
+      for (const auto& [bytes, us] : curve) out.push_back({bytes, us});
+    }
+  return {{"source", t.source}, {"host_us_per_issue", t.host_us_per_issue}, {"curves", std::move(curves)}};
+}
+
+// "contention": {"classes": {CLASS: {"comm_slowdown": x, "compute_slowdown": y, "start_fraction": f}}}
+ContentionLaw contention_from_json(const json& j) {
+  if (!j.is_object()) throw Error("hardware profile: contention: expected an object");
+  refuse_unknown(j, {"classes"}, "contention");
+  const json& classes = field(j, "classes", "contention");
+  if (!classes.is_object()) throw Error("hardware profile: contention.classes: expected an object {kernel class: share}");
+  ContentionLaw law;
+  for (auto it = classes.begin(); it != classes.end(); ++it) {
+    const std::string at = "contention.classes." + it.key();
+    const auto c = parse_kernel_class(it.key());
+    if (!c || !class_needs_law(*c)) throw Error("hardware profile: contention.classes: unknown kernel class \"" + it.key() + "\"");
+    if (!it->is_object()) throw Error("hardware profile: " + at + ": expected an object");
+    refuse_unknown(*it, {"comm_slowdown", "compute_slowdown", "start_fraction"}, at);
+    ContentionShare share;
+    share.comm_slowdown = positive_number(field(*it, "comm_slowdown", at), at + ".comm_slowdown", false);
+    share.compute_slowdown = positive_number(field(*it, "compute_slowdown", at), at + ".compute_slowdown", false);
+    if (share.comm_slowdown < 1 || share.compute_slowdown < 1 || share.comm_slowdown > 1000 || share.compute_slowdown > 1000)
+      throw Error("hardware profile: " + at + ": slowdowns are factors from 1 to 1000");
+    if (it->contains("start_fraction")) {
+      share.start_fraction = non_negative(*it, "start_fraction", at);
+      if (share.start_fraction > 1) throw Error("hardware profile: " + at + ".start_fraction: expected a fraction from 0 to 1");
+    }
+    law.classes[*c] = share;
+  }
+  return law;
+}
+
+json contention_to_json(const ContentionLaw& law) {
+  json classes = json::object();
+  for (const auto& [c, share] : law.classes)
+    classes[std::string(to_string(c))] = {
+        {"comm_slowdown", share.comm_slowdown}, {"compute_slowdown", share.compute_slowdown}, {"start_fraction", share.start_fraction}};
+  return {{"classes", std::move(classes)}};
+}
+
 }  // namespace
 
 TimeModel time_model_from_json(const json& j, std::string_view where_view) {
@@ -186,6 +272,10 @@ HardwareProfile hardware_profile_from_json(const json& j) {
       p.ranks_per_node = static_cast<int>(v.get<std::int64_t>());
     } else if (key == "time_model") {
       p.time_model = time_model_from_json(v, "time_model");
+    } else if (key == "collectives") {
+      p.collective_times = collective_times_from_json(v);
+    } else if (key == "contention") {
+      p.contention = contention_from_json(v);
     } else if (key == "flops_per_s") {
       if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
       for (auto f = v.begin(); f != v.end(); ++f) p.flops_per_s[f.key()] = positive_number(f.value(), "flops_per_s." + f.key(), false);
@@ -221,6 +311,23 @@ HardwareProfile load_hardware_profile(const std::string& v) {
   }
 }
 
+void apply_comm_sections(std::string_view text, const std::string& where, HardwareProfile& p) {
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    throw Error(where + ": not valid JSON: " + e.what());
+  }
+  try {
+    if (!j.is_object()) throw Error("hardware profile: expected a JSON object {\"collectives\": ..., \"contention\": ...}");
+    refuse_unknown(j, {"collectives", "contention"}, "top level");
+    if (auto it = j.find("collectives"); it != j.end()) p.collective_times = collective_times_from_json(*it);
+    if (auto it = j.find("contention"); it != j.end()) p.contention = contention_from_json(*it);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+}
+
 json hardware_profile_to_json(const HardwareProfile& hw) {
   json out = {{"name", hw.name},
           {"dram_bytes_per_s", hw.dram_bytes_per_s},
@@ -232,6 +339,8 @@ json hardware_profile_to_json(const HardwareProfile& hw) {
           {"ranks_per_node", hw.ranks_per_node},
           {"kernel_launch_us", hw.kernel_launch_us}};
   if (hw.time_model) out["time_model"] = time_model_to_json(*hw.time_model);
+  if (hw.collective_times) out["collectives"] = collective_times_to_json(*hw.collective_times);
+  if (hw.contention) out["contention"] = contention_to_json(*hw.contention);
   return out;
 }
 

@@ -25,6 +25,10 @@ HardwareProfile hardware_profile_from_json(const nlohmann::json& j);
 // built-in name, else a profile JSON file. An unknown name is a OptionError
 // listing the names; a bad file an Error prefixed with its path.
 HardwareProfile load_hardware_profile(const std::string& name_or_file);
+// A profile's measured communication sections, as scripts/fit-comm.py writes
+// them ({"collectives": ..., "contention": ...}, either may be absent), set
+// into `p`; `where` names the file in errors.
+void apply_comm_sections(std::string_view json_text, const std::string& where, HardwareProfile& p);
 nlohmann::json hardware_profile_to_json(const HardwareProfile& hw);
 
 // The time model inside a profile ("time_model"); `where` prefixes errors.

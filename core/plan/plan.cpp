@@ -75,6 +75,8 @@ void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
   r.calibrated_runtimes_us = calibrated_runtimes_us(g, opts.hardware);
   const bool calibrated = opts.runtime_source == "calibrated";
   r.simulated_runtimes_us = calibrated ? r.calibrated_runtimes_us : r.runtimes_us;
+  // Contention is the calibrated model's, as the launch path is.
+  r.contention = calibrated ? contention_model(g, opts.hardware) : ContentionModel{};
   price_launch_path(r, opts);
 }
 
@@ -82,7 +84,7 @@ void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
 // estimated again since the passes may raise the peak within their budget.
 void comms_stage(PlanResult& r, const PlanOptions& opts) {
   const Graph& g = r.planned();
-  r.simulation_before_comm = simulate_two_streams(g, r.order, r.simulated_runtimes_us, r.launch);
+  r.simulation_before_comm = simulate_two_streams(g, r.order, r.simulated_runtimes_us, r.launch, r.contention);
   if (opts.comm_passes.empty()) return;
   r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
   r.order = r.comm->order;
@@ -97,7 +99,8 @@ void simulation_stage(PlanResult& r, const PlanOptions& opts) {
   // launch path (the final order's allocations, when the comm passes moved it).
   const bool calibrated = opts.runtime_source == "calibrated";
   if (r.comm) price_launch_path(r, opts);
-  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch) : r.simulation_before_comm;
+  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch, r.contention)
+                        : r.simulation_before_comm;
   r.predicted = predict(r.planned(), r.order, opts.hardware, r.calibrated_runtimes_us,
                         calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt, scheduler_estimate_of_order(r),
                         r.launch_memory ? &*r.launch_memory : nullptr);
@@ -106,7 +109,7 @@ void simulation_stage(PlanResult& r, const PlanOptions& opts) {
 constexpr PlanStage kStages[] = {
     {"front_end", "front_end, fused_graph", front_end_stage},
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
-    {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, launch, launch_memory", runtimes_stage},
+    {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, contention, launch, launch_memory", runtimes_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
     {"simulation", "simulation, launch, launch_memory, predicted", simulation_stage},
 };

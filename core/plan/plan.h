@@ -62,6 +62,7 @@ struct PlanResult {
   std::vector<double> calibrated_runtimes_us;     // the calibrated model's (core/cost), what the reports time by
   std::vector<double> simulated_runtimes_us;      // what the simulation used (opts.runtime_source)
   LaunchModel launch;                             // host and launch gaps of the calibrated model
+  ContentionModel contention;                     // the profile's contention law per node (empty: none)
   // Memory as executed over the order `launch` was priced for, when its host
   // pays per allocation (the profile's host_us_per_allocation); the
   // prediction reuses it.

@@ -42,10 +42,29 @@ LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagra
       continue;
     }
     const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
-    if (!cudagraphs) m.host_us[v] += host_us_per_node(tm, c);
+    // A collective on a real NCCL group costs the host what the profile's
+    // sweep measured, where it has one.
+    const bool real_collective = c == KernelClass::Collective && !fake_collectives && hw.collective_times &&
+                                 hw.collective_times->host_us_per_issue > 0;
+    if (!cudagraphs) m.host_us[v] += real_collective ? hw.collective_times->host_us_per_issue : host_us_per_node(tm, c);
     if (!cudagraphs && fake_collectives && c == KernelClass::Collective)
       m.host_us[v] += fake_collective_kernels(g.nodes[v]) * tm.host_us_per_collective_kernel;
     m.gap_us[v] = kernels * (cudagraphs ? tm.cudagraph_gap_us : tm.launch_gap_us);
+  }
+  return m;
+}
+
+ContentionModel contention_model(const Graph& g, const HardwareProfile& hw) {
+  ContentionModel m;
+  if (!hw.contention) return m;
+  m.comm_slowdown.assign(g.nodes.size(), 1.0);
+  m.compute_slowdown.assign(g.nodes.size(), 1.0);
+  m.comm_start_fraction.assign(g.nodes.size(), 0.0);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const ContentionShare share = contention_share(*hw.contention, classify_node(g, g.nodes[v]));
+    m.comm_slowdown[v] = share.comm_slowdown;
+    m.compute_slowdown[v] = share.compute_slowdown;
+    m.comm_start_fraction[v] = share.start_fraction;
   }
   return m;
 }
@@ -75,9 +94,12 @@ Prediction predict_from_runtimes(const Graph& g, const Order& order, const Hardw
   }
   if (inductor_complete) p.inductor_kernel_time_us = inductor;
   p.memory = executed ? *executed : estimate_memory_as_executed(g, order, observed_bytes, scheduler_estimate);
-  p.wall_time_us = default_mode_wall_us ? *default_mode_wall_us
-                                        : simulate_two_streams(g, order, us, launch_model(g, hw, false, !price_collectives, &p.memory)).step_time_us;
-  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true, !price_collectives)).step_time_us;
+  // Collectives that take no time contend with nothing.
+  const ContentionModel contention = price_collectives ? contention_model(g, hw) : ContentionModel{};
+  p.wall_time_us = default_mode_wall_us
+                       ? *default_mode_wall_us
+                       : simulate_two_streams(g, order, us, launch_model(g, hw, false, !price_collectives, &p.memory), contention).step_time_us;
+  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true, !price_collectives), contention).step_time_us;
   p.peak_bytes = p.memory.peak_bytes;
   p.reserved_bytes = p.memory.reserved_bytes;
   return p;

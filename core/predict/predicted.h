@@ -35,6 +35,11 @@ namespace schedlab {
 LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives = false,
                          const ExecutedMemory* executed = nullptr);
 
+// How each node's kernel and a collective beside it slow each other, by the
+// node's kernel class and the profile's contention law (core/cost
+// collective_times.h); empty when the profile has none.
+ContentionModel contention_model(const Graph& g, const HardwareProfile& hw);
+
 // Per node, the graph buffers the wrapper allocates afresh at its step
 // (memory as executed's Allocate events; reuses and kernel workspaces left out).
 std::vector<int> fresh_allocations_per_node(const Graph& g, const ExecutedMemory& executed);

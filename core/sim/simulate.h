@@ -43,6 +43,20 @@ struct LaunchModel {
   double host_call_us = 0;
 };
 
+// Contention (docs/simulation.md, "Contention"): while compute node v's
+// kernel runs beside a collective, the collective progresses at
+// 1 / comm_slowdown[v] of its own speed and the kernel at
+// 1 / compute_slowdown[v] of its own (processor sharing: each side's runtime
+// is its time alone). A collective that becomes ready while v's kernel runs
+// starts no earlier than comm_start_fraction[v] of the way through that
+// kernel's own work. Empty vectors: overlap is free (the two-stream model).
+struct ContentionModel {
+  std::vector<double> comm_slowdown;        // per node
+  std::vector<double> compute_slowdown;     // per node
+  std::vector<double> comm_start_fraction;  // per node
+  bool empty() const { return comm_slowdown.empty() && compute_slowdown.empty() && comm_start_fraction.empty(); }
+};
+
 struct Simulation {
   double step_time_us = 0;       // when both streams (and the host) are done
   double compute_busy_us = 0;    // sum of compute runtimes
@@ -57,7 +71,8 @@ struct Simulation {
 // Throws Error when `order` is not a permutation of the nodes or the
 // runtimes do not match the graph.
 Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us);
-Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch);
+Simulation simulate_two_streams(const Graph& g, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch,
+                                const ContentionModel& contention = {});
 
 // What the simulation reads of each node, compact: a graph's nodes are large
 // and a walk along an order visits them at random, so callers that simulate
@@ -71,7 +86,7 @@ struct SimulationGraph {
 };
 SimulationGraph make_simulation_graph(const Graph& g);
 Simulation simulate_two_streams(const Graph& g, const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us,
-                                const LaunchModel& launch = {});
+                                const LaunchModel& launch = {}, const ContentionModel& contention = {});
 
 // Written as Chrome trace events and as a plan's `simulation` section by
 // core/io/plan_writer.h.

@@ -98,6 +98,8 @@ TEST_CASE("the built-in h100-sxm and h200 are the fit of the checked-in measurem
     // scripts/fit-profiles.sh: the H200 alone, then the H100 with the H200 as its sibling.
     const HardwareProfile* sibling = std::string(gpu) == "h100" ? &builtin_profile("h200") : nullptr;
     ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name, sibling);
+    // and the measured collectives and contention (fit-profile --comm; scripts/fit-comm.py's fit of tests/data/dist4)
+    apply_comm_sections(read_text_file(test::data_path("dist4/comm-fit.json")), "comm-fit.json", fit.profile);
     const auto file = nlohmann::json::parse(read_text_file(test::data_path("../../profiles/" + std::string(name) + ".json")));
     CHECK(nearly_equal(hardware_profile_to_json(fit.profile), hardware_profile_to_json(hardware_profile_from_json(file))));
     CHECK(hardware_profile_to_json(builtin_profile(name)) == hardware_profile_to_json(hardware_profile_from_json(file)));

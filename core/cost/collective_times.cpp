@@ -1,0 +1,78 @@
+#include "core/cost/collective_times.h"
+
+#include <cmath>
+#include <limits>
+
+namespace schedlab {
+namespace {
+
+double bus_factor(CollectiveOp op, double n) {
+  switch (op) {
+    case CollectiveOp::AllReduce: return 2 * (n - 1) / n;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllToAll: return (n - 1) / n;
+    case CollectiveOp::Broadcast: return 1.0;
+  }
+  return 1.0;
+}
+
+double interpolate(const std::vector<std::pair<double, double>>& curve, double size) {
+  if (curve.size() == 1 || size <= curve.front().first) return curve.front().second;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    const auto [s0, t0] = curve[i - 1];
+    const auto [s1, t1] = curve[i];
+    if (size <= s1) {
+      const double f = std::log(size / s0) / std::log(s1 / s0);
+      return std::exp(std::log(t0) + f * (std::log(t1) - std::log(t0)));
+    }
+  }
+  const auto [s0, t0] = curve[curve.size() - 2];
+  const auto [s1, t1] = curve.back();
+  return t1 + (size - s1) * std::max(0.0, (t1 - t0) / (s1 - s0));
+}
+
+}  // namespace
+
+double collective_curve_size(CollectiveOp op, std::int64_t payload_bytes, std::int64_t group_size) {
+  const double payload = static_cast<double>(payload_bytes);
+  return op == CollectiveOp::ReduceScatter ? payload * static_cast<double>(group_size) : payload;
+}
+
+std::optional<double> measured_collective_us(const CollectiveTimes& t, CollectiveOp op, std::int64_t payload_bytes,
+                                             std::int64_t group_size) {
+  auto by_op = t.curves.find(op);
+  if (by_op == t.curves.end() || by_op->second.empty() || group_size <= 1) return std::nullopt;
+  // The nearest swept group size in log scale; on a tie, the larger.
+  const auto* nearest = &*by_op->second.begin();
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& entry : by_op->second) {
+    const double d = std::abs(std::log(static_cast<double>(entry.first) / static_cast<double>(group_size)));
+    if (d <= best) best = d, nearest = &entry;
+  }
+  const double size = collective_curve_size(op, payload_bytes, group_size);
+  double us = interpolate(nearest->second, size);
+  if (nearest->first != group_size)
+    us *= bus_factor(op, static_cast<double>(group_size)) / bus_factor(op, static_cast<double>(nearest->first));
+  return us;
+}
+
+ContentionShare contention_share(const ContentionLaw& law, KernelClass c) {
+  auto find = [&](KernelClass k) -> const ContentionShare* {
+    auto it = law.classes.find(k);
+    return it == law.classes.end() ? nullptr : &it->second;
+  };
+  if (const ContentionShare* own = find(c)) return *own;
+  KernelClass like = c;
+  switch (c) {
+    case KernelClass::AttentionBackward: like = KernelClass::Attention; break;
+    case KernelClass::ConvolutionBackward: like = KernelClass::Convolution; break;
+    case KernelClass::Copy:
+    case KernelClass::Extern: like = KernelClass::TritonPointwise; break;
+    default: return {};
+  }
+  if (const ContentionShare* similar = find(like)) return *similar;
+  return {};
+}
+
+}  // namespace schedlab

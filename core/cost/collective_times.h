@@ -1,0 +1,71 @@
+// Measured collective times and how compute and collectives slow each other
+// (docs/cost-model.md, "Collectives" and "Contention").
+//
+// A profile may carry curves of collective time against message size,
+// measured per operation and group size inside one node
+// (python/dist/comm_sweep.py, fitted by scripts/fit-comm.py), and a
+// contention law: per kernel class, how much slower a collective runs while a
+// kernel of that class runs beside it, and how much slower that kernel runs.
+// Plain data and pure functions; profiles are read by core/io/profiles.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cost/kernel_class.h"
+#include "core/graph/graph.h"
+
+namespace schedlab {
+
+struct CollectiveTimes {
+  std::string source;  // where the sweeps ran
+  // The host's cost to issue one collective and its wait on a real NCCL
+  // group (the sweep's median; the fitted time model's host_us_per_collective
+  // comes from the zoo's fake process group, which costs the host less).
+  double host_us_per_issue = 0;
+  // op -> group size -> (size in bytes, us), sizes ascending. Size is the
+  // rank's larger buffer: all_gather's output, reduce_scatter's input, the
+  // tensor otherwise.
+  std::map<CollectiveOp, std::map<std::int64_t, std::vector<std::pair<double, double>>>> curves;
+};
+
+// The curve's size for a graph payload (core/cost collective_payload: output
+// bytes, so reduce_scatter's is its shard).
+double collective_curve_size(CollectiveOp op, std::int64_t payload_bytes, std::int64_t group_size);
+
+// The time of one collective from the curves: log-log linear between swept
+// sizes, the smallest size's time below the sweep, the last segment's
+// per-byte cost above it. A group size never swept takes the nearest swept
+// one, scaled by the ring algorithm's bus factor (all_reduce 2(n-1)/n,
+// all_gather / reduce_scatter / all_to_all (n-1)/n, broadcast 1). nullopt
+// when the profile has no curve of this operation.
+std::optional<double> measured_collective_us(const CollectiveTimes& t, CollectiveOp op, std::int64_t payload_bytes,
+                                             std::int64_t group_size);
+
+// Both sides of an overlap: while a kernel of a class runs beside a
+// collective, the collective takes `comm_slowdown` times its time alone and
+// the kernel `compute_slowdown` times its own (core/sim shares the interval
+// at those rates).
+struct ContentionShare {
+  double comm_slowdown = 1.0;
+  double compute_slowdown = 1.0;
+  // A collective that becomes ready while a kernel of the class runs starts
+  // this far into it (0: at once; 1: at its end): the NCCL kernel gets SMs
+  // only as the kernel's last wave drains them.
+  double start_fraction = 0.0;
+};
+
+struct ContentionLaw {
+  std::map<KernelClass, ContentionShare> classes;  // the classes the sweep measured
+};
+
+// The share for a class: its own, else the measured class it resembles
+// (attention backward -> attention, convolution backward -> convolution,
+// copies and other externs -> triton_pointwise: memory-bound), else none.
+ContentionShare contention_share(const ContentionLaw& law, KernelClass c);
+
+}  // namespace schedlab

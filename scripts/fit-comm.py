@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Fits the collective-time curves and the contention law of a hardware
+profile from python/dist/comm_sweep.py's sweeps (docs/cost-model.md,
+"Collectives" and "Contention"). Standard library only; no GPU.
+
+    python3 scripts/fit-comm.py SWEEP.json... -o SECTION.json [--report]
+    python3 scripts/fit-comm.py SWEEP.json... --into profiles/h100-sxm.json
+
+Collective time of a point: the time per operation of the sweep's lockstep
+loop (CUDA events; it holds the handoff between the compute and NCCL streams
+a compiled graph pays), less, for the operations whose functional form
+clones its input first (all_reduce, broadcast), that copy: Inductor's graphs
+hold such a copy as a node of its own. The copy's cost is a line in bytes
+fitted over the points whose NCCL kernel was profiled (events minus kernel).
+Every (operation, world size) keeps the median over dtypes and runs at each
+swept size: `collectives.curves.OP.N` = [[size_bytes, us], ...], with size
+the rank's larger buffer (all_gather's output, reduce_scatter's input).
+core/cost/collective_times.cpp interpolates them log-log (the one place
+that does).
+
+The host's cost to issue a collective and its wait: the median over the
+points of each point's median host time per issue (`host_us_per_issue`).
+
+Contention: for each compute class of the sweep, the median over its rows
+(messages of 16 MiB and more, where a collective's start no longer
+dominates) of the NCCL kernel's time beside that compute against alone
+(`comm_slowdown`), and of the compute kernels' time while a collective runs
+against alone (`compute_slowdown`; kernels more than half overlapped), and
+how far into a running kernel of the class a collective that became ready
+beside it starts (`start_fraction`: the NCCL kernel gets SMs only as the
+kernel's last wave drains them; the median over the rows of each row's
+median, the first round, where the ranks line up, left out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+CLONING_OPS = ("all_reduce", "broadcast")
+# The sweep's compute workloads by the time model's kernel class (core/cost/kernel_class.h).
+WORKLOAD_CLASS = {"gemm": "gemm", "attention": "attention", "triton_pointwise": "triton_pointwise",
+                  "triton_reduction": "triton_reduction", "convolution": "convolution"}
+LARGE_MESSAGE = 16 << 20
+
+
+def load(paths: list[str]) -> tuple[list[dict], list[dict]]:
+    collectives, contention = [], []
+    for p in paths:
+        doc = json.loads(Path(p).read_text())
+        if doc.get("format") != "schedlab-comm-sweep/1":
+            raise SystemExit(f"fit-comm: {p}: format: expected \"schedlab-comm-sweep/1\"")
+        world = doc["env"]["world_size"]
+        if doc["what"] == "collectives":
+            collectives += [dict(q, world=world, source=p) for q in doc["points"] if "error" not in q]
+        elif doc["env"].get("knob", "none") == "none" and not doc["env"]["env"].get("NCCL_MAX_NCHANNELS"):
+            contention += [dict(r, world=world, source=p) for r in doc["rows"] if "error" not in r]
+    return collectives, contention
+
+
+def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least squares y = a + b x, each point weighted by 1/y^2 (relative error)."""
+    w = [1.0 / max(y, 1e-9) ** 2 for y in ys]
+    sw = sum(w)
+    sx = sum(wi * x for wi, x in zip(w, xs))
+    sy = sum(wi * y for wi, y in zip(w, ys))
+    sxx = sum(wi * x * x for wi, x in zip(w, xs))
+    sxy = sum(wi * x * y for wi, x, y in zip(w, xs, ys))
+    den = sw * sxx - sx * sx
+    b = (sw * sxy - sx * sy) / den if den else 0.0
+    return (sy - b * sx) / sw, b
+
+
+def copy_line(points: list[dict]) -> tuple[float, float]:
+    xs, ys = [], []
+    for q in points:
+        k = q.get("nccl_kernel_us_median")
+        if q["op"] in CLONING_OPS and k and k <= q["per_op_us_median"]:
+            xs.append(q["input_bytes"])
+            ys.append(q["per_op_us_median"] - k)
+    if len(xs) < 2:
+        raise SystemExit("fit-comm: too few profiled all_reduce/broadcast points to price their input copy")
+    return fit_line(xs, ys)
+
+
+def collective_us(q: dict, copy: tuple[float, float]) -> float:
+    t = q["per_op_us_median"]
+    if q["op"] in CLONING_OPS:
+        t -= copy[0] + copy[1] * q["input_bytes"]
+    return max(t, 0.5)
+
+
+def curves(points: list[dict], copy) -> dict:
+    by = {}
+    for q in points:
+        by.setdefault(q["op"], {}).setdefault(str(q["world"]), {}).setdefault(q["size_bytes"], []).append(
+            collective_us(q, copy))
+    return {op: {w: [[s, round(statistics.median(v), 3)] for s, v in sorted(sz.items())] for w, sz in ws.items()}
+            for op, ws in sorted(by.items())}
+
+
+def report_collectives(points: list[dict], copy, fitted: dict) -> list[str]:
+    """Per operation and world size: how the sweep's points (each dtype and
+    run) sit around the curve at their own sizes."""
+    lines = ["| op | ranks | points within 10 % | median error |", "|---|---|---|---|"]
+    for op, ws in fitted.items():
+        for w, curve in ws.items():
+            at = dict(curve)
+            errs = sorted(abs(at[q["size_bytes"]] / collective_us(q, copy) - 1)
+                          for q in points if q["op"] == op and str(q["world"]) == w)
+            within = sum(e <= 0.10 for e in errs)
+            lines.append(f"| {op} | {w} | {within} of {len(errs)} | {100 * statistics.median(errs):.1f} % |")
+    return lines
+
+
+def workload_class(name: str) -> str | None:
+    for prefix, cls in WORKLOAD_CLASS.items():
+        if name.startswith(prefix):
+            return cls
+    return None
+
+
+def main_kernel_us(durations: list[float]) -> float:
+    """The workload's own kernel time alone: the median of the kernels within
+    a factor 3 of the longest but one (the spin that queues the work ahead
+    and a library's tiny helper kernels aside)."""
+    ds = sorted(durations)
+    top = ds[-2] if len(ds) > 1 else ds[-1]
+    return statistics.median([d for d in ds if top / 3 <= d <= top * 1.5])
+
+
+def contention(rows: list[dict]) -> dict:
+    """Per class: the median over its sweep rows of each row's median ratio
+    (a row: one workload beside one collective; each row counts once, however
+    many kernels it ran)."""
+    comm, compute, start = {}, {}, {}
+    for r in rows:
+        cls = workload_class(r["compute"])
+        if cls is None or r["size_bytes"] < LARGE_MESSAGE:
+            continue
+        alone = main_kernel_us(r["compute_alone_kernels_us"])
+        row_comm, row_compute, row_start = [], [], []
+        for rank in r["by_rank"]:
+            row_comm += [c / r["comm_alone_us"] for c in rank["comm_us"]]
+            ci = rank["comm_intervals"]
+            for s, e in rank["compute_intervals"][1:]:  # the first is the spin
+                d = e - s
+                if not (alone / 3 <= d <= alone * 5):
+                    continue
+                ov = max((min(e, ce) - max(s, cs) for cs, ce in ci), default=0.0)
+                if ov > 0.5 * d:
+                    row_compute.append(d / alone)
+        for rank in r["by_rank"]:
+            kernels = [k for k in rank["compute_intervals"][1:] if k[1] > k[0]]
+            for s, _ in rank["comm_intervals"][1:]:  # the first round also waits for the ranks to line up
+                running = [k for k in kernels if k[0] <= s]
+                if running:
+                    k = max(running, key=lambda k: k[0])
+                    row_start.append((s - k[0]) / (k[1] - k[0]))
+        if row_start:
+            start.setdefault(cls, []).append(min(1.0, statistics.median(row_start)))
+        if row_comm:
+            comm.setdefault(cls, []).append(statistics.median(row_comm))
+        if row_compute:
+            compute.setdefault(cls, []).append(statistics.median(row_compute))
+    out = {}
+    for cls in sorted(set(comm) | set(compute)):
+        out[cls] = {"comm_slowdown": round(statistics.median(comm[cls]), 4) if cls in comm else 1.0,
+                    "compute_slowdown": round(statistics.median(compute[cls]), 4) if cls in compute else 1.0,
+                    "start_fraction": round(statistics.median(start[cls]), 4) if cls in start else 0.0}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sweeps", nargs="+")
+    dest = ap.add_mutually_exclusive_group(required=True)
+    dest.add_argument("-o", "--out", help="write the profile section here")
+    dest.add_argument("--into", help="set the section in this profile file")
+    ap.add_argument("--source", default="", help="where the sweeps ran, recorded in the profile")
+    ap.add_argument("--report", action="store_true", help="print the fit's error tables (markdown)")
+    args = ap.parse_args()
+    points, rows = load(args.sweeps)
+    if not points:
+        raise SystemExit("fit-comm: no collective sweep among the inputs")
+    copy = copy_line(points)
+    fitted = curves(points, copy)
+    # The host's time per issue (a collective and its wait) while the GPU
+    # runs behind: the median over the points of each point's median.
+    host = statistics.median(statistics.median(q["host_us_per_issue"]) for q in points if q.get("host_us_per_issue"))
+    section = {
+        "collectives": {"source": args.source or ", ".join(sorted({Path(q["source"]).parent.name for q in points})),
+                        "host_us_per_issue": round(host, 3), "curves": fitted},
+    }
+    if rows:
+        section["contention"] = {"classes": contention(rows)}
+    if args.report:
+        print(f"input copy of all_reduce/broadcast: {copy[0]:.2f} us + bytes / {1e-6 / copy[1]:.2f} TB/s")
+        print(f"host per issue (collective and wait): {host:.1f} us")
+        print("\n".join(report_collectives(points, copy, fitted)))
+        for cls, v in section.get("contention", {}).get("classes", {}).items():
+            print(f"contention {cls}: collective x{v['comm_slowdown']:.3f}, compute x{v['compute_slowdown']:.3f}, "
+                  f"a collective ready beside it starts {v['start_fraction']:.2f} into it")
+    text = json.dumps(section, indent=1, sort_keys=True)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    else:
+        profile = json.loads(Path(args.into).read_text())
+        profile.update(section)
+        Path(args.into).write_text(json.dumps(profile, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

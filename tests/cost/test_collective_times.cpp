@@ -1,0 +1,88 @@
+// Measured collective curves (core/cost/collective_times.h): interpolation,
+// the size convention, group sizes never swept, and the profile reader's
+// errors; and that the built-in profiles price the sweeps they were fitted
+// from.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/cost/collective_times.h"
+#include "core/cost/cost_model.h"
+#include "core/io/profiles.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+
+namespace {
+
+CollectiveTimes two_points() {
+  CollectiveTimes t;
+  t.curves[CollectiveOp::AllReduce][4] = {{1 << 20, 20.0}, {4 << 20, 80.0}};
+  t.curves[CollectiveOp::ReduceScatter][4] = {{1 << 20, 10.0}, {2 << 20, 20.0}};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("collective curves: log-log between sizes, a floor below, a slope above", "[cost][collectives]") {
+  const CollectiveTimes t = two_points();
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 1 << 20, 4) == Approx(20));
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 4 << 20, 4) == Approx(80));
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 2 << 20, 4) == Approx(40));  // halfway in log size and log time
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 4096, 4) == Approx(20));      // the latency floor
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 7 << 20, 4) == Approx(140));  // 20 us per MiB past the sweep
+  // reduce_scatter's payload is its shard: 512 KiB out of 4 ranks is the 2 MiB point.
+  CHECK(*measured_collective_us(t, CollectiveOp::ReduceScatter, 512 << 10, 4) == Approx(20));
+  // A group size never swept: the nearest one scaled by the ring's bus factor (2*7/8 over 2*3/4).
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 1 << 20, 8) == Approx(20 * (1.75 / 1.5)));
+  CHECK(!measured_collective_us(t, CollectiveOp::AllGather, 1 << 20, 4));
+  CHECK(!measured_collective_us(t, CollectiveOp::AllReduce, 1 << 20, 1));
+}
+
+TEST_CASE("collective curves: the built-in profiles use them inside a node, the datasheet across nodes", "[cost][collectives]") {
+  const HardwareProfile& hw = builtin_profile("h100-sxm");
+  REQUIRE(hw.collective_times);
+  const auto& curve = hw.collective_times->curves.at(CollectiveOp::AllReduce).at(4);
+  for (const auto& [bytes, us] : curve)
+    CHECK(estimate_collective_us(CollectiveOp::AllReduce, static_cast<std::int64_t>(bytes), 4, 4, hw) == Approx(us));
+  // 16 ranks of a 2-node job cross the network: the datasheet model, not the curves.
+  const HardwareProfile& sheet = builtin_profile("h100-sxm-datasheet");
+  CHECK(estimate_collective_us(CollectiveOp::AllReduce, 1 << 26, 16, 16, hw) ==
+        Approx(estimate_collective_us(CollectiveOp::AllReduce, 1 << 26, 16, 16, sheet)));
+  // The measured 64 MiB all-reduce at 4 ranks (331 us) is 1.46 x the
+  // datasheet's, a 4 KiB one (8.5 us) 2.5 x.
+  CHECK(estimate_collective_us(CollectiveOp::AllReduce, 1 << 26, 4, 4, hw) >
+        1.3 * estimate_collective_us(CollectiveOp::AllReduce, 1 << 26, 4, 4, sheet));
+  CHECK(estimate_collective_us(CollectiveOp::AllReduce, 4096, 4, 4, hw) >
+        2 * estimate_collective_us(CollectiveOp::AllReduce, 4096, 4, 4, sheet));
+}
+
+TEST_CASE("collective curves and contention: the profile reader names the field", "[cost][collectives][io]") {
+  auto refuse = [](const std::string& sections, const std::string& expect) {
+    HardwareProfile p = builtin_profile("h100-sxm-datasheet");
+    CHECK_THROWS_WITH(apply_comm_sections(sections, "x.json", p), Catch::Contains(expect) && Catch::Contains("x.json"));
+  };
+  refuse(R"({"collectives": {"curves": {"all_sum": {}}}})", "unknown operation \"all_sum\"");
+  refuse(R"({"collectives": {"curves": {"all_reduce": {"1": [[4096, 5]]}}}})", "group size \"1\"");
+  refuse(R"({"collectives": {"curves": {"all_reduce": {"4": [[4096, 5], [4096, 6]]}}}})", "collectives.curves.all_reduce.4[1]: sizes must ascend");
+  refuse(R"({"collectives": {"curves": {"all_reduce": {"4": [[4096, -5]]}}}})", "collectives.curves.all_reduce.4[0][1]");
+  refuse(R"({"collectives": {"curves": {}, "host_us_per_issue": "x"}})", "host_us_per_issue");
+  refuse(R"({"contention": {"classes": {"gemm": {"comm_slowdown": 0.5, "compute_slowdown": 1}}}})", "contention.classes.gemm");
+  refuse(R"({"contention": {"classes": {"gemm": {"comm_slowdown": 1, "compute_slowdown": 1, "start_fraction": 2}}}})",
+         "start_fraction");
+  refuse(R"({"contention": {"classes": {"collective": {"comm_slowdown": 1, "compute_slowdown": 1}}}})", "unknown kernel class");
+  refuse(R"({"bandwidth": 1})", "unknown field \"bandwidth\"");
+  refuse("[", "not valid JSON");
+  // A good one round-trips through the profile writer.
+  HardwareProfile p = builtin_profile("h100-sxm-datasheet");
+  apply_comm_sections(R"({"collectives": {"source": "s", "host_us_per_issue": 70, "curves": {"all_gather": {"2": [[4096, 6], [8192, 7]]}}},
+                          "contention": {"classes": {"gemm": {"comm_slowdown": 1.3, "compute_slowdown": 1.4, "start_fraction": 0.9}}}})",
+                      "x.json", p);
+  const HardwareProfile again = hardware_profile_from_json(hardware_profile_to_json(p));
+  REQUIRE(again.collective_times);
+  CHECK(again.collective_times->host_us_per_issue == 70);
+  CHECK(again.collective_times->curves.at(CollectiveOp::AllGather).at(2).size() == 2);
+  CHECK(contention_share(*again.contention, KernelClass::Gemm).start_fraction == 0.9);
+  // Classes the sweep never ran borrow from one they resemble, or contend with nothing.
+  CHECK(contention_share(*again.contention, KernelClass::TritonPointwise).comm_slowdown == 1.0);
+}

@@ -1,0 +1,79 @@
+"""The 4 x H100 data (tests/data/dist4; no torch, no GPU): scripts/fit-comm.py
+reproduces the checked-in fit from the checked-in sweeps, and the
+simulation of the real 4-GPU steps with the built-in h100-sxm profile stays
+at today's figures (docs/gpu-validation.md, "Four GPUs"). A floor, not the
+target: the issue's target is every step within 8 %."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python" / "dist"))
+sys.path.insert(0, str(ROOT / "python"))
+
+from compare import compare_run  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "dist4"
+SCHEDULES = ("default", "recommended", "schedlab")
+STEPS = ("tp_block", "fsdp", "ddp", "fsdp_fwd_bwd", "tp_microbatch")
+
+
+def _schedlab() -> str | None:
+    path = os.environ.get("SCHEDLAB_BIN") or str(ROOT / "build" / "schedlab")
+    return path if Path(path).exists() else None
+
+
+class CommFit(unittest.TestCase):
+    def test_the_checked_in_fit_is_the_fit_of_the_checked_in_sweeps(self):
+        fitted = json.loads((DATA / "comm-fit.json").read_text())
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "fit.json"
+            sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json"))
+            sweeps += sorted(str(p) for p in DATA.glob("h100-run*/contention-w4.json"))
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(out),
+                            "--source", fitted["collectives"]["source"]], check=True)
+            self.assertEqual(json.loads(out.read_text()), fitted)
+        # What the fit says, in round figures: contention slows both sides, a
+        # collective ready beside a GEMM starts in its last wave.
+        gemm = fitted["contention"]["classes"]["gemm"]
+        self.assertGreater(gemm["comm_slowdown"], 1.1)
+        self.assertGreater(gemm["compute_slowdown"], 1.1)
+        self.assertGreater(gemm["start_fraction"], 0.7)
+        self.assertGreater(fitted["contention"]["classes"]["triton_pointwise"]["comm_slowdown"], 2.0)
+
+
+@unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
+class FourGpuSteps(unittest.TestCase):
+    def test_simulated_steps_and_exposed_comm_at_todays_figures(self):
+        ratios, exposed = [], []
+        with tempfile.TemporaryDirectory() as tmp:
+            for run in ("run1", "run2"):
+                for step in STEPS:
+                    for schedule in SCHEDULES:
+                        r = compare_run(DATA / "steps" / run / step / schedule, _schedlab(), "h100-sxm", Path(tmp))
+                        m, s = r["measured"], r["simulated"]
+                        ratios.append((s["step_us"] / m["gpu_span_us"], run, step, schedule))
+                        if schedule == "default" and step != "ddp":  # nothing overlaps: every collective exposed
+                            exposed.append((s["exposed_comm_us"] / m["exposed_comm_us"], run, step))
+        # Simulated over measured GPU span: 0.59-0.80 with the datasheet's
+        # collectives and free overlap; 0.69-0.90 with the measured curves and contention.
+        for ratio, *where in ratios:
+            with self.subTest(where=where):
+                self.assertGreaterEqual(ratio, 0.68)
+                self.assertLessEqual(ratio, 1.08)
+        # Exposed time where nothing overlaps: within 30 % on every step (fsdp 0.74).
+        for ratio, *where in exposed:
+            with self.subTest(where=where):
+                self.assertGreater(ratio, 0.70)
+                self.assertLess(ratio, 1.30)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,108 @@
+// The simulation under contention (core/sim ContentionModel): processor
+// sharing between a collective and the kernel beside it, and the start rule,
+// timed by hand on a small graph; with neutral factors it is the two-stream
+// model on real graphs.
+#include <catch2/catch.hpp>
+
+#include "core/cost/cost_model.h"
+#include "core/predict/predicted.h"
+#include "core/sim/simulate.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+
+namespace {
+
+struct Small {
+  Graph g = load_graph_file(test::data_path("comms/overlap_small.json"));
+  std::vector<double> rt = std::vector<double>(g.nodes.size(), 0.0);
+  Small() {
+    // ag 10 us on the comm stream; indep1 3 and indep2 4 beside it; the wait; use 4.
+    rt[g.find_node("ag")] = 10;
+    rt[g.find_node("indep1")] = 3;
+    rt[g.find_node("indep2")] = 4;
+    rt[g.find_node("use")] = 4;
+  }
+  Order sunk() const { return {g.find_node("ag"), g.find_node("indep1"), g.find_node("indep2"), g.find_node("wait"), g.find_node("use")}; }
+  ContentionModel uniform(double comm, double compute, double start) const {
+    const std::size_t n = g.nodes.size();
+    return {std::vector<double>(n, comm), std::vector<double>(n, compute), std::vector<double>(n, start)};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("contention: both sides slow while they overlap", "[sim][contention]") {
+  Small s;
+  Simulation free = simulate_two_streams(s.g, s.sunk(), s.rt);
+  CHECK(free.step_time_us == Approx(14));  // ag 0-10, indep1 0-3, indep2 3-7, the wait stalls 3, use 10-14
+  CHECK(free.exposed_comm_us == Approx(3));
+  // The collective at half speed, the kernels at 1/1.5 beside it:
+  // indep1 0-4.5 (ag did 2.25 of 10), indep2 4.5-10.5 (ag 3 more), the wait
+  // stalls while ag's last 4.75 run alone, use 15.25-19.25.
+  Simulation shared = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, s.uniform(2.0, 1.5, 0.0));
+  CHECK(shared.step_time_us == Approx(19.25));
+  CHECK(shared.exposed_comm_us == Approx(4.75));
+  CHECK(shared.compute_busy_us == Approx(4.5 + 6 + 4));
+  REQUIRE(shared.collectives.size() == 1);
+  CHECK(shared.collectives[0].start_us == Approx(0));
+  CHECK(shared.collectives[0].end_us == Approx(15.25));
+  CHECK(shared.comm_busy_us == Approx(15.25));
+}
+
+TEST_CASE("contention: a collective ready as a kernel starts waits for its last wave", "[sim][contention]") {
+  Small s;
+  // ag is ready at 0 as indep1 starts; it gets SMs half-way through indep1.
+  Simulation sim = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, s.uniform(1.0, 1.0, 0.5));
+  REQUIRE(sim.collectives.size() == 1);
+  CHECK(sim.collectives[0].start_us == Approx(1.5));
+  CHECK(sim.collectives[0].end_us == Approx(11.5));
+  CHECK(sim.exposed_comm_us == Approx(4.5));
+  CHECK(sim.step_time_us == Approx(15.5));
+  // At the kernel's end (fraction 1): ag runs after indep1.
+  Simulation after = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, s.uniform(1.0, 1.0, 1.0));
+  CHECK(after.collectives[0].start_us == Approx(3));
+  // A model of the wrong size is refused.
+  ContentionModel wrong = s.uniform(1.0, 1.0, 0.0);
+  wrong.comm_slowdown.pop_back();
+  CHECK_THROWS_WITH(simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, wrong), Catch::Contains("contention model"));
+}
+
+TEST_CASE("contention: neutral factors give the two-stream model on real graphs", "[sim][contention]") {
+  // Without a launch path: the two-stream model starts a collective when the
+  // compute stream reaches it; under contention it also waits for the host's
+  // issue (checked below with the launch path).
+  for (const std::string& c : test::fixture_cases()) {
+    if (c.rfind("inductor/", 0) != 0) continue;
+    Graph g = load_graph_file(test::data_path(c + ".post.json"));
+    INFO(c);
+    const HardwareProfile& hw = builtin_profile("h100-sxm");
+    const auto rt = estimate_runtimes_us(g, hw);
+    const std::size_t n = g.nodes.size();
+    const ContentionModel neutral{std::vector<double>(n, 1.0), std::vector<double>(n, 1.0), std::vector<double>(n, 0.0)};
+    const Simulation a = simulate_two_streams(g, g.baseline_order(), rt);
+    const Simulation b = simulate_two_streams(g, g.baseline_order(), rt, LaunchModel{}, neutral);
+    CHECK(b.step_time_us == Approx(a.step_time_us));
+    CHECK(b.exposed_comm_us == Approx(a.exposed_comm_us).margin(1e-6));
+    CHECK(b.compute_busy_us == Approx(a.compute_busy_us));
+    REQUIRE(b.collectives.size() == a.collectives.size());
+    for (std::size_t i = 0; i < a.collectives.size(); ++i) CHECK(b.collectives[i].end_us == Approx(a.collectives[i].end_us));
+    // With the launch path a collective starts no earlier than the host issues it.
+    const Simulation hosted = simulate_two_streams(g, g.baseline_order(), rt, launch_model(g, hw, false), neutral);
+    for (const CollectiveTiming& ct : hosted.collectives) CHECK(ct.start_us >= ct.issue_us);
+  }
+}
+
+TEST_CASE("contention: the built-in profiles' law per node", "[sim][contention]") {
+  Graph g = load_graph_file(test::data_path("inductor/fsdp_1.post.json"));
+  const ContentionModel m = contention_model(g, builtin_profile("h100-sxm"));
+  REQUIRE(m.comm_slowdown.size() == g.nodes.size());
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    CHECK(m.comm_slowdown[v] >= 1.0);
+    CHECK(m.compute_slowdown[v] >= 1.0);
+    CHECK(m.comm_start_fraction[v] >= 0.0);
+    CHECK(m.comm_start_fraction[v] <= 1.0);
+  }
+  // A datasheet profile carries none: overlap stays free.
+  CHECK(contention_model(g, builtin_profile("h100-sxm-datasheet")).empty());
+}
