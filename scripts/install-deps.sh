@@ -21,7 +21,7 @@ done
 pkgs=(cmake g++ make catch2 nlohmann-json3-dev libcli11-dev)
 pkgs+=(python3 python3-dev pybind11-dev python3-venv)  # the bindings (pybind/), the wheel and its smoke test
 pkgs+=(libsimdjson-dev)  # only for the loader benchmark beside simdjson (tests/bench); never linked into core/
-((web)) && pkgs+=(emscripten nodejs npm chromium)
+((web)) && pkgs+=(emscripten nodejs npm chromium node-typescript)  # node-typescript: tsc checks the npm package's types
 ((hardening)) && pkgs+=(clang libclang-rt-14-dev)
 
 missing=()
