@@ -188,7 +188,8 @@ def plan_in_process(graph: dict, *, memory_methods: Sequence[str] = (), comm_pas
     fuse=False, ...)`, the same options, no subprocess and no JSON text.
     Raises PlanUnavailable as run_plan does: bindings missing, refused (the
     core's message), or timed out (the plan runs on a thread, without the
-    GIL; past the timeout it is left to finish and its result is dropped)."""
+    GIL; past the timeout it is left to finish, the process waiting for it
+    at exit, and its result is dropped)."""
     schedlab = find_bindings()
     if schedlab is None:
         raise PlanUnavailable("schedlab's in-process bindings (schedlab._core) are not available")
@@ -202,7 +203,9 @@ def plan_in_process(graph: dict, *, memory_methods: Sequence[str] = (), comm_pas
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             outcome["error"] = e
 
-    worker = threading.Thread(target=run, name="schedlab-plan", daemon=True)
+    # Not a daemon: Python waits for a plan still running at exit, where a
+    # daemon thread coming back from C++ into a finalizing interpreter aborts.
+    worker = threading.Thread(target=run, name="schedlab-plan")
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():

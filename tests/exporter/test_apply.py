@@ -19,6 +19,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import warnings
 from pathlib import Path
@@ -387,6 +388,9 @@ class InProcess(unittest.TestCase):
             graph = json.loads(path.read_text())
         with self.assertRaisesRegex(PlanUnavailable, "timed out after 0.01 s"):
             plan_in_process(graph, memory_methods=["baseline", "lpmf", "bfs", "dfs"], timeout_s=0.01)
+        left = [t for t in threading.enumerate() if t.name == "schedlab-plan"]
+        self.assertEqual(len(left), 1)  # the plan goes on, on its thread; wait for it, to load no later test
+        left[0].join()
 
 
 if __name__ == "__main__":
