@@ -3,7 +3,8 @@ in-process (the bindings) and by the CLI in a subprocess (apply's fallback,
 and its only planner before the bindings), against what Inductor's own comm
 passes take on the same graph. One GPU, PyTorch 2.11.
 
-    python3 python/zoo/apply_overhead.py --out out/apply_overhead.json [--cases tp_block,fsdp_train,ddp_step] [--repeat 3]
+    python3 python/zoo/apply_overhead.py --out out/apply_overhead.json [--cases tp_block,fsdp_train,ddp_step]
+        [--repeat 3] [--modes inductor,bindings,cli] [--schedlab build/schedlab]
 
 Each case of the zoo (cases.py; the distributed ones on the fake process
 group) is compiled `--repeat` times under each of three modes, dynamo reset
@@ -182,9 +183,13 @@ def main() -> int:
     parser.add_argument("--cases", default=",".join(DEFAULT_CASES), help="zoo cases (python/zoo/cases.py)")
     parser.add_argument("--repeat", type=int, default=3, help="compiles per case and mode (>= 1)")
     parser.add_argument("--schedlab", default=None, help="the CLI for the cli mode (default: apply's search)")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"which of {', '.join(MODES)} to run")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
+    modes = [m for m in args.modes.split(",") if m]
+    if not modes or any(m not in MODES for m in modes):
+        parser.error(f"--modes {args.modes}: choose from {', '.join(MODES)}")
 
     import torch
 
@@ -195,27 +200,28 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("apply_overhead: needs a CUDA GPU", file=sys.stderr)
         return 2
-    if find_bindings() is None:
+    if "bindings" in modes and find_bindings() is None:
         print("apply_overhead: schedlab's bindings are not importable (pip install . in the checkout, or "
               "PYTHONPATH=build/python:python after cmake --build build)", file=sys.stderr)
         return 2
-    binary = find_schedlab(args.schedlab)
+    binary = find_schedlab(args.schedlab) if "cli" in modes else None
     cases.init_fake_process_group()
     result = {
         "torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "python": platform.python_version(),
-        "schedlab_module": schedlab.__file__, "schedlab_binary": binary, "repeat": args.repeat, "cases": {},
+        "schedlab_module": schedlab.__file__, "schedlab_binary": binary, "repeat": args.repeat, "modes": modes,
+        "cases": {},
     }
     for name in args.cases.split(","):
         case = getattr(cases, name)
-        runs = {mode: Recorder() for mode in MODES}
-        compile_s: dict[str, list[float]] = {mode: [] for mode in MODES}
+        runs = {mode: Recorder() for mode in modes}
+        compile_s: dict[str, list[float]] = {mode: [] for mode in modes}
         _compile_once(case, "inductor", Recorder(), binary)  # warm: kernels' autotuning caches, imports
         for _ in range(args.repeat):
-            for mode in MODES:  # interleaved, so that drift hits every mode alike
+            for mode in modes:  # interleaved, so that drift hits every mode alike
                 compile_s[mode].append(_compile_once(case, mode, runs[mode], binary))
         summary = summarize(runs, compile_s)
         result["cases"][name] = summary
-        medians = ", ".join(f"{m} {summary['compile_s'][m]['median_s']:.2f} s" for m in MODES)
+        medians = ", ".join(f"{m} {summary['compile_s'][m]['median_s']:.2f} s" for m in modes)
         print(f"{name}: compile (median of {args.repeat}) {medians}")
         print("\n".join(overhead_table(summary)))
     out = Path(args.out)
