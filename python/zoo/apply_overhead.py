@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+sys.path.append(str(HERE.parent))  # the checkout's packages, unless installed ones come first (pip install .)
+sys.path.insert(0, str(HERE))      # cases.py
 
 MODES = ("inductor", "bindings", "cli")
 DEFAULT_CASES = ("tp_block", "fsdp_train", "ddp_step")
