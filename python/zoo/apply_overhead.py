@@ -22,7 +22,9 @@ Graphs are matched across modes by their order of compilation (each mode
 compiles the same graphs in the same order; the node counts are checked).
 Writes OUT: per case and graph the samples and medians (ms), and the whole
 compile's wall time per mode. The torch-free half (the timers, the summary)
-is tested in CI (tests/exporter/test_apply_overhead.py).
+is tested in CI (tests/exporter/test_apply_overhead.py). `--plan-only
+GRAPH...` needs no torch: it times apply's planning step alone on exported
+graphs, in-process and by subprocess.
 """
 
 from __future__ import annotations
@@ -131,6 +133,29 @@ def overhead_table(summary: dict) -> list[str]:
     return lines
 
 
+def planner_times(graph_files: list[Path], repeat: int, binary: str, clock: Callable[[], float] = time.perf_counter) -> dict:
+    """Without torch: apply's planning step alone on exported graphs
+    (`.post.json`), as apply runs it (runtimes dropped, --no-fuse, the
+    default memory methods, overlap_schedule), in-process and by subprocess,
+    `repeat` times each, interleaved; per graph the samples and medians (ms)."""
+    from schedlab_export.apply import plan_in_process, run_plan, without_runtimes
+
+    options = dict(memory_methods=["baseline", "lpmf", "bfs", "dfs"], comm_passes=["overlap_schedule"])
+    graphs = []
+    for path in graph_files:
+        graph = without_runtimes(json.loads(path.read_text()))
+        samples: dict[str, list[float]] = {"bindings": [], "cli": []}
+        for _ in range(repeat):
+            for mode, plan in (("bindings", lambda: plan_in_process(graph, **options)),
+                               ("cli", lambda: run_plan(graph, binary=binary, **options))):
+                t0 = clock()
+                plan()
+                samples[mode].append((clock() - t0) * 1e3)
+        graphs.append({"graph": path.name, "nodes": len(graph["nodes"]),
+                       **{mode: {"median_ms": _median(v), "samples_ms": v} for mode, v in samples.items()}})
+    return {"graphs": graphs}
+
+
 # --- on the GPU ----------------------------------------------------------------
 def _compile_once(case: Callable, mode: str, recorder: Recorder, schedlab_binary: str | None) -> float:
     import torch
@@ -184,12 +209,26 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="compiles per case and mode (>= 1)")
     parser.add_argument("--schedlab", default=None, help="the CLI for the cli mode (default: apply's search)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"which of {', '.join(MODES)} to run")
+    parser.add_argument("--plan-only", metavar="GRAPH", nargs="+", type=Path,
+                        help="no torch: time only apply's planning step on these exported .post.json files")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
     modes = [m for m in args.modes.split(",") if m]
     if not modes or any(m not in MODES for m in modes):
         parser.error(f"--modes {args.modes}: choose from {', '.join(MODES)}")
+
+    if args.plan_only:
+        from schedlab_export.apply import find_bindings, find_schedlab
+
+        if find_bindings() is None:
+            parser.error("--plan-only: schedlab's bindings are not importable")
+        result = planner_times(args.plan_only, args.repeat, find_schedlab(args.schedlab))
+        for g in result["graphs"]:
+            print(f"{g['graph']:>40} {g['nodes']:>6} nodes: bindings {g['bindings']['median_ms']:8.2f} ms, "
+                  f"cli {g['cli']['median_ms']:8.2f} ms")
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        return 0
 
     import torch
 

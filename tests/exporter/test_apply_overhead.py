@@ -6,14 +6,17 @@ what apply adds per graph): its timers and its summary, on a fake clock.
 
 from __future__ import annotations
 
+import os
 import sys
 import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "zoo"))
+sys.path.insert(0, str(ROOT / "python"))
 
-from apply_overhead import Recorder, overhead_table, summarize  # noqa: E402
+from apply_overhead import Recorder, overhead_table, planner_times, summarize  # noqa: E402
+from schedlab_export.apply import find_bindings  # noqa: E402
 
 
 class FakeClock:
@@ -92,6 +95,23 @@ class Summary(unittest.TestCase):
         _compile(runs["cli"], clock, [3, 6], [0.0, 0.0])
         with self.assertRaisesRegex(ValueError, r"cli: compile 0 saw graphs of \[3, 6\] nodes"):
             summarize(runs, {})
+
+
+@unittest.skipUnless(find_bindings() is not None and os.environ.get("SCHEDLAB_BIN"), "needs the bindings and SCHEDLAB_BIN")
+class PlanOnly(unittest.TestCase):
+    def test_both_planners_are_timed_on_each_graph(self):
+        clock = FakeClock()
+
+        def tick() -> float:
+            clock.now += 0.5  # exact in binary: 500 ms from one reading to the next
+            return clock.now
+
+        files = [ROOT / "tests" / "data" / "inductor" / f"{case}.post.json" for case in ("mlp_2", "fsdp_1")]
+        result = planner_times(files, 2, os.environ["SCHEDLAB_BIN"], clock=tick)
+        self.assertEqual([g["graph"] for g in result["graphs"]], ["mlp_2.post.json", "fsdp_1.post.json"])
+        for g in result["graphs"]:
+            for mode in ("bindings", "cli"):
+                self.assertEqual(g[mode]["samples_ms"], [500.0, 500.0])  # one tick from start to end of each plan
 
 
 if __name__ == "__main__":
