@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what schedlab needs on a fresh Debian 12 machine, from Debian's
 # packages and npm only. Idempotent: skips what is already there.
-#   scripts/install-deps.sh          native build and tests
+#   scripts/install-deps.sh          native build, Python bindings and tests
 #   scripts/install-deps.sh --web    also Emscripten, Node, Chromium and playwright-core
 #   scripts/install-deps.sh --hardening  also clang and its sanitizer/libFuzzer runtimes
 #   (flags combine: --web --hardening)
@@ -19,9 +19,10 @@ for arg in "$@"; do
 done
 
 pkgs=(cmake g++ make catch2 nlohmann-json3-dev libcli11-dev)
+pkgs+=(python3 python3-dev pybind11-dev python3-venv)  # the bindings (pybind/), the wheel and its smoke test
 pkgs+=(libsimdjson-dev)  # only for the loader benchmark beside simdjson (tests/bench); never linked into core/
-((web)) && pkgs+=(emscripten nodejs npm chromium)
-((hardening)) && pkgs+=(clang libclang-rt-14-dev python3)
+((web)) && pkgs+=(emscripten nodejs npm chromium node-typescript)  # node-typescript: tsc checks the npm package's types
+((hardening)) && pkgs+=(clang libclang-rt-14-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do

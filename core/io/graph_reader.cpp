@@ -506,8 +506,10 @@ class Loader {
 
 Graph load_graph(std::string_view text) {
   JsonDoc doc = JsonDoc::parse(text, kMaxJsonDepth);
-  return Loader().run(doc.root());
+  return read_graph(doc.root());
 }
+
+Graph read_graph(const JsonValue& root) { return Loader().run(root); }
 
 std::string read_text_file(const std::string& path) { return read_input(path); }
 

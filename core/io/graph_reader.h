@@ -12,12 +12,16 @@
 #include <string_view>
 
 #include "core/graph/graph.h"
+#include "core/io/json_doc.h"
 
 namespace schedlab {
 
 inline constexpr int kMaxJsonDepth = 64;
 
 Graph load_graph(std::string_view json_text);
+// The same from a document in hand (a JsonDocBuilder's: the Python bindings
+// read a dict this way, without JSON text).
+Graph read_graph(const JsonValue& root);
 // PATH or "-" for stdin, under the input rules of core/io/files.h.
 Graph load_graph_file(const std::string& path, std::uint64_t max_bytes = std::uint64_t{4} << 30);
 

@@ -437,6 +437,100 @@ class JsonParser {
   }
 };
 
+// ---- builder ------------------------------------------------------------------
+
+JsonDoc::Entry JsonDocBuilder::builder_entry(JsonValue::Type t, std::uint32_t payload, std::uint32_t count, bool side) {
+  return JsonDoc::Entry{static_cast<std::uint32_t>(t) | (side ? JsonDoc::kSide : 0u) | (count << JsonDoc::kCountShift), payload};
+}
+
+std::uint32_t JsonDocBuilder::side_string(std::string_view s) {
+  if (s.size() > std::numeric_limits<std::uint32_t>::max() / 2) throw Error("string longer than 2 GiB");
+  if (doc_.decoded_.size() >= std::numeric_limits<std::uint32_t>::max()) throw Error("document too large");
+  doc_.decoded_.emplace_back(s);
+  return static_cast<std::uint32_t>(doc_.decoded_.size() - 1);
+}
+
+void JsonDocBuilder::add(JsonDoc::Entry e) {
+  if (open_.empty()) {
+    if (has_root_) throw Error("JsonDocBuilder: a second value after the document");
+    root_ = e;
+    has_root_ = true;
+    return;
+  }
+  if (open_.back().object != has_key_) throw Error(has_key_ ? "JsonDocBuilder: a key inside an array" : "JsonDocBuilder: an object member without a key");
+  members_.push_back(Member{pending_key_, e});
+  has_key_ = false;
+}
+
+void JsonDocBuilder::open(bool object) {
+  if (static_cast<int>(open_.size()) >= max_depth_) throw Error("nested deeper than " + std::to_string(max_depth_) + " levels");
+  if (!open_.empty() && open_.back().object != has_key_) throw Error(has_key_ ? "JsonDocBuilder: a key inside an array" : "JsonDocBuilder: an object member without a key");
+  if (open_.empty() && has_root_) throw Error("JsonDocBuilder: a second value after the document");
+  // The key waits with the container's members until the container closes.
+  members_.push_back(Member{pending_key_, {}});
+  has_key_ = false;
+  open_.push_back(Open{object, members_.size()});
+}
+
+// As the parser does when a container closes: an object's key entry, then
+// its members' entries, contiguous on the tape.
+void JsonDocBuilder::end() {
+  if (open_.empty()) throw Error("JsonDocBuilder: end() without an open container");
+  if (has_key_) throw Error("JsonDocBuilder: a key without a value");
+  const Open o = open_.back();
+  open_.pop_back();
+  const std::size_t count = members_.size() - o.mark;
+  if (count > JsonDoc::kMaxCount) throw Error("more than " + std::to_string(JsonDoc::kMaxCount) + " members in one array or object");
+  if (doc_.tape_.size() + count + 1 >= std::numeric_limits<std::uint32_t>::max()) throw Error("document too large");
+  if (o.object) doc_.tape_.push_back(builder_entry(JsonValue::Type::Null, static_cast<std::uint32_t>(doc_.keys_.size()), 0, false));
+  const auto first = static_cast<std::uint32_t>(doc_.tape_.size());
+  for (std::size_t i = o.mark; i < members_.size(); ++i) {
+    if (o.object) doc_.keys_.push_back(JsonDoc::Key{members_[i].key, JsonDoc::kDecodedKey});
+    doc_.tape_.push_back(members_[i].value);
+  }
+  members_.resize(o.mark);
+  const std::uint32_t key = members_.back().key;  // the placeholder open() left
+  members_.pop_back();
+  pending_key_ = key;
+  has_key_ = !open_.empty() && open_.back().object;
+  add(builder_entry(o.object ? JsonValue::Type::Object : JsonValue::Type::Array, first, static_cast<std::uint32_t>(count), false));
+}
+
+void JsonDocBuilder::key(std::string_view k) {
+  if (open_.empty() || !open_.back().object) throw Error("JsonDocBuilder: a key outside an object");
+  if (has_key_) throw Error("JsonDocBuilder: two keys in a row");
+  pending_key_ = side_string(k);
+  has_key_ = true;
+}
+
+void JsonDocBuilder::null() { add(builder_entry(JsonValue::Type::Null, 0, 0, false)); }
+void JsonDocBuilder::boolean(bool b) { add(builder_entry(JsonValue::Type::Bool, b ? 1u : 0u, 0, false)); }
+
+void JsonDocBuilder::integer(std::int64_t v) {
+  if (v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max()) {
+    add(builder_entry(JsonValue::Type::Int, static_cast<std::uint32_t>(static_cast<std::int32_t>(v)), 0, false));
+    return;
+  }
+  doc_.wide_ints_.push_back(v);
+  add(builder_entry(JsonValue::Type::Int, static_cast<std::uint32_t>(doc_.wide_ints_.size() - 1), 0, true));
+}
+
+void JsonDocBuilder::number(double d, bool integral) {
+  doc_.doubles_.push_back(d);
+  add(builder_entry(integral ? JsonValue::Type::BigInt : JsonValue::Type::Double, static_cast<std::uint32_t>(doc_.doubles_.size() - 1), 0, false));
+}
+
+void JsonDocBuilder::string(std::string_view s) { add(builder_entry(JsonValue::Type::String, side_string(s), 0, true)); }
+
+JsonDoc JsonDocBuilder::finish() {
+  if (!open_.empty()) throw Error("JsonDocBuilder: " + std::to_string(open_.size()) + " container(s) left open");
+  if (!has_root_) throw Error("JsonDocBuilder: no value");
+  doc_.tape_.push_back(root_);
+  doc_.root_ = static_cast<std::uint32_t>(doc_.tape_.size() - 1);
+  has_root_ = false;
+  return std::move(doc_);
+}
+
 JsonDoc JsonDoc::parse(std::string_view text, int max_depth) {
   // A UTF-8 byte order mark is skipped, for graphs and profiles alike.
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);

@@ -20,6 +20,7 @@
 namespace schedlab {
 
 class JsonDoc;
+class JsonDocBuilder;
 
 class JsonValue {
  public:
@@ -69,6 +70,7 @@ class JsonDoc {
  private:
   friend class JsonValue;
   friend class JsonParser;
+  friend class JsonDocBuilder;
   JsonDoc() = default;
 
   // 8 bytes a value (they were 16, plus 4 in a list of children): a tape
@@ -117,6 +119,53 @@ class JsonDoc {
   std::deque<std::string> decoded_;      // strings that had escapes (or are very long)
   std::vector<std::int64_t> wide_ints_;  // integers beyond 32 bits
   std::vector<double> doubles_;          // non-integers and integers beyond 64 bits
+};
+
+// A JsonDoc made from values handed over one at a time instead of parsed
+// from text: a front end that holds a document as its own objects (the
+// Python bindings, a dict) builds the same tape, so the same readers
+// (graph_reader, options) read it and no JSON text is written in between.
+// Values come in document order: key() before each member of an object;
+// begin_*/end() bracket containers. Strings are copied into the document.
+// Misuse (a value where a key belongs, an unbalanced end(), nesting deeper
+// than `max_depth`) throws Error; `finish()` hands the document over.
+class JsonDocBuilder {
+ public:
+  explicit JsonDocBuilder(int max_depth) : max_depth_(max_depth) {}
+  void begin_object() { open(true); }
+  void begin_array() { open(false); }
+  void end();
+  void key(std::string_view k);
+  void null();
+  void boolean(bool b);
+  void integer(std::int64_t v);
+  // A number that is no int64 (a fraction, or an integer beyond int64, as
+  // the parser keeps one): `integral` marks the latter.
+  void number(double d, bool integral = false);
+  void string(std::string_view s);
+  JsonDoc finish();
+
+ private:
+  struct Open {
+    bool object;
+    std::size_t mark;  // where its members start in members_
+  };
+  struct Member {
+    std::uint32_t key;  // index into doc_.decoded_ (objects only)
+    JsonDoc::Entry value;
+  };
+  JsonDoc doc_;
+  int max_depth_;
+  std::vector<Open> open_;
+  std::vector<Member> members_;
+  std::uint32_t pending_key_ = 0;
+  bool has_key_ = false, has_root_ = false;
+  JsonDoc::Entry root_{};
+
+  void open(bool object);
+  void add(JsonDoc::Entry e);
+  std::uint32_t side_string(std::string_view s);
+  static JsonDoc::Entry builder_entry(JsonValue::Type t, std::uint32_t payload, std::uint32_t count, bool side);
 };
 
 // The accessors are inline: a graph's load calls them tens of millions of times.

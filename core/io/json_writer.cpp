@@ -21,6 +21,10 @@ void JsonWriter::separate() {
 }
 
 JsonWriter& JsonWriter::open(char c) {
+  if (events_) {
+    c == '{' ? events_->begin_object() : events_->begin_array();
+    return *this;
+  }
   separate();
   text_ += c;
   first_.push_back(true);
@@ -28,6 +32,10 @@ JsonWriter& JsonWriter::open(char c) {
 }
 
 JsonWriter& JsonWriter::close(char c) {
+  if (events_) {
+    c == '}' ? events_->end_object() : events_->end_array();
+    return *this;
+  }
   text_ += c;
   first_.pop_back();
   maybe_flush();
@@ -35,6 +43,10 @@ JsonWriter& JsonWriter::close(char c) {
 }
 
 JsonWriter& JsonWriter::key(std::string_view k) {
+  if (events_) {
+    events_->key(k);
+    return *this;
+  }
   value(k);
   text_ += ':';
   after_key_ = true;
@@ -42,6 +54,10 @@ JsonWriter& JsonWriter::key(std::string_view k) {
 }
 
 JsonWriter& JsonWriter::value(std::string_view s) {
+  if (events_) {
+    events_->string(s);
+    return *this;
+  }
   separate();
   text_ += '"';
   std::size_t run = 0;  // start of the bytes not yet copied
@@ -85,12 +101,20 @@ JsonWriter& JsonWriter::value(std::string_view s) {
 }
 
 JsonWriter& JsonWriter::value(bool b) {
+  if (events_) {
+    events_->boolean(b);
+    return *this;
+  }
   separate();
   text_ += b ? "true" : "false";
   return *this;
 }
 
 JsonWriter& JsonWriter::null() {
+  if (events_) {
+    events_->null();
+    return *this;
+  }
   separate();
   text_ += "null";
   return *this;
@@ -98,6 +122,10 @@ JsonWriter& JsonWriter::null() {
 
 JsonWriter& JsonWriter::value(double d) {
   if (!std::isfinite(d)) return null();
+  if (events_) {
+    events_->number(d);
+    return *this;
+  }
   separate();
   char buf[64];
   char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, d);
@@ -106,6 +134,10 @@ JsonWriter& JsonWriter::value(double d) {
 }
 
 JsonWriter& JsonWriter::integer(std::int64_t v) {
+  if (events_) {
+    events_->integer(v);
+    return *this;
+  }
   separate();
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -114,6 +146,10 @@ JsonWriter& JsonWriter::integer(std::int64_t v) {
 }
 
 JsonWriter& JsonWriter::unsigned_integer(std::uint64_t v) {
+  if (events_) {
+    events_->unsigned_integer(v);
+    return *this;
+  }
   separate();
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);

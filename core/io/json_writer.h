@@ -20,6 +20,27 @@
 
 namespace schedlab {
 
+// Receives a document's values in writing order instead of its text: a
+// front end that wants the document as its own objects (the Python
+// bindings build dicts and lists) hands one to a JsonWriter, so the same
+// writers (write_plan, ...) produce it. Strings arrive as written (UTF-8);
+// doubles as values (non-finite ones arrive as null, as the text has them).
+class JsonEvents {
+ public:
+  virtual ~JsonEvents() = default;
+  virtual void begin_object() = 0;
+  virtual void end_object() = 0;
+  virtual void begin_array() = 0;
+  virtual void end_array() = 0;
+  virtual void key(std::string_view k) = 0;
+  virtual void string(std::string_view s) = 0;
+  virtual void boolean(bool b) = 0;
+  virtual void number(double d) = 0;
+  virtual void integer(std::int64_t v) = 0;
+  virtual void unsigned_integer(std::uint64_t v) = 0;
+  virtual void null() = 0;
+};
+
 class JsonWriter {
  public:
   // Without a sink everything stays in `text()`; with one, `flush()` and
@@ -27,6 +48,9 @@ class JsonWriter {
   // Error naming `sink_name`).
   JsonWriter() = default;
   JsonWriter(std::FILE* sink, std::string sink_name) : sink_(sink), sink_name_(std::move(sink_name)) {}
+  // Every value goes to `events` instead of the text (which stays empty;
+  // raw text, a newline after the document, is dropped).
+  explicit JsonWriter(JsonEvents& events) : events_(&events) {}
 
   JsonWriter& begin_object() { return open('{'); }
   JsonWriter& end_object() { return close('}'); }
@@ -61,14 +85,10 @@ class JsonWriter {
     return array(items, [](JsonWriter& w, const T& v) { w.value(v); });
   }
 
-  // A value already written as JSON text (a section another module writes).
-  JsonWriter& raw_value(std::string_view json) {
-    separate();
-    text_ += json;
-    return *this;
-  }
   // Appends raw text (a newline after the document).
-  void raw(std::string_view s) { text_ += s; }
+  void raw(std::string_view s) {
+    if (!events_) text_ += s;
+  }
   void flush();
   const std::string& text() const { return text_; }
   std::string take_text() { return std::move(text_); }
@@ -80,6 +100,7 @@ class JsonWriter {
   bool after_key_ = false;
   std::FILE* sink_ = nullptr;
   std::string sink_name_;
+  JsonEvents* events_ = nullptr;
 
   void separate();
   JsonWriter& open(char c);

@@ -29,18 +29,39 @@ JsonDoc parse_or_throw(std::string_view text, const std::string& what) {
 
 std::string key_text(std::string_view k) { return std::string(k); }
 
-// An inline "hardware" object goes through the one profile reader
-// (core/cost), which knows every field, time_model included; options are
-// small, so reading them a second time for it costs nothing.
-HardwareProfile inline_hardware_profile(std::string_view options_text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(options_text.begin(), options_text.end());
-  } catch (const nlohmann::json::exception& e) {
-    throw OptionError(std::string("options: not valid JSON: ") + e.what());
+// The options' "hardware" object as the one profile reader (core/io/profiles)
+// takes it, a nlohmann value, typed as nlohmann's parser types numbers
+// (non-negative integers unsigned), so that a profile reads the same inline
+// as from a file.
+nlohmann::json to_nlohmann(const JsonValue& v) {
+  switch (v.type()) {
+    case JsonValue::Type::Null: return nullptr;
+    case JsonValue::Type::Bool: return v.as_bool();
+    case JsonValue::Type::Int:
+      if (v.as_int() >= 0) return static_cast<std::uint64_t>(v.as_int());
+      return v.as_int();
+    case JsonValue::Type::BigInt:  // beyond int64: nlohmann keeps what fits uint64 unsigned
+      if (v.as_double() > 0 && v.as_double() < 18446744073709551616.0) return static_cast<std::uint64_t>(v.as_double());
+      return v.as_double();
+    case JsonValue::Type::Double: return v.as_double();
+    case JsonValue::Type::String: return std::string(v.as_string());
+    case JsonValue::Type::Array: {
+      nlohmann::json out = nlohmann::json::array();
+      for (std::size_t i = 0; i < v.size(); ++i) out.push_back(to_nlohmann(v[i]));
+      return out;
+    }
+    case JsonValue::Type::Object: {
+      nlohmann::json out = nlohmann::json::object();
+      for (std::size_t i = 0; i < v.size(); ++i) out[std::string(v.key_at(i))] = to_nlohmann(v[i]);
+      return out;
+    }
   }
+  return nullptr;
+}
+
+HardwareProfile inline_hardware_profile(const JsonValue& hardware) {
   try {
-    return hardware_profile_from_json(j.at("hardware"));
+    return hardware_profile_from_json(to_nlohmann(hardware));
   } catch (const Error& e) {
     throw OptionError(std::string("options.hardware: ") + e.what());
   }
@@ -117,10 +138,13 @@ void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view val
 }
 
 PlanOptions parse_plan_options(std::string_view text) {
-  PlanOptions opts;
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return opts;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return PlanOptions{};
   JsonDoc doc = parse_or_throw<OptionError>(text, "options");
-  const JsonValue j = doc.root();
+  return parse_plan_options(doc.root());
+}
+
+PlanOptions parse_plan_options(const JsonValue& j) {
+  PlanOptions opts;
   if (!j.is_object()) throw OptionError("options: expected a JSON object");
   for (std::size_t i = 0; i < j.size(); ++i) {
     const std::string_view key = j.key_at(i);
@@ -142,7 +166,7 @@ PlanOptions parse_plan_options(std::string_view text) {
       opts.fuse = v.as_bool();
     } else if (key == "hardware") {
       if (v.is_string()) opts.hardware = builtin_profile(v.as_string());
-      else opts.hardware = inline_hardware_profile(text);
+      else opts.hardware = inline_hardware_profile(v);
     } else {
       throw OptionError("options: unknown option \"" + key_text(key) + "\"");
     }

@@ -22,6 +22,9 @@ namespace schedlab {
 // "fuse": bool, "hardware": name or profile}; unknown keys are refused so
 // typos do not pass silently. Blank text gives the defaults.
 PlanOptions parse_plan_options(std::string_view options_json);
+// The same from a document in hand (the Python bindings build one from a
+// dict, JsonDocBuilder), with the same messages.
+PlanOptions parse_plan_options(const JsonValue& options);
 
 // An object of knob names -> values (null for "no limit").
 CommKnobs parse_comm_knobs(const JsonValue& j, std::string_view where);

@@ -22,8 +22,9 @@ that is not a permutation of the nodes, a warning names the graph and the
 reason and the pass returns the nodes as it got them: Inductor's own order.
 
 The first half of this module (up to `apply`) needs no torch: finding the
-binary, running it, mapping names and checking orders are tested in CI
-(tests/exporter/test_apply.py) with stand-in nodes.
+binary or the bindings, planning, mapping names and checking orders are
+tested in CI (tests/exporter/test_apply.py) with stand-in nodes, through
+both planners.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,10 +59,19 @@ class OrderMismatch(RuntimeError):
 
 
 # --- torch-free parts ---------------------------------------------------------
+def _shipped_binary() -> str | None:
+    try:
+        import schedlab
+    except ImportError:
+        return None
+    return schedlab.cli_path() if hasattr(schedlab, "cli_path") else None
+
+
 def find_schedlab(binary: str | os.PathLike | None = None) -> str:
     """The schedlab binary: `binary`, else $SCHEDLAB_BIN, else the repository's
-    build/schedlab, else `schedlab` on PATH. Raises PlanUnavailable."""
-    candidates = [binary] if binary is not None else [os.environ.get("SCHEDLAB_BIN"), _REPO_BUILD]
+    build/schedlab, else the one the installed package ships, else
+    `schedlab` on PATH. Raises PlanUnavailable."""
+    candidates = [binary] if binary is not None else [os.environ.get("SCHEDLAB_BIN"), _REPO_BUILD, _shipped_binary()]
     for candidate in candidates:
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
@@ -68,6 +79,25 @@ def find_schedlab(binary: str | os.PathLike | None = None) -> str:
         return on_path
     where = str(binary) if binary is not None else f"$SCHEDLAB_BIN, {_REPO_BUILD} or PATH"
     raise PlanUnavailable(f"schedlab binary not found ({where})")
+
+
+def find_bindings():
+    """The `schedlab` package when it has its in-process bindings (the
+    installed wheel, or a checkout's build: python/schedlab), else None."""
+    try:
+        import schedlab
+    except ImportError:
+        return None
+    return schedlab if getattr(schedlab, "bindings_available", lambda: False)() else None
+
+
+def uses_bindings(in_process: bool | None, binary: str | os.PathLike | None) -> bool:
+    """Which planner apply uses: the bindings when `in_process` is True, the
+    CLI when False; when None, the bindings if present and no `binary` was
+    named, else the CLI."""
+    if in_process is not None:
+        return in_process
+    return binary is None and find_bindings() is not None
 
 
 def without_runtimes(graph: dict) -> dict:
@@ -151,6 +181,47 @@ def run_plan(graph: dict, *, binary: str, memory_methods: Sequence[str] = (), co
             raise PlanUnavailable(f"schedlab wrote no readable plan: {e}") from e
 
 
+def plan_in_process(graph: dict, *, memory_methods: Sequence[str] = (), comm_passes: Sequence[str] = (),
+                    hardware: str | None = None, comm_knobs: dict | None = None,
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+    """run_plan's result through the bindings: `schedlab.plan(graph,
+    fuse=False, ...)`, the same options, no subprocess and no JSON text.
+    Raises PlanUnavailable as run_plan does: bindings missing, refused (the
+    core's message), or timed out (the plan runs on a thread, without the
+    GIL; past the timeout it is left to finish, the process waiting for it
+    at exit, and its result is dropped)."""
+    schedlab = find_bindings()
+    if schedlab is None:
+        raise PlanUnavailable("schedlab's in-process bindings (schedlab._core) are not available")
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["plan"] = schedlab.plan(graph, memory_methods=list(memory_methods) or None,
+                                            comm_passes=list(comm_passes), comm_knobs=comm_knobs, fuse=False,
+                                            hardware=hardware)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            outcome["error"] = e
+
+    # Not a daemon: Python waits for a plan still running at exit, where a
+    # daemon thread coming back from C++ into a finalizing interpreter aborts.
+    worker = threading.Thread(target=run, name="schedlab-plan")
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise PlanUnavailable(f"schedlab plan timed out after {timeout_s:g} s")
+    error = outcome.get("error")
+    if isinstance(error, schedlab.OptionError):
+        raise PlanUnavailable(f"schedlab refused the options: {error}") from error
+    if isinstance(error, schedlab.Error):
+        raise PlanUnavailable(f"schedlab refused the graph: {error}") from error
+    if isinstance(error, MemoryError):
+        raise PlanUnavailable("schedlab ran out of memory") from error
+    if error is not None:
+        raise error
+    return outcome["plan"]
+
+
 def plan_order(plan: dict) -> list[str]:
     order = plan.get("order")
     if not isinstance(order, list) or not all(isinstance(n, str) for n in order):
@@ -202,6 +273,7 @@ class GraphRecord:
     baseline_order: list[str]                 # the post-fusion order schedlab planned from
     schedlab_order: list[str] | None = None   # None: fell back to Inductor's order
     fallback_reason: str | None = None
+    planner: str | None = None                # "bindings" (in-process) or "cli" (subprocess)
     emitted_order: list[str] | None = None    # Scheduler.codegen's node order
     plan_summary: dict = field(default_factory=dict)
 
@@ -219,7 +291,7 @@ class GraphRecord:
     def to_json(self) -> dict:
         return {
             "index": self.index, "name": self.name, "applied": self.applied,
-            "fallback_reason": self.fallback_reason, "emitted_matches": self.mismatch is None,
+            "fallback_reason": self.fallback_reason, "planner": self.planner, "emitted_matches": self.mismatch is None,
             "mismatch": self.mismatch, "inductor_order": self.inductor_order,
             "baseline_order": self.baseline_order, "schedlab_order": self.schedlab_order,
             "emitted_order": self.emitted_order, "plan": self.plan_summary,
@@ -249,6 +321,7 @@ class ApplySession:
     hardware: str | None = None
     comm_knobs: dict | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+    in_process: bool | None = None  # uses_bindings: None picks the bindings when present and no binary is named
     use_graph_runtimes: bool = False
     fill_export_gaps: bool = False
     out_dir: Path | None = None
@@ -315,12 +388,15 @@ class ApplySession:
         graph = self.export(baseline)
         graph["name"] = f"{record.name}.post"
         self._write(record, "post", graph)
-        binary = find_schedlab(self.binary)
+        in_process = uses_bindings(self.in_process, self.binary)
+        record.planner = "bindings" if in_process else "cli"
+        binary = None if in_process else find_schedlab(self.binary)
         if self.fill_export_gaps:
             graph, _ = with_export_gaps_filled(graph)
-        plan = run_plan(graph if self.use_graph_runtimes else without_runtimes(graph), binary=binary,
-                        memory_methods=self.memory_methods, comm_passes=self.comm_passes,
-                        hardware=self.hardware, comm_knobs=self.comm_knobs, timeout_s=self.timeout_s)
+        options = dict(memory_methods=self.memory_methods, comm_passes=self.comm_passes, hardware=self.hardware,
+                       comm_knobs=self.comm_knobs, timeout_s=self.timeout_s)
+        graph = graph if self.use_graph_runtimes else without_runtimes(graph)
+        plan = plan_in_process(graph, **options) if in_process else run_plan(graph, binary=binary, **options)
         return nodes_in_order(plan_order(plan), nodes, self.name_of), plan
 
     def record_emitted(self, nodes: Sequence) -> None:
@@ -347,7 +423,7 @@ class ApplySession:
     def summary(self) -> str:
         lines = [f"schedlab_export.apply: {len(self.graphs)} graph(s), {sum(g.applied for g in self.graphs)} in schedlab's order"]
         for g in self.graphs:
-            state = "schedlab's order" if g.applied else f"Inductor's order ({g.fallback_reason})"
+            state = f"schedlab's order ({g.planner})" if g.applied else f"Inductor's order ({g.fallback_reason})"
             check = "emitted as planned" if g.mismatch is None else f"MISMATCH: {g.mismatch}"
             lines.append(f"  {g.name}: {len(g.inductor_order)} nodes, {state}, {check}")
         return "\n".join(lines)
@@ -376,7 +452,7 @@ def _ranks_agree() -> Callable[[str], bool] | None:
 def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
           comm_passes: Sequence[str] = ("overlap_schedule",), *, binary: str | None = None,
           hardware: str | None = None, comm_knobs: dict | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-          use_graph_runtimes: bool = False, fill_export_gaps: bool = False, out_dir=None,
+          in_process: bool | None = None, use_graph_runtimes: bool = False, fill_export_gaps: bool = False, out_dir=None,
           prefix: str = "graph", strict: bool = False,
           reset_dynamo: bool = True, quiet: bool = False):
     """Compile inside the block with schedlab's orders (see the module doc).
@@ -384,7 +460,9 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
     `hardware`: a built-in profile name or a profile file for the cost
     model (`schedlab plan --hardware`); `out_dir`: also write each graph
     (`<prefix>_<k>.post.json`) and its plan (`.plan.json`) there; `strict`:
-    raise instead of warning and falling back; `fill_export_gaps`: plan with
+    raise instead of warning and falling back; `in_process`: plan through
+    the bindings (True), the CLI (False), or the bindings when present and
+    no `binary` is named (None, uses_bindings); `fill_export_gaps`: plan with
     matmul flops and in-place all-reduce payloads the export lacks filled in
     (with_export_gaps_filled; not yet measured on GPUs, docs/gpu-validation.md)."""
     from .compat import check_torch
@@ -402,7 +480,7 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
     session = ApplySession(
         memory_methods=list(memory_methods), comm_passes=list(comm_passes), export=export,
         name_of=lambda n: n.get_name(), binary=binary, hardware=hardware, comm_knobs=comm_knobs,
-        timeout_s=timeout_s, use_graph_runtimes=use_graph_runtimes, fill_export_gaps=fill_export_gaps,
+        timeout_s=timeout_s, in_process=in_process, use_graph_runtimes=use_graph_runtimes, fill_export_gaps=fill_export_gaps,
         out_dir=Path(out_dir) if out_dir is not None else None, prefix=prefix, strict=strict)
 
     def schedlab_order(nodes):  # Inductor prints a pass's __name__ in its logs

@@ -1,12 +1,14 @@
 """Checks of schedlab_export.apply's torch-free half (no torch, no GPU).
 
-    SCHEDLAB_BIN=build/schedlab python3 -m unittest discover -s tests/exporter -p 'test_*.py'
+    PYTHONPATH=build/python SCHEDLAB_BIN=build/schedlab python3 -m unittest discover -s tests/exporter -p 'test_*.py'
 
 Stand-in scheduler nodes (objects with a name) go through ApplySession as
 Inductor's would: the order the pass returns, the fallbacks (binary missing,
 graph refused, timeout, a plan that is no permutation), and the emitted-order
 check. With SCHEDLAB_BIN set (ctest sets it to the built binary) the real
-`schedlab plan` orders real exported graphs.
+`schedlab plan` orders real exported graphs; with the bindings built
+(PYTHONPATH=<build>/python; ctest sets it), apply plans in-process by
+default, with the same plans, and falls back the same ways.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import warnings
 from pathlib import Path
@@ -28,11 +32,14 @@ from schedlab_export.apply import (  # noqa: E402
     OrderMismatch,
     PlanUnavailable,
     ScheduleWarning,
+    find_bindings,
     find_schedlab,
     first_difference,
     nodes_in_order,
     plan_command,
+    plan_in_process,
     run_plan,
+    uses_bindings,
     without_runtimes,
 )
 
@@ -292,6 +299,98 @@ class RealSchedlab(unittest.TestCase):
             out = session.reorder(nodes)
         self.assertEqual(_names(out), _names(nodes))
         self.assertIn("refused the graph", str(caught[0].message))
+
+
+class PlannerChoice(unittest.TestCase):
+    def test_bindings_when_present_and_no_binary_named(self):
+        self.assertTrue(uses_bindings(True, "some/schedlab"))
+        self.assertFalse(uses_bindings(False, None))
+        self.assertFalse(uses_bindings(None, "some/schedlab"))  # a named binary is what the caller asked for
+        self.assertEqual(uses_bindings(None, None), find_bindings() is not None)
+
+    def test_bindings_missing_falls_back_with_a_warning(self):
+        if find_bindings() is not None:
+            self.skipTest("bindings present")
+        session = _session(TINY, None, in_process=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = session.reorder([Node("a"), Node("b")])
+        self.assertEqual(_names(out), ["a", "b"])
+        self.assertIn("in-process bindings (schedlab._core) are not available", str(caught[0].message))
+
+
+@unittest.skipUnless(find_bindings() is not None, "schedlab's bindings not built (PYTHONPATH=<build>/python)")
+class InProcess(unittest.TestCase):
+    """apply through the bindings: the plans the CLI gives, the same fallbacks."""
+
+    def _graph_nodes(self, case: str):
+        graph = json.loads((DATA / "inductor" / f"{case}.post.json").read_text())
+        return graph, [Node(n["name"]) for n in graph["nodes"]]
+
+    @unittest.skipUnless(os.environ.get("SCHEDLAB_BIN"), "SCHEDLAB_BIN (the built schedlab) not set")
+    def test_in_process_plans_are_the_cli_plans(self):
+        options = dict(memory_methods=["baseline", "lpmf", "bfs", "dfs"], comm_passes=["overlap_schedule"],
+                       hardware="h200", comm_knobs={"reorder_iterative_peak_memory_budget": 0.1})
+        for case in ("fsdp_1", "ddp_1", "mlp_2", "gpt2_2"):
+            with self.subTest(case=case):
+                graph = without_runtimes(self._graph_nodes(case)[0])
+                self.assertEqual(plan_in_process(graph, **options),
+                                 run_plan(graph, binary=os.environ["SCHEDLAB_BIN"], **options))
+
+    def test_session_plans_in_process_by_default(self):
+        for case in ("fsdp_1", "mlp_2"):
+            with self.subTest(case=case):
+                graph, nodes = self._graph_nodes(case)
+                session = ApplySession(["baseline", "lpmf"], ["overlap_schedule"], export=lambda _n, g=graph: dict(g),
+                                       name_of=lambda n: n.name)
+                out = session.reorder(nodes)
+                record = session.graphs[0]
+                self.assertEqual(record.planner, "bindings")
+                self.assertTrue(record.applied)
+                self.assertEqual(_names(out), record.schedlab_order)
+                self.assertEqual(sorted(_names(out)), sorted(_names(nodes)))
+                self.assertEqual(session.report()["graphs"][0]["planner"], "bindings")
+
+    @unittest.skipUnless(os.environ.get("SCHEDLAB_BIN"), "SCHEDLAB_BIN (the built schedlab) not set")
+    def test_the_cli_stays_the_fallback_planner(self):
+        graph, nodes = self._graph_nodes("mlp_2")
+        orders = {}
+        for in_process in (True, False):
+            session = ApplySession(["lpmf"], [], export=lambda _n: dict(graph), name_of=lambda n: n.name,
+                                   in_process=in_process)
+            orders[in_process] = _names(session.reorder(nodes))
+            self.assertEqual(session.graphs[0].planner, "bindings" if in_process else "cli")
+        self.assertEqual(orders[True], orders[False])
+
+    def test_refused_graph_and_options_fall_back(self):
+        graph, nodes = self._graph_nodes("mlp_2")
+        broken = dict(graph, nodes=[dict(graph["nodes"][0], kind="nonsense")] + graph["nodes"][1:])
+        cases = {"refused the graph: nodes[0]": (broken, {}),
+                 "refused the options: options.comm.no_such_knob": (graph, {"comm_knobs": {"no_such_knob": 1}}),
+                 "refused the options: ": (graph, {"hardware": "no-such-profile"})}
+        for reason, (g, kw) in cases.items():
+            with self.subTest(reason=reason):
+                session = ApplySession(["lpmf"], [], export=lambda _n, g=g: dict(g), name_of=lambda n: n.name, **kw)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    out = session.reorder(nodes)
+                self.assertEqual(_names(out), _names(nodes))
+                self.assertIn(reason, str(caught[0].message))
+                self.assertFalse(session.graphs[0].applied)
+
+    @unittest.skipUnless(os.environ.get("SCHEDLAB_BIN"), "SCHEDLAB_BIN (the built schedlab) not set")
+    def test_timeout(self):
+        # 20,000 nodes take ~0.2 s of CPU to plan (more on a loaded machine): far past 10 ms.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "layered.json"
+            subprocess.run([os.environ["SCHEDLAB_BIN"], "gen", "layered", "--nodes", "20000", "-o", str(path)],
+                           check=True, capture_output=True)
+            graph = json.loads(path.read_text())
+        with self.assertRaisesRegex(PlanUnavailable, "timed out after 0.01 s"):
+            plan_in_process(graph, memory_methods=["baseline", "lpmf", "bfs", "dfs"], timeout_s=0.01)
+        left = [t for t in threading.enumerate() if t.name == "schedlab-plan"]
+        self.assertEqual(len(left), 1)  # the plan goes on, on its thread; wait for it, to load no later test
+        left[0].join()
 
 
 if __name__ == "__main__":
