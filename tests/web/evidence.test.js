@@ -307,7 +307,8 @@ async function main() {
     await page.keyboard.press('Tab');
     assert.strictEqual(await page.evaluate(() => document.activeElement.dataset.testid), 'skip-link');
     await page.keyboard.press('Enter');
-    assert.strictEqual(await page.evaluate(() => document.activeElement.id), 'memory-card');
+    assert.strictEqual(await page.evaluate(() => document.activeElement.className), 'chart-plot');
+    assert(await page.evaluate(() => document.getElementById('memory-chart').contains(document.activeElement)));
     await page.waitForFunction(() => document.querySelectorAll('#example-select option').length > 4);
     await page.focus('#example-select');
     for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowDown');

@@ -43,6 +43,7 @@ async function main() {
   await test('hovering the memory curve lists the live buffers', async () => {
     await page.goto(`${url}?graph=examples/gpt2_2.post.json`);
     await peakText(page);
+    await page.locator('#memory-chart .memory-chart .overlay').scrollIntoViewIfNeeded();
     const box = await page.locator('#memory-chart .memory-chart .overlay').boundingBox();
     await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
     await page.locator('.chart-tip').waitFor({ state: 'visible' });

@@ -154,6 +154,7 @@ async function main() {
     const pinned = async () => Number(await chart.getAttribute('data-pinned'));
     const expected = cliPlan(args.cli, path.join(site, 'examples', 'gpt2_2.post.json'), tmp).plan;
     assert.strictEqual(await pinned(), expected.final.peak_step, 'the peak step is pinned at first');
+    await page.locator('#memory-chart .overlay').scrollIntoViewIfNeeded();
     const box = await page.locator('#memory-chart .overlay').boundingBox();
     // Hovering a step highlights its row in the order table (all rows listed).
     await page.uncheck('[data-testid="only-moved"]');

@@ -342,10 +342,11 @@ function markStale() {
   const stale = now !== state.plannedOptions;
   $('report').classList.toggle('stale', stale);
   $('stale-slot').replaceChildren(stale
-    ? h('div', { class: 'stale-banner', role: 'status', 'data-testid': 'stale' },
+    ? h('div', { class: 'stale-banner', 'data-testid': 'stale' },
       h('span', {}, 'Options changed since this plan: the report below is for the previous options.'),
       h('button', { type: 'button', class: 'primary', onclick: () => runPlan() }, 'Plan again'))
     : '');
+  if (stale) setStatus('options changed since this plan: Plan again to update the report');
 }
 
 function clearStale() {
@@ -800,6 +801,15 @@ function baseName() {
 
 async function main() {
   setUpLoaders();
+  // The skip link: straight to the memory chart (a slider: arrows step it),
+  // past the loaders and the options; without a report, to "Open file…".
+  document.querySelector('.skip-link').addEventListener('click', (e) => {
+    e.preventDefault();
+    const plot = document.querySelector('#memory-chart .chart-plot');
+    const target = plot && !$('report').hidden ? plot : $('open-button');
+    target.focus();
+    target.scrollIntoView({ block: 'center' });
+  });
   $('plan-button').addEventListener('click', () => runPlan());
   $('cancel-button').addEventListener('click', () => cancelPlan());
   $('keep-button').addEventListener('click', keepForComparison);

@@ -73,7 +73,7 @@ export class Timeline {
     this.tip = h('div', { class: 'chart-tip', hidden: true });
     this.box = h('div', { class: 'timeline-box' }, this.canvas, this.tip);
     this.selected = null;
-    this.details = h('div', { class: 'timeline-details muted', 'data-testid': 'timeline-details', 'aria-live': 'polite' },
+    this.details = h('div', { class: 'timeline-details muted', 'data-testid': 'timeline-details' },
       'Click a slice for its details.');
     this.search = h('input', { type: 'search', placeholder: 'find a node or kernel', 'aria-label': 'find a node or kernel on the timeline',
       'data-testid': 'timeline-search' });
