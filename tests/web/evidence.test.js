@@ -246,6 +246,24 @@ async function main() {
     await page.locator('#measured-card').screenshot({ path: path.join(shots, 'evidence-snapshot-1440.png') });
   });
 
+  // Real snapshots (python/zoo/memory_snapshot.py on a GPU), each beside its graph.
+  const snapshotDir = data('tests', 'data', 'snapshots');
+  const real = fs.existsSync(snapshotDir) ? fs.readdirSync(snapshotDir).filter((f) => f.endsWith('.snapshot.pickle')) : [];
+  for (const file of real) {
+    await test(`a real snapshot, ${file}, beside its graph`, async () => {
+      const graph = path.join(snapshotDir, file.replace('.snapshot.pickle', '.post.json'));
+      await open(serve(graph));
+      const py = spawnSync('python3', [path.join(__dirname, 'make-snapshot.py'), '--peaks', path.join(snapshotDir, file)], { encoding: 'utf8' });
+      assert.strictEqual(py.status, 0, py.stderr);
+      const expected = JSON.parse(py.stdout);
+      await page.setInputFiles('#measure-input', path.join(snapshotDir, file));
+      await page.locator('[data-testid="snapshot-peaks"]').waitFor();
+      const rows = await page.$$eval('[data-testid="snapshot-peaks"] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+      assert.strictEqual(rows[0][2], humanBytes(expected.peak_reserved));
+      assert.strictEqual(rows[1][2], humanBytes(expected.peak_allocated));
+    });
+  }
+
   await test('bad measured files, traces and snapshots: one line naming what was expected; the page stays usable', async () => {
     const peak = await peakText(page);
     const cases = {

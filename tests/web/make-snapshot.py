@@ -5,11 +5,37 @@ snapshot reader until a real snapshot is checked in. Prints the peaks the
 page must find: {"peak_allocated", "peak_reserved"} (absolute bytes).
 
 usage: python3 tests/web/make-snapshot.py OUT.pickle
+       python3 tests/web/make-snapshot.py --peaks SNAPSHOT.pickle   (the peaks of a real one, for the test)
 """
 
 import json
 import pickle
 import sys
+
+
+def peaks(snapshot):
+    """Allocated and reserved peaks of a snapshot: its device trace replayed
+    from the segments' final state backwards (the test's oracle)."""
+    allocated = sum(b["size"] for seg in snapshot["segments"] for b in seg.get("blocks", []) if b["state"] == "active_allocated")
+    reserved = sum(seg["total_size"] for seg in snapshot["segments"])
+    traces = snapshot.get("device_traces") or [[]]
+    events = max(traces, key=len)
+    da = {"alloc": 1, "free_completed": -1}
+    dr = {"segment_alloc": 1, "segment_map": 1, "segment_free": -1, "segment_unmap": -1}
+    allocated -= sum(da.get(e["action"], 0) * e.get("size", 0) for e in events)
+    reserved -= sum(dr.get(e["action"], 0) * e.get("size", 0) for e in events)
+    peak_a, peak_r = allocated, reserved
+    for e in events:
+        allocated += da.get(e["action"], 0) * e.get("size", 0)
+        reserved += dr.get(e["action"], 0) * e.get("size", 0)
+        peak_a, peak_r = max(peak_a, allocated), max(peak_r, reserved)
+    return {"peak_allocated": peak_a, "peak_reserved": peak_r}
+
+
+if sys.argv[1] == "--peaks":
+    with open(sys.argv[2], "rb") as f:
+        print(json.dumps(peaks(pickle.load(f))))
+    sys.exit(0)
 
 MiB = 1 << 20
 frames = [{"filename": "model.py", "line": 12, "name": "forward"}]
@@ -48,4 +74,5 @@ snapshot = {"segments": segments, "device_traces": [events], "allocator_settings
 with open(sys.argv[1], "wb") as f:
     pickle.dump(snapshot, f)
 # Allocated: 1 MiB before, peak 1 + 8 + 4 + 64 = 77 MiB; reserved: 2 before, peak 2 + 20 + 64 = 86 MiB.
-print(json.dumps({"peak_allocated": 77 * MiB, "peak_reserved": 86 * MiB}))
+assert peaks(snapshot) == {"peak_allocated": 77 * MiB, "peak_reserved": 86 * MiB}
+print(json.dumps(peaks(snapshot)))
