@@ -1,7 +1,7 @@
 #include "core/predict/device_fit.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 
 #include "core/cost/kernel_class.h"

@@ -3,6 +3,8 @@
 // margin, within_margin inside it; the plan reports it only when asked.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "core/io/graph_reader.h"
