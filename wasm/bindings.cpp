@@ -102,8 +102,6 @@ CallResult comm_pass_table() {
   });
 }
 
-// What the page's controls offer: the built-in hardware profiles and every
-// comm-pass knob with Inductor's default.
 // Checks plan options (parse_plan_options) without planning: the page asks
 // before it selects a loaded profile file, so a bad one is named as the
 // culprit and never sticks.
@@ -114,6 +112,8 @@ CallResult check_options(const std::string& options_json) {
   });
 }
 
+// What the page's controls offer: the built-in hardware profiles and every
+// comm-pass knob with Inductor's default.
 CallResult plan_controls() {
   return guarded([] {
     return json{{"hardware", builtin_profile_names()}, {"default_hardware", std::string(kDefaultHardwareProfile)}, {"comm_knobs", json::parse(comm_knobs_json(CommKnobs{}))}}

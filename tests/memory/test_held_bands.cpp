@@ -67,6 +67,7 @@ TEST_CASE("the stacked view sums to the memory curve at every step of every chec
         CHECK(b.start >= 0);
         CHECK(b.end <= static_cast<std::int32_t>(order->size()));
         CHECK(b.start <= b.end);
+        CHECK(b.bytes > 0);  // the page stacks positive bands: none of these graphs frees what it did not allocate
       }
       CHECK(stacked(bands, order->size()) == curve);
     }
