@@ -259,14 +259,15 @@ def main(argv=None) -> int:
     ap.add_argument("--hardware", default="h100-sxm", help="schedlab's hardware profile (h100-sxm, h200)")
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per model")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--context", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
     if args.context:
         print(json.dumps(context_bytes()))
         return 0
     if args.worker:
+        args.out.mkdir(parents=True, exist_ok=True)
         try:
             row = worker(args.worker, args.out, args.schedlab, args.hardware)
         except Exception:  # noqa: BLE001 - reported in the row
@@ -278,6 +279,7 @@ def main(argv=None) -> int:
     if unknown:
         print(f"fit_validation: unknown model(s) {unknown}; known: {', '.join(MODELS)}", file=sys.stderr)
         return 2
+    args.out.mkdir(parents=True, exist_ok=True)
     me = [sys.executable, str(Path(__file__).resolve()), "--schedlab", args.schedlab, "--out", str(args.out),
           "--hardware", args.hardware]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
@@ -285,9 +287,13 @@ def main(argv=None) -> int:
 
     def one(name):
         started = time.time()
-        subprocess.run(me + ["--worker", name], env=env, capture_output=True, text=True)
+        try:
+            done = subprocess.run(me + ["--worker", name], env=env, capture_output=True, text=True, timeout=args.timeout)
+            tail = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        except subprocess.TimeoutExpired:
+            tail = [f"timed out after {args.timeout} s"]
         path = args.out / f"{name}.row.json"
-        row = json.loads(path.read_text()) if path.exists() else {"name": name, "error": "the worker wrote no row"}
+        row = json.loads(path.read_text()) if path.exists() else {"name": name, "error": f"the worker wrote no row: {tail[0]}"}
         print(f"fit_validation: {name} done in {time.time() - started:.0f} s", file=sys.stderr)
         return row
 
