@@ -314,6 +314,13 @@ async function main() {
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - innerWidth);
     assert(overflow <= 1, `sideways scroll of ${overflow} px at 390 px`);
     await phone.screenshot({ path: path.join(shots, 'evidence-first-visit-390.png'), fullPage: true });
+    // The measurement card and the timeline with measured lanes at 390 px.
+    await phone.setInputFiles('#measure-input', data('docs', 'data', 'dist', 'traces', 'fsdp.recommended.measured.trace.json'));
+    await phone.waitForFunction(() => document.getElementById('measured').dataset.ready === '1', null, { timeout: 20000 });
+    const wide = await phone.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert(wide <= 1, `sideways scroll of ${wide} px at 390 px with a measurement open`);
+    await phone.locator('#measured-card').screenshot({ path: path.join(shots, 'evidence-measured-390.png') });
+    await phone.locator('#timeline-card').screenshot({ path: path.join(shots, 'evidence-timeline-390.png') });
     await narrow.close();
   });
 

@@ -206,7 +206,7 @@ export function breakdown(slices) {
   const computeUs = total(compute);
   const commUs = total(comm);
   const busy = total(all);
-  const overlapUs = computeUs + commUs - busy;
+  const overlapUs = Math.max(0, computeUs + commUs - busy);  // rounding: never below 0
   return {
     spanUs: span, computeUs, commUs, overlapUs, exposedCommUs: commUs - overlapUs, idleUs: span - busy, hostBoundUs: span - busy,
     overlapPct: commUs > 0 ? (100 * overlapUs) / commUs : null,
