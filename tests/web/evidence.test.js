@@ -225,6 +225,13 @@ async function main() {
     assert(colls.length >= 8 && colls.every((c) => c[2] !== 'not in this file'), JSON.stringify(colls.slice(0, 3)));
     await page.waitForFunction(() => document.getElementById('timeline').dataset.measuredGroups === '1', null, { timeout: 20000 });
     await page.locator('#timeline-card').screenshot({ path: path.join(shots, 'evidence-trace-timeline-1440.png') });
+    // The same trace gzipped (python/dist keeps its raw profile as .json.gz), through "Open file…".
+    const gz = path.join(tmp, 'measured.rank0.trace.json.gz');
+    fs.writeFileSync(gz, require('zlib').gzipSync(fs.readFileSync(trace)));
+    await page.evaluate(() => { delete document.getElementById('measured').dataset.ready; });
+    await page.setInputFiles('#file-input', gz);
+    await page.waitForFunction(() => document.getElementById('measured').dataset.ready === '1', null, { timeout: 20000 });
+    assert.strictEqual(await page.$$eval('[data-testid="breakdown"] thead th', (ths) => ths.length), 3);
     // Both ranks' result files (python/dist's rankN.json): a column per rank.
     await page.setInputFiles('#measure-input', [path.join(run, 'rank0.json'), path.join(run, 'rank1.json')]);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="breakdown"] thead th').length === 4, null, { timeout: 20000 });

@@ -74,7 +74,7 @@ async function loadFromUrl(url, label, description = '') {
 // a trace's events, a python/dist rank file's profile).
 async function isMeasurement(file) {
   const head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
-  if (head[0] === 0x80) return true;
+  if (head[0] === 0x80 || (head[0] === 0x1f && head[1] === 0x8b)) return true;
   const text = new TextDecoder().decode(head);
   return /"format"\s*:\s*"schedmeasured\/1"/.test(text) || /^\s*(\{\s*)?"traceEvents"/.test(text) || /^\s*\[\s*\{\s*"(ph|name|cat|ts)"/.test(text)
     || (/"rank"\s*:/.test(text) && /"schedule"\s*:/.test(text));
@@ -282,11 +282,23 @@ function updateUrl() {
 // Reads measurements in the page and puts them beside the plan on screen. A
 // file that is none of what measured.js reads gets one line naming it and
 // what was expected; the report stays as it was.
+// A file's bytes, gunzipped when gzip (python/dist keeps the raw profile as
+// profile.rank0.json.gz).
+async function fileBytes(file) {
+  const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return new Uint8Array(await file.arrayBuffer());
+  try {
+    return new Uint8Array(await new Response(file.stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+  } catch (e) {
+    throw new Error(`${file.name}: not a valid gzip file (${e.message})`);
+  }
+}
+
 async function openMeasurements(files) {
   const items = [];
   for (const file of files) {
     try {
-      items.push(readMeasurement(new Uint8Array(await file.arrayBuffer()), file.name));
+      items.push(readMeasurement(await fileBytes(file), file.name));
     } catch (e) {
       showNotice(e.message);
       return;
