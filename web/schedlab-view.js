@@ -94,6 +94,8 @@ class SchedlabView extends HTMLElement {
             h('span', { class: 'widget-delta' }, `${percentChange(baseline.peak, peak)} vs baseline`)),
           h('div', { class: 'stat-detail' }, h('span', { 'data-testid': 'peak-bytes' }, String(peak)), ' bytes',
             p && p.peak_bytes !== undefined ? ` · memory as executed (what the GPU allocates) ${humanBytes(p.peak_bytes)}, reserved ${humanBytes(p.reserved_bytes)} (${p.hardware || plan.options.hardware})` : ''),
+          plan.data_dependent && plan.data_dependent.buffers
+            ? h('div', { class: 'stat-detail', 'data-testid': 'data-dependent' }, `⚠ ${plan.data_dependent.buffers} data-dependent sizes: both figures depend on the data`) : '',
           plan.device_fit ? h('div', { class: `stat-detail fit-${plan.device_fit.verdict}`, 'data-testid': 'device-fit', 'data-verdict': plan.device_fit.verdict },
             `will it fit in ${humanBytes(plan.device_fit.device_bytes)}: ${fitWords(plan.device_fit).verdict}, ${fitWords(plan.device_fit).margin}`) : ''),
         h('div', { class: 'widget-methods' }, methods)),

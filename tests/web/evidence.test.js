@@ -168,7 +168,8 @@ async function main() {
     fs.writeFileSync(path.join(hostDir, 'index.html'), `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
       <script type="module" src="${url}schedlab-view.js"></script>
       <schedlab-view id="small" src="${url}examples/gpt2_2.post.json" device-memory="1MiB"></schedlab-view>
-      <schedlab-view id="big" src="${url}examples/gpt2_2.post.json" device-memory="80GiB"></schedlab-view>`);
+      <schedlab-view id="big" src="${url}examples/gpt2_2.post.json" device-memory="80GiB"></schedlab-view>
+      <schedlab-view id="moe" src="${url}examples/moe_dropless_0_inf.post.json"></schedlab-view>`);
     const host = await startServer(hostDir, 0);
     try {
       const p = await context.newPage();
@@ -178,6 +179,8 @@ async function main() {
         await fit.waitFor({ timeout: 30000 });
         assert.strictEqual(await fit.getAttribute('data-verdict'), verdict);
       }
+      await p.locator('#moe [data-testid="data-dependent"]').waitFor({ timeout: 30000 });
+      assert.strictEqual(await p.locator('#big [data-testid="data-dependent"]').count(), 0);
       await p.close();
     } finally {
       host.server.close();
