@@ -36,6 +36,10 @@ Module['commPasses'] = () => JSON.parse(schedlabUnwrap(Module['rawCommPasses']()
 //   comm_knobs: {knob: Inductor's default}}: what the page's controls offer.
 Module['planControls'] = () => JSON.parse(schedlabUnwrap(Module['rawPlanControls']()));
 
+// Checks plan options (`optionsJson` as plan() takes it) without planning;
+// throws the SchedlabError plan() would.
+Module['checkOptions'] = (optionsJson) => { schedlabUnwrap(Module['rawCheckOptions'](optionsJson)); };
+
 // openPlanSession() -> a planning run kept in the WASM heap for per-step views:
 //   run(graph, optionsJson, onStage) plans `graph` (its JSON text, or its
 //     bytes as a Uint8Array: copied into the heap as they are, the fast way
@@ -84,6 +88,7 @@ Module['openPlanSession'] = () => {
       }
     },
     planText: () => schedlabUnwrap(raw.planText()),
+    passSteps: () => JSON.parse(schedlabUnwrap(raw.passSteps())),
     overview: () => JSON.parse(schedlabUnwrap(raw.overview())),
     trace: () => schedlabUnwrap(raw.trace()),
     traceBeforeComm: () => schedlabUnwrap(raw.traceBeforeComm()),

@@ -102,6 +102,16 @@ CallResult comm_pass_table() {
   });
 }
 
+// Checks plan options (parse_plan_options) without planning: the page asks
+// before it selects a loaded profile file, so a bad one is named as the
+// culprit and never sticks.
+CallResult check_options(const std::string& options_json) {
+  return guarded([&] {
+    parse_plan_options(options_json);
+    return std::string();
+  });
+}
+
 // What the page's controls offer: the built-in hardware profiles and every
 // comm-pass knob with Inductor's default.
 CallResult plan_controls() {
@@ -109,6 +119,20 @@ CallResult plan_controls() {
     return json{{"hardware", builtin_profile_names()}, {"default_hardware", std::string(kDefaultHardwareProfile)}, {"comm_knobs", json::parse(comm_knobs_json(CommKnobs{}))}}
         .dump();
   });
+}
+
+// Buffers whose size depends on data (schedgraph/1 `size_hint`): how many,
+// the bytes the scheduler's figure counts them at (Inductor's hint, usually
+// 0) and the bytes memory as executed prices them with (`hint_bytes`).
+json data_dependent_sizes(const Graph& g) {
+  std::int64_t count = 0, scheduler_bytes = 0, hint_bytes = 0;
+  for (const Buffer& b : g.buffers) {
+    if (!b.hint_bytes) continue;
+    ++count;
+    scheduler_bytes += b.bytes;
+    hint_bytes += *b.hint_bytes;
+  }
+  return {{"buffers", count}, {"scheduler_bytes", scheduler_bytes}, {"hint_bytes", hint_bytes}};
 }
 
 // One planning run kept alive for the page: the plan text (byte for byte the
@@ -172,11 +196,44 @@ class PlanSession {
             {"exposed_comm_us", r.simulation.exposed_comm_us},
             {"collective_count", r.simulation.collectives.size()}}},
           {"predicted", json::parse(prediction_section_json(r.predicted))},
+          {"data_dependent", data_dependent_sizes(g)},
       };
+      if (r.device_fit) out["device_fit"] = json::parse(device_fit_section_json(*r.device_fit));
       if (r.front_end) out["front_end"] = {{"input_nodes", r.input->nodes.size()}};
       if (r.comm)
         out["comm"] = {{"step_time_before_us", r.simulation_before_comm.step_time_us},
                        {"exposed_comm_before_us", r.simulation_before_comm.exposed_comm_us}};
+      return out.dump();
+    });
+  }
+
+  // Per comm pass, in the order applied: the pass, for each node of its
+  // order the node's step in the order before it (`positions`; the page
+  // counts the moved nodes as its order table does), the scheduler's peak of
+  // the order before and after it, and the simulated step time and exposed
+  // communication after it (the plan's runtimes and launch path), so every
+  // pass reports its moves and its effect in the step's own units.
+  CallResult pass_steps() {
+    return guarded([&] {
+      const Graph& g = planned();
+      json out = json::array();
+      if (!result_.comm) return out.dump();
+      const PlanResult& r = result_;
+      const Order* before = &r.memory.order();
+      std::int64_t peak_before = r.memory.estimate.peak;
+      for (const auto& step : r.comm->steps) {
+        const Order& after = step.result.order;
+        std::vector<std::int32_t> step_of(g.nodes.size(), -1);
+        for (std::size_t i = 0; i < before->size(); ++i) step_of[(*before)[i]] = static_cast<std::int32_t>(i);
+        std::vector<std::int32_t> positions(after.size());
+        for (std::size_t i = 0; i < after.size(); ++i) positions[i] = step_of[after[i]];
+        const std::int64_t peak_after = estimate_peak_memory(g, *info_, after).peak;
+        const Simulation sim = simulate_two_streams(g, after, r.simulated_runtimes_us, r.launch);
+        out.push_back({{"pass", step.pass}, {"positions", std::move(positions)}, {"peak_before", peak_before},
+                       {"peak_after", peak_after}, {"step_time_us", sim.step_time_us}, {"exposed_comm_us", sim.exposed_comm_us}});
+        before = &after;
+        peak_before = peak_after;
+      }
       return out.dump();
     });
   }
@@ -275,30 +332,40 @@ class PlanSession {
     });
   }
 
-  // The lifetimes of the buffers of an order alive anywhere in steps
-  // [from, to], for the page's stacked view around a step: start and last
-  // live step, bytes, and what the buffer is (producer, kernel, dtype, shape,
-  // last user, category).
+  // The bands of an order's stacked-lifetime view (core/memory held_bands:
+  // they sum to the memory curve at every step) held anywhere in steps
+  // [from, to]: start and last held step, bytes, and what the buffer is
+  // (producer, kernel, dtype, shape, last user, category; `owner` the
+  // multi-output container holding an item's bytes; `never_freed` bytes a
+  // container allocated for an item it does not own; `data_dependent` a
+  // size from Inductor's hint, `hint_bytes` the size to price with).
   CallResult lifetimes(int order_index, int from, int to) {
     return guarded([&] {
       const Graph& g = planned();
       const Order& order = order_at(order_index);
+      const auto n = static_cast<std::int32_t>(order.size());
       json out = json::array();
-      for (const auto& lt : compute_memory_timeline(g, *info_, order)) {
-        if (lt.end_step < from || lt.start_step > to || lt.size_alloc <= 0) continue;
-        const Buffer& b = g.buffers[lt.buf];
-        // Freed after its last live step's node (a graph output never is).
-        const bool freed = !lt.live_to_end && lt.end_step >= 0 && lt.end_step < static_cast<std::int32_t>(order.size());
-        const std::string last_user = freed ? g.nodes[order[lt.end_step]].name : "";
+      for (const auto& band : held_bands(g, *info_, order)) {
+        if (band.end < from || band.start > to || band.bytes == 0) continue;
+        const Buffer& b = g.buffers[band.buf];
+        const bool freed = !band.live_to_end && !band.never_freed && band.end < n;
+        const std::string last_user = freed ? g.nodes[order[band.end]].name : "";
         const Node* producer = b.is_input ? nullptr : &g.nodes[b.producer];
         const char* category = b.is_input                          ? "input"
                                : producer->collective              ? "collective"
-                               : info_->is_graph_output[lt.buf] ? "output"
+                               : info_->is_graph_output[band.buf] ? "output"
                                                                    : "activation";
-        out.push_back({{"buffer", b.name}, {"bytes", lt.size_alloc}, {"start", lt.start_step}, {"end", lt.end_step},
-                       {"to_end", lt.live_to_end}, {"producer", producer ? producer->name : ""},
-                       {"kernel", producer ? producer->kernel : ""}, {"dtype", b.dtype}, {"shape", b.shape},
-                       {"last_user", last_user}, {"category", category}});
+        json item = {{"buffer", b.name}, {"bytes", band.bytes}, {"start", band.start}, {"end", std::min(band.end, n - 1)},
+                     {"to_end", band.live_to_end || band.never_freed}, {"producer", producer ? producer->name : ""},
+                     {"kernel", producer ? producer->kernel : ""}, {"dtype", b.dtype}, {"shape", b.shape},
+                     {"last_user", last_user}, {"category", category}};
+        if (band.owner != band.buf) item["owner"] = g.buffers[band.owner].name;
+        if (band.never_freed) item["never_freed"] = true;
+        if (b.hint_bytes) {
+          item["data_dependent"] = true;
+          item["hint_bytes"] = *b.hint_bytes;
+        }
+        out.push_back(std::move(item));
       }
       return out.dump();
     });
@@ -412,10 +479,12 @@ EMSCRIPTEN_BINDINGS(schedlab) {
   function("rawCommPasses", &comm_pass_table);
   function("rawMemoryMethods", &memory_method_table);
   function("rawPlanControls", &plan_controls);
+  function("rawCheckOptions", &check_options);
   class_<PlanSession>("RawPlanSession")
       .constructor<>()
       .function("runBuffer", &PlanSession::run_buffer)
       .function("planText", &PlanSession::plan_text_call)
+      .function("passSteps", &PlanSession::pass_steps)
       .function("overview", &PlanSession::overview)
       .function("namesText", &PlanSession::names_text)
       .function("curveView", &PlanSession::curve_view)

@@ -5,13 +5,14 @@
 //
 // src: a schedgraph/1 URL (relative to the page). passes: optional comma list
 // of memory methods and comm passes (default: the CLI's defaults). height:
-// optional chart height in px. It renders the summary (the final order's
+// optional chart height in px. device-memory: optional device memory
+// ("80GiB"): the widget answers "will it fit?" with the margin. It renders the summary (the final order's
 // peak, peak per method, the chosen one, the calibrated prediction when the
 // plan has one) and the memory curve, planned by the WASM core in a worker
 // shared by every widget on the page. docs.html shows it embedded; the
 // page may be on another origin than the widget's files, which must then be
 // served with CORS (scripts/serve-web.js does).
-import { h, humanBytes, percentChange } from './js/format.js';
+import { fitWords, h, humanBytes, percentChange } from './js/format.js';
 import { MemoryChart } from './js/memory-chart.js';
 import { Planner } from './js/planner.js';
 
@@ -21,7 +22,7 @@ const planner = () => (sharedPlanner ||= new Planner());
 
 // Splits `passes` into core options by the registries' names.
 function optionsFromPasses(passes, { memoryMethods, commPasses = [] }) {
-  if (!passes || !passes.trim()) return null;
+  if (!passes || !passes.trim()) return {};
   const memory = new Set(memoryMethods.map((m) => m.name));
   const comm = new Set(commPasses.map((p) => p.name));
   const options = { memory_methods: [], comm_passes: [] };
@@ -36,7 +37,7 @@ function optionsFromPasses(passes, { memoryMethods, commPasses = [] }) {
 
 class SchedlabView extends HTMLElement {
   static get observedAttributes() {
-    return ['src', 'passes'];
+    return ['src', 'passes', 'device-memory'];
   }
 
   constructor() {
@@ -64,7 +65,9 @@ class SchedlabView extends HTMLElement {
       const [response, caps] = await Promise.all([fetch(url), planner().capabilities()]);
       if (!response.ok) throw new Error(`${src}: HTTP ${response.status}`);
       const options = optionsFromPasses(this.getAttribute('passes'), caps);
-      const result = await planner().plan(await response.blob(), options);
+      const device = (this.getAttribute('device-memory') || '').trim();
+      if (device) Object.assign(options, { device_memory: /^\d+$/.test(device) ? Number(device) : device });
+      const result = await planner().plan(await response.blob(), Object.keys(options).length ? options : null);
       if (id === this.renderId) this.show(result);
     } catch (e) {
       if (id !== this.renderId) return;
@@ -86,11 +89,15 @@ class SchedlabView extends HTMLElement {
     this.body.replaceChildren(
       h('div', { class: 'widget-head' },
         h('div', {},
-          h('div', { class: 'stat-label' }, `${plan.graph || 'graph'} · ${plan.nodes} nodes · peak memory (${mem.chosen}${plan.comm ? ' + comm passes' : ''})`),
+          h('div', { class: 'stat-label' }, `${plan.graph || 'graph'} · ${plan.nodes} nodes · scheduler's peak, what Inductor decides by (${mem.chosen}${plan.comm ? ' + comm passes' : ''})`),
           h('div', { class: 'stat-value' }, humanBytes(peak),
             h('span', { class: 'widget-delta' }, `${percentChange(baseline.peak, peak)} vs baseline`)),
           h('div', { class: 'stat-detail' }, h('span', { 'data-testid': 'peak-bytes' }, String(peak)), ' bytes',
-            p && p.peak_bytes !== undefined ? ` · predicted on the GPU ${humanBytes(p.peak_bytes)} (${p.runtime_source || 'model'}, ${p.hardware || plan.options.hardware})` : '')),
+            p && p.peak_bytes !== undefined ? ` · memory as executed (what the GPU allocates) ${humanBytes(p.peak_bytes)}, reserved ${humanBytes(p.reserved_bytes)} (${p.hardware || plan.options.hardware})` : ''),
+          plan.data_dependent && plan.data_dependent.buffers
+            ? h('div', { class: 'stat-detail', 'data-testid': 'data-dependent' }, `⚠ ${plan.data_dependent.buffers} data-dependent sizes: both figures depend on the data`) : '',
+          plan.device_fit ? h('div', { class: `stat-detail fit-${plan.device_fit.verdict}`, 'data-testid': 'device-fit', 'data-verdict': plan.device_fit.verdict },
+            `will it fit in ${humanBytes(plan.device_fit.device_bytes)}: ${fitWords(plan.device_fit).verdict}, ${fitWords(plan.device_fit).margin}`) : ''),
         h('div', { class: 'widget-methods' }, methods)),
       chartBox);
     if (this.chart) this.chart.destroy();

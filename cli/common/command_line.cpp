@@ -153,6 +153,13 @@ std::function<void()> add_host_probe_option(CLI::App& app, HardwareProfile& hw) 
   };
 }
 
+CLI::Option* add_device_memory_option(CLI::App& app, std::int64_t& into) {
+  return add_read_option(app, "--device-memory", [&into](const std::string& v) { into = byte_size_arg("--device-memory", v); },
+                         "will it fit: the device's memory (80GiB, 141GB, bytes); the plan adds the fixed costs beside the "
+                         "predicted reserved peak and answers fits or does not fit, with the margin")
+      ->option_text("SIZE");
+}
+
 CLI::Option* add_max_input_bytes_option(CLI::App& app, std::uint64_t& into) {
   return add_read_option(app, "--max-input-bytes",
                          [&into](const std::string& v) {

@@ -61,6 +61,8 @@ CLI::Option* add_hardware_option(CLI::App& app, HardwareProfile& into, const std
 std::function<void()> add_host_probe_option(CLI::App& app, HardwareProfile& hw);
 // `--max-input-bytes N` (every command that reads a graph).
 CLI::Option* add_max_input_bytes_option(CLI::App& app, std::uint64_t& into);
+// `--device-memory 80GiB`: "will it fit?" (core/predict/device_fit.h).
+CLI::Option* add_device_memory_option(CLI::App& app, std::int64_t& into);
 
 // The options several commands take, their help listing the names from the
 // registries' tables (core/memory/methods.def, core/comms/passes.def,

@@ -164,6 +164,10 @@ PlanOptions parse_plan_options(const JsonValue& j) {
     else if (key == "fuse") {
       if (!v.is_bool()) throw OptionError("options.fuse: expected true or false");
       opts.fuse = v.as_bool();
+    } else if (key == "device_memory") {
+      if (v.is_string()) opts.device_memory_bytes = byte_size_arg("options.device_memory", v.as_string());
+      else if (v.type() == JsonValue::Type::Int && v.as_int() > 0) opts.device_memory_bytes = v.as_int();
+      else throw OptionError("options.device_memory: expected a positive integer of bytes or a size such as \"80GiB\"");
     } else if (key == "hardware") {
       if (v.is_string()) opts.hardware = builtin_profile(v.as_string());
       else opts.hardware = inline_hardware_profile(v);
@@ -196,6 +200,34 @@ double number_arg(std::string_view flag, std::string_view v, double lo, double h
     throw OptionError(std::string(flag) + ": expected " + range + ", got \"" + text + "\"");
   }
   return x;
+}
+
+}  // namespace schedlab
+
+namespace schedlab {
+
+std::int64_t byte_size_arg(std::string_view where, std::string_view v) {
+  const auto refuse = [&] {
+    return OptionError(std::string(where) + ": expected a size such as 80GiB, 80GB or 85899345920, got \"" + std::string(v) + "\"");
+  };
+  std::size_t digits = 0;
+  while (digits < v.size() && ((v[digits] >= '0' && v[digits] <= '9') || v[digits] == '.')) ++digits;
+  if (digits == 0) throw refuse();
+  std::string_view unit = v.substr(digits);
+  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  struct Unit {
+    std::string_view name;
+    double bytes;
+  };
+  static constexpr Unit kUnits[] = {{"", 1},         {"B", 1},         {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+                                    {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  const Unit* u = nullptr;
+  for (const auto& k : kUnits)
+    if (unit == k.name) u = &k;
+  if (!u) throw refuse();
+  const double x = number_arg(where, v.substr(0, digits), 0, 1e18) * u->bytes;
+  if (!(x >= 1) || x >= 4.6e18) throw refuse();
+  return static_cast<std::int64_t>(x);
 }
 
 }  // namespace schedlab

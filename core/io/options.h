@@ -19,7 +19,7 @@
 namespace schedlab {
 
 // Reads {"memory_methods": [...] or "a,b", "comm_passes": ..., "comm": {...},
-// "fuse": bool, "hardware": name or profile}; unknown keys are refused so
+// "fuse": bool, "hardware": name or profile, "device_memory": bytes or "80GiB"}; unknown keys are refused so
 // typos do not pass silently. Blank text gives the defaults.
 PlanOptions parse_plan_options(std::string_view options_json);
 // The same from a document in hand (the Python bindings build one from a
@@ -37,5 +37,9 @@ void set_comm_knob(CommKnobs& knobs, std::string_view name, std::string_view val
 // OptionError naming the flag.
 std::int64_t int_arg(std::string_view flag, std::string_view v, std::int64_t lo, std::int64_t hi);
 double number_arg(std::string_view flag, std::string_view v, double lo, double hi);
+// A size in bytes: "80GiB", "80 GiB", "85899345920", "80GB" (KiB MiB GiB
+// TiB binary, KB MB GB TB decimal, B); positive, below 2^62. Throws
+// OptionError naming `where`.
+std::int64_t byte_size_arg(std::string_view where, std::string_view v);
 
 }  // namespace schedlab

@@ -43,10 +43,32 @@ void write_options(JsonWriter& w, const PlanOptions& opts) {
   w.key("comm");
   write_comm_knobs(w, opts.comm);
   w.key("comm_passes").array(opts.comm_passes);
+  if (opts.device_memory_bytes > 0) w.field("device_memory", opts.device_memory_bytes);
   w.field("fuse", opts.fuse);
   w.field("hardware", opts.hardware.name);
   w.key("memory_methods").array(opts.memory_methods);
   w.field("runtime_source", opts.runtime_source);
+  w.end_object();
+}
+
+void write_device_fit(JsonWriter& w, const DeviceFit& f) {
+  w.begin_object();
+  w.field("allocator_margin_bytes", f.allocator_margin_bytes);
+  w.field("allocator_need_bytes", f.allocator_need_bytes);
+  w.field("allocator_verdict", f.allocator_verdict);
+  w.field("data_dependent_buffers", f.data_dependent_buffers);
+  w.field("device_bytes", f.device_bytes);
+  w.key("fixed").begin_array();
+  for (const auto& c : f.fixed) {
+    w.begin_object().field("bytes", c.bytes).field("in_allocator", c.in_allocator).field("name", c.name).field("source", c.source);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("margin_bytes", f.margin_bytes);
+  w.field("need_bytes", f.need_bytes);
+  w.field("reserved_peak_bytes", f.reserved_peak_bytes);
+  w.field("uncertainty_bytes", f.uncertainty_bytes);
+  w.field("verdict", f.verdict);
   w.end_object();
 }
 
@@ -286,6 +308,10 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
     w.key("comm");
     write_comm(w, g, *r.comm, r.simulation_before_comm, r.simulation);
   }
+  if (r.device_fit) {
+    w.key("device_fit");
+    write_device_fit(w, *r.device_fit);
+  }
   w.key("final");
   write_final(w, r);
   w.field("format", "schedplan/1");
@@ -314,6 +340,12 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
 std::string final_section_json(const PlanResult& r) {
   JsonWriter w;
   write_final(w, r);
+  return w.take_text();
+}
+
+std::string device_fit_section_json(const DeviceFit& f) {
+  JsonWriter w;
+  write_device_fit(w, f);
   return w.take_text();
 }
 

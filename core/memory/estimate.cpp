@@ -103,6 +103,36 @@ std::vector<LiveBuffer> live_buffers_at(const Graph& g, const MemoryPlanningInfo
   return out;
 }
 
+std::vector<HeldBand> held_bands(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
+  const auto lifetimes = compute_memory_timeline(g, info, order);
+  const std::int32_t after_last = static_cast<std::int32_t>(order.size());
+  std::vector<std::int32_t> start_of(g.buffers.size(), -1);
+  std::vector<std::int64_t> unowned(g.buffers.size(), 0);  // a container's allocation not yet given to an item
+  for (const auto& l : lifetimes) {
+    start_of[l.buf] = l.start_step;
+    if (l.size_alloc != l.size_free) unowned[l.buf] = l.size_alloc;
+  }
+  std::vector<HeldBand> out;
+  out.reserve(lifetimes.size());
+  for (const auto& l : lifetimes) {
+    const BufId container = info.container_of[l.buf];
+    if (l.size_alloc == l.size_free) {
+      if (l.size_alloc > 0) out.push_back({l.buf, l.buf, l.size_alloc, l.start_step, l.end_step, l.live_to_end, false});
+    } else if (container != kNone && start_of[container] >= 0) {
+      // An item: its bytes are its container's, from the container's step.
+      if (l.size_free > 0) out.push_back({l.buf, container, l.size_free, start_of[container], l.end_step, l.live_to_end, false});
+      unowned[container] -= l.size_free;
+    } else if (l.size_alloc < l.size_free) {
+      // Freed without an allocation of its own (an item of a mutated container):
+      // the curve drops by it, so the view does too, as a negative band.
+      out.push_back({l.buf, l.buf, l.size_alloc - l.size_free, l.end_step + 1, after_last, false, true});
+    }
+  }
+  for (const auto& l : lifetimes)
+    if (unowned[l.buf] != 0) out.push_back({l.buf, l.buf, unowned[l.buf], l.start_step, after_last, false, true});
+  return out;
+}
+
 std::string order_violation(const Graph& g, const MemoryPlanningInfo& info, const Order& order) {
   std::vector<std::int32_t> step(g.nodes.size(), -1);
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(order.size()); ++i) {

@@ -62,6 +62,28 @@ struct LiveBuffer {
 // multi_output container is reported with what its items still hold.
 std::vector<LiveBuffer> live_buffers_at(const Graph& g, const MemoryPlanningInfo& info, const Order& order, std::int32_t step);
 
+// The stacked-lifetime view of an order: bands of bytes held over steps,
+// whose sum at every step t in [0, order.size()] equals
+// estimate_peak_memory's curve[t] (a test walks every step of every
+// checked-in graph). A plain buffer is one band over its life. A
+// multi_output container allocates its items' bytes at its own step and
+// each is freed after that item's last use, so the container is one band
+// per item it owns (`buf` the item, `owner` the container, from the
+// container's step to the item's last use) plus, when its allocation counts
+// items it does not own (an item whose node reads two containers is
+// allocated by both), one band of those bytes never freed (`end` =
+// order.size(), `never_freed`).
+struct HeldBand {
+  BufId buf = kNone;    // the buffer the bytes are (an item for a container's share)
+  BufId owner = kNone;  // the buffer that holds them (the container; else `buf`)
+  std::int64_t bytes = 0;
+  std::int32_t start = 0;  // first step held
+  std::int32_t end = 0;    // last step held
+  bool live_to_end = false;  // a graph output (held through the last node)
+  bool never_freed = false;  // held after the last step too
+};
+std::vector<HeldBand> held_bands(const Graph& g, const MemoryPlanningInfo& info, const Order& order);
+
 // True when `order` is a permutation of all nodes that meets every unmet
 // dependency (weak ones included) and every mutation chain it reads through.
 bool is_valid_order(const Graph& g, const MemoryPlanningInfo& info, const Order& order);

@@ -104,6 +104,7 @@ void simulation_stage(PlanResult& r, const PlanOptions& opts) {
   r.predicted = predict(r.planned(), r.order, opts.hardware, r.calibrated_runtimes_us,
                         calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt, scheduler_estimate_of_order(r),
                         r.launch_memory ? &*r.launch_memory : nullptr);
+  if (opts.device_memory_bytes > 0) r.device_fit = check_device_fit(r.planned(), r.predicted, opts.device_memory_bytes);
 }
 
 constexpr PlanStage kStages[] = {
@@ -111,7 +112,7 @@ constexpr PlanStage kStages[] = {
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
     {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, contention, launch, launch_memory", runtimes_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
-    {"simulation", "simulation, launch, launch_memory, predicted", simulation_stage},
+    {"simulation", "simulation, launch, launch_memory, predicted, device_fit", simulation_stage},
 };
 
 }  // namespace
@@ -194,6 +195,7 @@ std::string plan_to_text(const PlanResult& r) {
     out += line;
   }
   out += prediction_to_text(r.predicted);
+  if (r.device_fit) out += device_fit_to_text(*r.device_fit);
   if (!r.simulation.collectives.empty()) {
     std::snprintf(line, sizeof line, "two-stream simulation: step %.1f us, exposed comm %.1f us (%zu collectives)", r.simulation.step_time_us,
                   r.simulation.exposed_comm_us, r.simulation.collectives.size());

@@ -17,6 +17,7 @@
 #include "core/cost/cost_model.h"
 #include "core/fusion/fusion.h"
 #include "core/memory/methods.h"
+#include "core/predict/device_fit.h"
 #include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 #include "core/util/units.h"  // human_bytes, for the reports
@@ -40,6 +41,9 @@ struct PlanOptions {
   // graphs, else the roofline). The comm passes always read runtime_us, as
   // Inductor does.
   std::string runtime_source = "calibrated";
+  // "Will it fit?": the device's memory in bytes (`--device-memory 80GiB`,
+  // "device_memory"); 0: not asked. The plan then reports `device_fit`.
+  std::int64_t device_memory_bytes = 0;
 };
 
 struct PlanResult {
@@ -72,6 +76,7 @@ struct PlanResult {
   Simulation simulation;                   // of the final order
   std::optional<FrontEndResult> front_end;  // for a pre-fusion graph
   Prediction predicted;                     // of the final order (schedplan/1 `predicted`)
+  std::optional<DeviceFit> device_fit;      // with opts.device_memory_bytes (schedplan/1 `device_fit`)
 };
 
 // One stage of the pipeline: it reads what the earlier stages left in the

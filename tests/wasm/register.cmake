@@ -9,6 +9,8 @@
 #   web_browser     tests/web/playground.test.js: the page and the widget in headless Chromium (+ bench)
 #   web_workbench   tests/web/workbench.test.js: comm passes, cancel, keyboard, layouts, CORS, memory
 #                   and timeline views, search, trace, URL state, accessibility (+ 100k-node bench)
+#   web_evidence    tests/web/evidence.test.js: measurements beside the plan, one truth about memory,
+#                   will it fit, honest pass statistics, the first visit, keyboard and scale (issue 28)
 find_program(SCHEDLAB_NODE node REQUIRED)
 set(SCHEDLAB_WASM_BUILD_DIR "${CMAKE_BINARY_DIR}/wasm" CACHE PATH "Build directory of the WASM targets (scripts/build-wasm.sh)")
 set(SCHEDLAB_WEB_SITE_DIR "${CMAKE_BINARY_DIR}/web-site")
@@ -35,3 +37,7 @@ set_tests_properties(web_browser PROPERTIES FIXTURES_REQUIRED web TIMEOUT 600)
 add_test(NAME web_workbench COMMAND ${SCHEDLAB_NODE} ${CMAKE_SOURCE_DIR}/tests/web/workbench.test.js
                                     --site ${SCHEDLAB_WEB_SITE_DIR} --cli $<TARGET_FILE:schedlab> --shots ${CMAKE_BINARY_DIR}/web-shots)
 set_tests_properties(web_workbench PROPERTIES FIXTURES_REQUIRED web TIMEOUT 900)
+
+add_test(NAME web_evidence COMMAND ${SCHEDLAB_NODE} ${CMAKE_SOURCE_DIR}/tests/web/evidence.test.js
+                                   --site ${SCHEDLAB_WEB_SITE_DIR} --cli $<TARGET_FILE:schedlab> --shots ${CMAKE_BINARY_DIR}/web-shots)
+set_tests_properties(web_evidence PROPERTIES FIXTURES_REQUIRED web TIMEOUT 900)

@@ -43,6 +43,7 @@ async function main() {
   await test('hovering the memory curve lists the live buffers', async () => {
     await page.goto(`${url}?graph=examples/gpt2_2.post.json`);
     await peakText(page);
+    await page.locator('#memory-chart .memory-chart .overlay').scrollIntoViewIfNeeded();
     const box = await page.locator('#memory-chart .memory-chart .overlay').boundingBox();
     await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
     await page.locator('.chart-tip').waitFor({ state: 'visible' });
@@ -54,7 +55,7 @@ async function main() {
 
   // 3. The example menu and the exported plan (byte for byte the CLI's).
   await test('example menu plans; exported plan JSON and Chrome trace equal the CLI output; timeline drawn', async () => {
-    await page.goto(url);
+    await page.goto(`${url}?example=none`);
     await page.waitForFunction(() => document.querySelectorAll('#example-select option').length > 1);
     await page.selectOption('#example-select', 'ddp_1.post.json');
     const shown = await peakText(page);
@@ -105,7 +106,7 @@ async function main() {
 
   // 5. Paste.
   await test('pasted JSON plans', async () => {
-    await page.goto(url);
+    await page.goto(`${url}?example=none`);
     await page.locator('#memory-methods input').first().waitFor();
     const file = path.join(site, 'examples', 'convnet_2.pre.json');
     await page.click('#paste-button');
@@ -115,7 +116,7 @@ async function main() {
   });
 
   await test('a dropped file plans', async () => {
-    await page.goto(url);
+    await page.goto(`${url}?example=none`);
     await page.locator('#memory-methods input').first().waitFor();
     const file = path.join(site, 'examples', 'ckpt_1.post.json');
     const text = fs.readFileSync(file, 'utf8');
@@ -145,7 +146,7 @@ async function main() {
       const r = spawnSync(args.cli, ['plan', file], { encoding: 'utf8' });
       const prefix = `schedlab plan: ${file}: `;
       assert(r.status !== 0 && r.stderr.startsWith(prefix), `unexpected CLI result: ${r.stderr}`);
-      await page.goto(url);
+      await page.goto(`${url}?example=none`);
       await page.locator('#memory-methods input').first().waitFor();
       await page.setInputFiles('#file-input', file);
       const error = page.locator('[data-testid="error"]');
@@ -191,7 +192,7 @@ async function main() {
       const gen = spawnSync(args.cli, ['gen', 'layered', '--nodes', String(args.benchNodes), '-o', file], { encoding: 'utf8' });
       assert.strictEqual(gen.status, 0, `schedlab gen layered failed: ${gen.stderr}`);
       const expected = cliPlan(args.cli, file).plan.final.peak_bytes;
-      await page.goto(url);
+      await page.goto(`${url}?example=none`);
       await page.locator('#memory-methods input').first().waitFor();
       for (let i = 0; i < 3; i++) {
         await page.evaluate(() => { document.getElementById('status').textContent = ''; });

@@ -154,6 +154,7 @@ async function main() {
     const pinned = async () => Number(await chart.getAttribute('data-pinned'));
     const expected = cliPlan(args.cli, path.join(site, 'examples', 'gpt2_2.post.json'), tmp).plan;
     assert.strictEqual(await pinned(), expected.final.peak_step, 'the peak step is pinned at first');
+    await page.locator('#memory-chart .overlay').scrollIntoViewIfNeeded();
     const box = await page.locator('#memory-chart .overlay').boundingBox();
     // Hovering a step highlights its row in the order table (all rows listed).
     await page.uncheck('[data-testid="only-moved"]');
@@ -230,7 +231,7 @@ async function main() {
   });
 
   await test('keyboard: Tab reaches "Open file…", Enter opens the picker; the menu names the source; re-picking plans again', async () => {
-    await page.goto(url);
+    await page.goto(`${url}?example=none`);
     await ready();
     await page.waitForLoadState('networkidle');  // the page's own start-up may still move focus
     const onOpenButton = () => page.evaluate(() => document.activeElement && document.activeElement.id === 'open-button');
@@ -399,7 +400,7 @@ async function main() {
     fs.writeFileSync(small, buf.subarray(0, 1000));
     const r = require('child_process').spawnSync(args.cli, ['plan', small], { encoding: 'utf8' });
     const cliMessage = r.stderr.trim().slice(`schedlab plan: ${small}: `.length);
-    await page.goto(url);
+    await page.goto(`${url}?example=none`);
     await ready();
     await page.evaluate(() => { window.__longTasks = []; });
     const t0 = Date.now();
@@ -413,7 +414,7 @@ async function main() {
   });
 
   await test('cancel: a running plan stops at once; an example picked meanwhile does not wait', async () => {
-    await page.goto(url);
+    await page.goto(`${url}?example=none`);
     await ready();
     await page.setInputFiles('#file-input', big);
     await page.waitForFunction(() => /planning/.test(document.getElementById('status').textContent));
@@ -440,7 +441,7 @@ async function main() {
     // One fresh page load, then the file: the time to the first report, with
     // the status line and its progress visible throughout.
     const firstReport = async () => {
-      await page.goto(url);
+      await page.goto(`${url}?example=none`);
       await ready();
       await page.evaluate(() => { window.__longTasks = []; });
       const t0 = Date.now();

@@ -4,7 +4,7 @@
 // says and wires the views together: hovering or pinning a step in the
 // memory chart shows it in the live list, the stacked lifetimes, the order
 // table and the timeline.
-import { formatMs, formatUs, h, humanBytes, percentChange } from './format.js';
+import { fitWords, formatMs, formatUs, h, humanBytes, percentChange } from './format.js';
 import { MemoryChart } from './memory-chart.js';
 import { OrderView } from './order-view.js';
 import { OptionsPanel } from './options-panel.js';
@@ -12,6 +12,8 @@ import { Planner } from './planner.js';
 import { renderFusion } from './fusion-view.js';
 import { renderCommTables, Timeline } from './timeline.js';
 import { describeBuffer, renderLifetimes } from './lifetime-view.js';
+import { breakdown, readMeasurement } from './measured.js';
+import { renderMeasured } from './measured-view.js';
 
 const $ = (id) => document.getElementById(id);
 const LIFETIME_WINDOW = 24;  // steps each side of the pinned step
@@ -29,6 +31,8 @@ const state = {
   kept: null,    // a plan kept for comparison
   pinned: null,
   initialStep: null,
+  measured: [],     // measurements opened beside the plan (measured.js)
+  simulatedLanes: null,  // the plan's simulated lanes (for the breakdown and the timeline)
 };
 
 // ---- loading ------------------------------------------------------------------
@@ -41,14 +45,14 @@ function showSource(label) {
   $('example-select').value = '';
 }
 
-function loadGraph(source, label, { url = null } = {}) {
-  state.graph = { source, label, url };
+function loadGraph(source, label, { url = null, description = '' } = {}) {
+  state.graph = { source, label, url, description };
   showSource(label);
   $('plan-button').disabled = false;
   return runPlan();
 }
 
-async function loadFromUrl(url, label) {
+async function loadFromUrl(url, label, description = '') {
   if (state.busy) cancelPlan({ quiet: true });
   const runId = ++state.runId;
   setStatus(`fetching ${label}…`, true);
@@ -58,33 +62,81 @@ async function loadFromUrl(url, label) {
     if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
     const blob = await response.blob();
     if (runId !== state.runId) return;
-    await loadGraph(blob, label, { url });
+    await loadGraph(blob, label, { url, description });
   } catch (e) {
     if (runId !== state.runId) return;
     showError(`${label}: cannot fetch (${e.message})`);
   }
 }
 
-function loadFile(file) {
+// A measurement opened where a graph was expected (the file button, a
+// drop): its head says so (a pickle's first byte, a measured file's format,
+// a trace's events, a python/dist rank file's profile).
+async function isMeasurement(file) {
+  const head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
+  if (head[0] === 0x80 || (head[0] === 0x1f && head[1] === 0x8b)) return true;
+  const text = new TextDecoder().decode(head);
+  return /"format"\s*:\s*"schedmeasured\/1"/.test(text) || /^\s*(\{\s*)?"traceEvents"/.test(text) || /^\s*\[\s*\{\s*"(ph|name|cat|ts)"/.test(text)
+    || (/"rank"\s*:/.test(text) && /"schedule"\s*:/.test(text));
+}
+
+async function loadFile(file) {
   if (!file) return;
+  if (await isMeasurement(file)) {
+    openMeasurements([file]);
+    return;
+  }
   // The worker reads the file: a big one never passes through this thread.
   loadGraph(file, file.name);
 }
 
+// The example menu: each entry has a line saying what it shows (under the
+// menu as it is walked, and above the report once it is open) and may open
+// with options (the FSDP example with Inductor's reordering passes on).
+// Arrow keys walk the menu without opening each entry; Enter (or a pick
+// with the pointer) opens it.
+const examples = new Map();
 async function setUpExamples() {
   const select = $('example-select');
   try {
     const response = await fetch('examples/index.json');
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    for (const ex of await response.json()) select.append(h('option', { value: ex.file }, ex.label));
+    for (const ex of await response.json()) {
+      examples.set(ex.file, ex);
+      select.append(h('option', { value: ex.file, title: ex.description || '' }, ex.label));
+    }
   } catch {
     select.title = 'no bundled examples (build the site with scripts/build-web.sh)';
   }
-  select.addEventListener('change', () => {
-    const file = select.value;
-    if (!file) return;
-    loadFromUrl(`examples/${file}`, file);
+  let walking = false;
+  const describe = (file) => {
+    const ex = examples.get(file);
+    $('example-description').textContent = ex && ex.description ? `${ex.label}: ${ex.description} (Enter opens it)` : '';
+  };
+  select.addEventListener('keydown', (e) => {
+    if (['ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown'].includes(e.key)) walking = true;
+    if (e.key === 'Enter' && select.value) {
+      e.preventDefault();
+      walking = false;
+      openExample(select.value);
+    }
   });
+  select.addEventListener('change', () => {
+    if (!select.value) return;
+    if (walking) {
+      walking = false;
+      describe(select.value);
+      return;
+    }
+    openExample(select.value);
+  });
+}
+
+function openExample(file) {
+  const ex = examples.get(file) || { file };
+  if (ex.params && state.panel) state.panel.applyUrl(new URLSearchParams(ex.params));
+  $('example-description').textContent = '';
+  return loadFromUrl(`examples/${file}`, file, ex.description);
 }
 
 function setUpLoaders() {
@@ -111,7 +163,20 @@ function setUpLoaders() {
     e.preventDefault();
     depth = 0;
     overlay.hidden = true;
-    loadFile(e.dataTransfer.files[0]);
+    const files = [...e.dataTransfer.files];
+    if (files.length > 1) openMeasurements(files);
+    else loadFile(files[0]);
+  });
+  const measureInput = $('measure-input');
+  $('measure-button').addEventListener('click', () => measureInput.click());
+  measureInput.addEventListener('change', () => {
+    const files = [...measureInput.files];
+    measureInput.value = '';
+    if (files.length) openMeasurements(files);
+  });
+  $('measured-clear').addEventListener('click', () => {
+    state.measured = [];
+    renderMeasuredCard();
   });
   const dialog = $('paste-dialog');
   $('paste-button').addEventListener('click', () => dialog.showModal());
@@ -160,11 +225,16 @@ async function runPlan() {
   const runId = ++state.runId;
   const started = performance.now();
   clearError();
+  clearStale();
+  $('notice-slot').replaceChildren();
+  state.simulatedLanes = null;
+  delete $('measured').dataset.ready;
   setBusy(true);
   setStatus(`starting: ${state.graph.label}`, true);
   delete $('status').dataset.stages;
   try {
     const options = state.panel.options();
+    state.plannedOptions = JSON.stringify(options);
     const result = await state.planner.plan(state.graph.source, options, ({ stage, detail }) => {
       if (runId === state.runId) setStatus(`${stage}: ${detail}`, true);
     });
@@ -207,7 +277,105 @@ function updateUrl() {
   history.replaceState(null, '', url);
 }
 
+// ---- measurements -------------------------------------------------------------------
+
+// Reads measurements in the page and puts them beside the plan on screen. A
+// file that is none of what measured.js reads gets one line naming it and
+// what was expected; the report stays as it was.
+// A file's bytes, gunzipped when gzip (python/dist keeps the raw profile as
+// profile.rank0.json.gz).
+async function fileBytes(file) {
+  const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return new Uint8Array(await file.arrayBuffer());
+  try {
+    return new Uint8Array(await new Response(file.stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+  } catch (e) {
+    throw new Error(`${file.name}: not a valid gzip file (${e.message})`);
+  }
+}
+
+async function openMeasurements(files) {
+  const items = [];
+  for (const file of files) {
+    try {
+      items.push(readMeasurement(await fileBytes(file), file.name));
+    } catch (e) {
+      showNotice(e.message);
+      return;
+    }
+  }
+  if (!state.result) {
+    showNotice(`${files.map((f) => f.name).join(', ')}: a measurement; plan the graph it measured first (Open file… or an example), then open the measurement beside it`);
+    return;
+  }
+  $('notice-slot').replaceChildren();
+  // A new set of traces replaces the old ranks; other kinds replace their kind.
+  const kinds = new Set(items.map((m) => (m.kind === 'rank' ? 'trace' : m.kind)));
+  state.measured = [...state.measured.filter((m) => !kinds.has(m.kind === 'rank' ? 'trace' : m.kind)), ...items];
+  renderMeasuredCard();
+  $('measured-card').scrollIntoView({ block: 'start' });
+}
+
+async function renderMeasuredCard() {
+  const result = state.result;
+  const items = state.measured;
+  $('measured-card').hidden = !items.length || !result;
+  if (state.timeline) {
+    state.timeline.setMeasured(items.filter((m) => m.kind === 'trace').sort((a, b) => a.rank - b.rank)
+      .map((m) => ({ title: `measured rank ${m.rank} (${m.name})`, data: m.lanes })));
+  }
+  if (!items.length || !result) return;
+  const runId = state.runId;
+  const plan = result.plan;
+  const needsNodes = items.some((m) => m.kind === 'measured');
+  const needsLanes = items.some((m) => m.kind === 'trace' || m.kind === 'rank');
+  renderMeasured($('measured'), { plan, items, nodeTimes: null, simulated: null });
+  try {
+    const [nodeTimes, lanes] = await Promise.all([
+      needsNodes ? state.planner.nodeTimes() : null,
+      needsLanes ? (state.simulatedLanes || state.planner.timeline(false).then((t) => t.after)) : null]);
+    if (runId !== state.runId || items !== state.measured) return;
+    if (lanes) state.simulatedLanes = lanes;
+    const simulated = lanes ? breakdown(lanes.lane.map((lane, i) => ({ lane, ts: lanes.ts[i], dur: lanes.dur[i] }))) : null;
+    renderMeasured($('measured'), { plan: state.result.plan, items, nodeTimes, simulated });
+    $('measured').dataset.ready = '1';
+  } catch (e) {
+    if (runId === state.runId) showNotice(`measurement: ${e.message}`);
+  }
+}
+
+// ---- stale reports ----------------------------------------------------------------
+
+// The options the report was planned with; a report whose options differ
+// from the panel's says so, with a button to plan again.
+function markStale() {
+  if (!state.result || state.busy) return;
+  const now = JSON.stringify(state.panel.options());
+  const stale = now !== state.plannedOptions;
+  $('report').classList.toggle('stale', stale);
+  $('stale-slot').replaceChildren(stale
+    ? h('div', { class: 'stale-banner', 'data-testid': 'stale' },
+      h('span', {}, 'Options changed since this plan: the report below is for the previous options.'),
+      h('button', { type: 'button', class: 'primary', onclick: () => runPlan() }, 'Plan again'))
+    : '');
+  if (stale) setStatus('options changed since this plan: Plan again to update the report');
+}
+
+function clearStale() {
+  $('report').classList.remove('stale');
+  $('stale-slot').replaceChildren();
+}
+
 // ---- errors -----------------------------------------------------------------------
+
+// A message that leaves the report as it is (a bad profile file).
+function showNotice(message) {
+  $('notice-slot').replaceChildren(
+    h('div', { class: 'error', role: 'alert', 'data-testid': 'notice' },
+      h('pre', {}, message),
+      h('button', { type: 'button', onclick: () => $('notice-slot').replaceChildren() }, 'Dismiss')));
+}
+
 
 function showError(message) {
   $('error-slot').replaceChildren(
@@ -274,8 +442,11 @@ async function renderDetails(result) {
     return;
   }
   if (runId !== state.runId) return;
+  // What only the overview has (the page's views of the planned graph).
+  plan.data_dependent = result.plan.data_dependent;
   result.plan = plan;
   renderTimelineCard(result);
+  if (state.measured.length) renderMeasuredCard();
   $('fusion-card').hidden = !result.plan.front_end;
   if (result.plan.front_end) {
     renderFusion($('fusion'), result.plan.front_end);
@@ -297,11 +468,17 @@ function renderTimelineCard(result) {
   if (state.timeline) state.timeline.destroy();
   state.timeline = null;
   if (!collectives) return;
-  renderCommTables($('comm-tables'), result.plan);
   const runId = state.runId;
+  renderCommTables($('comm-tables'), result.plan, []);
+  if (result.plan.comm) {
+    state.planner.passSteps().then((steps) => {
+      if (runId === state.runId) renderCommTables($('comm-tables'), result.plan, steps);
+    }, () => {});
+  }
   state.planner.timeline(Boolean(result.plan.comm)).then(
     (data) => {
       if (runId !== state.runId) return;
+      state.simulatedLanes = data.after;
       state.timeline = new Timeline($('timeline'), data, {
         onHover: (name) => {
           const step = result.orderNames.indexOf(name);
@@ -312,6 +489,7 @@ function renderTimelineCard(result) {
         },
       });
       state.timeline.draw();
+      if (state.measured.some((m) => m.kind === 'trace')) renderMeasuredCard();
     },
     (e) => { if (runId === state.runId) $('timeline').replaceChildren(h('p', { class: 'error' }, `no timeline: ${e.message}`)); });
 }
@@ -344,16 +522,20 @@ function renderSummary(result) {
       `memory method's order (${mem.chosen}, before comm passes): ${humanBytes(mem.peak)} at step ${mem.peak_step}${result.methodPeakNode ? ` (${result.methodPeakNode})` : ''}`)
     : '';
   $('summary').replaceChildren(
+    state.graph && state.graph.description ? h('p', { class: 'example-line', 'data-testid': 'example-line' }, state.graph.description) : '',
+    h('p', { class: 'headline', 'data-testid': 'headline' }, headline(plan, fin)),
+    dataDependentFlag(plan),
     h('div', { class: 'stats' },
-      stat(plan.comm ? 'Peak memory (final order, after comm passes)' : 'Peak memory (final order)', humanBytes(fin.peak_bytes),
+      stat(`Scheduler's peak: what Inductor decides by${plan.comm ? ' (final order, after comm passes)' : ' (final order)'}`, humanBytes(fin.peak_bytes),
         h('span', {},
           h('span', { 'data-testid': 'peak-bytes' }, String(fin.peak_bytes)), ' bytes at step ', fin.peak_step,
           fin.peak_node ? ` (${fin.peak_node})` : '', ` · ${percentChange(baseline.peak, fin.peak_bytes)} vs baseline`,
           methodPeak), 'stat-peak'),
+      predictedStat(plan),
+      deviceFitStat(plan),
       stat('Baseline peak', humanBytes(baseline.peak), `at step ${baseline.peak_step} (${result.baselinePeakNode || 'after the last node'})`),
       stat('Graph', plan.graph || '(unnamed)', graphDetail(summary, plan)),
       simulationStat(plan),
-      predictedStat(plan),
       stat('Planning', formatMs(result.planMs), `WASM core in a worker · hardware ${plan.options.hardware}`)),
     h('table', { class: 'methods' },
       h('caption', { class: 'muted' }, 'Memory methods (peak of each order, before comm passes)'),
@@ -379,7 +561,44 @@ function simulationStat(plan) {
   return stat('Step time (simulated)', formatUs(sim.step_time_us), detail);
 }
 
-// The calibrated figures (schedplan/1 `predicted`), with their source named.
+// Which peak the page leads with, said in one line: the scheduler's (the
+// figure Inductor's decisions follow) and memory as executed (what the
+// caching allocator really holds) are different numbers, both shown.
+function headline(plan, fin) {
+  const p = plan.predicted;
+  const executed = p && p.peak_bytes !== undefined
+    ? `; memory as executed (what the GPU allocates) ${humanBytes(p.peak_bytes)}, reserved ${humanBytes(p.reserved_bytes)}` : '';
+  return `Scheduler's peak (what Inductor decides by) ${humanBytes(fin.peak_bytes)}${executed}.`;
+}
+
+// Sizes that depend on data: Inductor's planner counts them at its hint
+// (usually 0), memory as executed at the observed or fallback size.
+function dataDependentFlag(plan) {
+  const d = plan.data_dependent;
+  if (!d || !d.buffers) return '';
+  return h('p', { class: 'flag', 'data-testid': 'data-dependent' },
+    `⚠ ${d.buffers} data-dependent buffer sizes: the scheduler's peak counts them at Inductor's hint (${humanBytes(d.scheduler_bytes)} in all), `
+    + `memory as executed and "will it fit" at ${humanBytes(d.hint_bytes)}: both figures depend on the data`);
+}
+
+// "Will it fit?" (schedplan/1 `device_fit`), when a device memory is set.
+function deviceFitStat(plan) {
+  const f = plan.device_fit;
+  if (!f) return '';
+  const { verdict, margin } = fitWords(f);
+  const parts = [`need ${humanBytes(f.need_bytes)} = reserved peak ${humanBytes(f.reserved_peak_bytes)}`,
+    ...f.fixed.filter((c) => c.bytes).map((c) => `${c.name.replace(/_/g, ' ')} ${humanBytes(c.bytes)}`)];
+  const value = h('span', { class: `fit-${f.verdict}` }, `${verdict} · ${margin}`);
+  const detail = h('span', {}, `${parts.join(' + ')} · stated margin ±${humanBytes(f.uncertainty_bytes)} on ${humanBytes(f.device_bytes)}`,
+    f.data_dependent_buffers ? ` · depends on ${f.data_dependent_buffers} data-dependent sizes` : '',
+    h('ul', { class: 'fit-costs' }, f.fixed.map((c) => h('li', {}, `${c.name}: ${humanBytes(c.bytes)} (${c.source})`))));
+  const el = stat(`Will it fit in ${humanBytes(f.device_bytes)}?`, '', detail, 'device-fit');
+  el.querySelector('.stat-value').replaceChildren(value);
+  el.dataset.verdict = f.verdict;
+  return el;
+}
+
+// Memory as executed (schedplan/1 `predicted`), with its source named.
 function predictedStat(plan) {
   const p = plan.predicted;
   if (!p) return '';
@@ -389,7 +608,9 @@ function predictedStat(plan) {
   if (p.wall_time_us !== undefined) parts.push(`wall ${formatUs(p.wall_time_us)}`);
   if (p.wall_time_us_cudagraphs !== undefined) parts.push(`with CUDA graphs ${formatUs(p.wall_time_us_cudagraphs)}`);
   parts.push(`source: ${p.runtime_source || 'unknown'} on ${p.hardware || plan.options.hardware}`);
-  return stat('Predicted on the GPU (as executed)', p.peak_bytes !== undefined ? humanBytes(p.peak_bytes) : '—', parts.join(' · '), 'predicted');
+  const el = stat('Memory as executed: what the GPU allocates', p.peak_bytes !== undefined ? humanBytes(p.peak_bytes) : '—', parts.join(' · '), 'predicted');
+  el.classList.add('peak-pair');
+  return el;
 }
 
 // ---- comparison -------------------------------------------------------------------------
@@ -510,7 +731,7 @@ function showLive(step, buffers) {
   const largest = top.length ? top[0].bytes : 0;
   const rest = buffers.slice(top.length);
   $('live-buffers').replaceChildren(
-    h('div', { class: 'live-head' },
+    h('div', { class: 'live-head', 'data-testid': 'live-total', 'data-step': step, 'data-bytes': total },
       h('div', { 'data-testid': 'live-step' }, `Step ${step}${step === state.result.final.peak_step ? ' (peak)' : ''}${step === state.pinned ? ' · pinned' : ''}`),
       h('div', { class: 'muted' }, step < state.result.orderNames.length ? `running ${state.result.orderNames[step]}` : 'after the last node'),
       h('div', {}, `${humanBytes(total)} live in ${buffers.length} buffers`)),
@@ -592,6 +813,15 @@ function baseName() {
 
 async function main() {
   setUpLoaders();
+  // The skip link: straight to the memory chart (a slider: arrows step it),
+  // past the loaders and the options; without a report, to "Open file…".
+  document.querySelector('.skip-link').addEventListener('click', (e) => {
+    e.preventDefault();
+    const plot = document.querySelector('#memory-chart .chart-plot');
+    const target = plot && !$('report').hidden ? plot : $('open-button');
+    target.focus();
+    target.scrollIntoView({ block: 'center' });
+  });
   $('plan-button').addEventListener('click', () => runPlan());
   $('cancel-button').addEventListener('click', () => cancelPlan());
   $('keep-button').addEventListener('click', keepForComparison);
@@ -608,7 +838,7 @@ async function main() {
       setStatus(`link: ${link}`);
     }
   });
-  const examples = setUpExamples();
+  const examplesLoaded = setUpExamples();
   let caps;
   try {
     caps = await state.planner.capabilities();
@@ -616,8 +846,15 @@ async function main() {
     showError(`cannot start the planner: ${e.message}`);
     return;
   }
-  state.panel = new OptionsPanel(caps, () => state.graph && runPlan());
-  await examples;
+  state.panel = new OptionsPanel(caps, () => state.graph && runPlan(), {
+    checkOptions: (options) => state.planner.checkOptions(options),
+    onProfileError: (message) => showNotice(message),
+  });
+  // Options changed after a plan: the report is marked stale until planned again.
+  const options = document.querySelector('.options');
+  options.addEventListener('change', (e) => { if (e.target.id !== 'profile-input') markStale(); });
+  options.addEventListener('click', (e) => { if (e.target.closest('.move')) markStale(); });
+  await examplesLoaded;
   const params = new URLSearchParams(location.search);
   const problems = state.panel.applyUrl(params);
   if (problems.length) {
@@ -626,7 +863,14 @@ async function main() {
   }
   if (params.has('step')) state.initialStep = Number(params.get('step'));
   const graphUrl = params.get('graph');
-  if (graphUrl) await loadFromUrl(graphUrl, graphUrl.split('/').pop());
+  if (graphUrl) {
+    await loadFromUrl(graphUrl, graphUrl.split('/').pop(), (examples.get(graphUrl.replace(/^examples\//, '')) || {}).description);
+  } else if (!params.has('example') || params.get('example') !== 'none') {
+    // A first visit opens an example that shows a real saving (?example=none: none).
+    const first = params.get('example') || [...examples.values()].find((ex) => ex.default)?.file;
+    if (first && examples.has(first)) await openExample(first);
+    else if (first) showError(`page URL: example: unknown example "${first}"`);
+  }
 }
 
 main();

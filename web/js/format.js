@@ -56,6 +56,17 @@ export function breakableName(name) {
   return parts;
 }
 
+// "Will it fit?" (schedplan/1 `device_fit`) in words, for the page and the
+// widget: {verdict: "Fits" | "Does not fit" | "Within the stated margin",
+// margin: "1.20 GiB to spare" | "… short"}.
+export function fitWords(f) {
+  const verdicts = { fits: 'Fits', does_not_fit: 'Does not fit', within_margin: 'Within the stated margin' };
+  return {
+    verdict: verdicts[f.verdict] || f.verdict,
+    margin: f.margin_bytes >= 0 ? `${humanBytes(f.margin_bytes)} to spare` : `${humanBytes(-f.margin_bytes)} short`,
+  };
+}
+
 // Builds an element: h('div', {class: 'x', 'data-testid': 'y'}, child, 'text', ...).
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);

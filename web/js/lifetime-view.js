@@ -1,8 +1,12 @@
-// Stacked lifetimes around a step (memory_viz's blocks): every buffer alive
-// in a window of steps is a band, stacked in allocation order, so a freed
-// buffer lets those above it drop. Colour says what the buffer is (input,
-// activation, output, collective buffer); hovering or focusing a band tells
-// its producer, kernel, dtype, shape, last user and life.
+// Stacked lifetimes around a step (memory_viz's blocks): every band core's
+// held_bands gives for a window of steps (a buffer over its life; a
+// multi-output kernel's items each over their own life, held by their
+// container) stacked in allocation order, so a freed buffer lets those above
+// it drop. The bands sum to the memory curve at every step: bands past the
+// drawing limit are one grey "smaller buffers" band, never left out. Colour
+// says what the buffer is (input, activation, output, collective buffer);
+// hovering or focusing a band tells its producer, kernel, dtype, shape, last
+// user and life.
 import { byteScale, h, humanBytes } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -18,13 +22,25 @@ function s(tag, attrs = {}, text) {
 }
 
 export function describeBuffer(b) {
+  if (b.aggregate) return [`${b.count} smaller buffers · ${humanBytes(b.bytes)} at most`, 'drawn as one band so the stack still sums to the live total'];
   const shape = b.shape && b.shape.length ? `[${b.shape.join(', ')}]` : '';
+  const life = b.never_freed ? 'allocated again by this multi-output container for an item another container owns: never freed'
+    : `live steps ${b.start}–${b.to_end ? 'end (graph output)' : b.end}${b.last_user ? ` · last user ${b.last_user}` : ''}`;
   return [
     `${b.buffer} · ${humanBytes(b.bytes)} · ${b.category}`,
     b.producer ? `made by ${b.producer}${b.kernel ? ` (kernel ${b.kernel})` : ''}` : 'graph input',
+    b.owner ? `an output of a multi-output kernel: held in ${b.owner} from its step` : '',
     `${b.dtype || ''} ${shape}`.trim() || 'no dtype or shape in the graph',
-    `live steps ${b.start}–${b.to_end ? 'end (graph output)' : b.end}${b.last_user ? ` · last user ${b.last_user}` : ''}`,
-  ];
+    b.data_dependent ? `data-dependent size: counted at Inductor's hint; ${humanBytes(b.hint_bytes)} as executed` : '',
+    life,
+  ].filter(Boolean);
+}
+
+// The stack's total at step t: what the curve says is live there.
+export function stackedTotal(lifetimes, t) {
+  let total = 0;
+  for (const b of lifetimes) if (b.start <= t && t <= b.end) total += b.bytes;
+  return total;
 }
 
 // lifetimes: the worker's list for steps [from, to]; step: the one marked.
@@ -32,24 +48,32 @@ export function renderLifetimes(container, lifetimes, { from, to, step, detail }
   const width = Math.max(280, container.clientWidth);
   const height = 240;
   let bands = [...lifetimes].sort((a, b) => a.start - b.start || b.bytes - a.bytes);
-  let dropped = 0;
+  let dropped = [];
   if (bands.length > MAX_BANDS) {
-    const keep = new Set([...bands].sort((a, b) => b.bytes - a.bytes).slice(0, MAX_BANDS));
-    dropped = bands.length - keep.size;
+    const keep = new Set([...bands].sort((a, b) => b.bytes - a.bytes).slice(0, MAX_BANDS - 1));
+    dropped = bands.filter((b) => !keep.has(b));
     bands = bands.filter((b) => keep.has(b));
   }
   const steps = to - from + 1;
+  if (dropped.length) {
+    // One band on top, as high at each step as the smaller buffers held there.
+    const held = new Float64Array(steps);
+    for (const b of dropped) for (let t = Math.max(from, b.start); t <= Math.min(to, b.end); t++) held[t - from] += b.bytes;
+    bands.push({ aggregate: true, held, buffer: 'smaller buffers', count: dropped.length, bytes: Math.max(...held), start: from, end: to, category: 'other' });
+  }
   // Stack per step, in allocation order.
   const base = bands.map(() => new Float64Array(steps).fill(-1));
   let maxTotal = 1;
   for (let t = from; t <= to; t++) {
     let acc = 0;
     bands.forEach((b, i) => {
-      if (b.start <= t && t <= b.end) {
+      const bytes = b.aggregate ? b.held[t - from] : b.bytes;
+      if (b.start <= t && t <= b.end && bytes > 0) {
         base[i][t - from] = acc;
-        acc += b.bytes;
+        acc += bytes;
       }
     });
+    if (t === step) container.dataset.stackTotal = acc;
     maxTotal = Math.max(maxTotal, acc);
   }
   const plotW = width - M.left - M.right;
@@ -69,15 +93,17 @@ export function renderLifetimes(container, lifetimes, { from, to, step, detail }
     for (let k = 0; k < steps; k++) {
       const b0 = base[i][k];
       if (b0 < 0) continue;
+      const top = b.aggregate ? b.held[k] : b.bytes;
       let k2 = k;
-      while (k2 + 1 < steps && base[i][k2 + 1] === b0) k2++;
+      while (k2 + 1 < steps && base[i][k2 + 1] === b0 && (!b.aggregate || b.held[k2 + 1] === top)) k2++;
       const x0 = x(from + k);
       const x1 = x(from + k2 + 1);
-      d += `M${x0.toFixed(1)},${y(b0 + b.bytes).toFixed(1)}H${x1.toFixed(1)}V${y(b0).toFixed(1)}H${x0.toFixed(1)}Z`;
+      d += `M${x0.toFixed(1)},${y(b0 + top).toFixed(1)}H${x1.toFixed(1)}V${y(b0).toFixed(1)}H${x0.toFixed(1)}Z`;
       k = k2;
     }
     if (!d) return;
-    const path = s('path', { class: `band ${b.category}`, d, tabindex: i < 40 ? 0 : -1, 'data-buffer': b.buffer });
+    const path = s('path', { class: `band ${b.category}${b.owner ? ' item' : ''}${b.data_dependent ? ' data-dependent' : ''}`, d,
+      tabindex: i < 40 ? 0 : -1, 'data-buffer': b.buffer });
     path.append(s('title', {}, describeBuffer(b).join('\n')));
     const show = () => detail(b);
     path.addEventListener('pointerenter', show);
@@ -92,6 +118,7 @@ export function renderLifetimes(container, lifetimes, { from, to, step, detail }
   container.replaceChildren(
     h('div', { class: 'chart-legend' }, CATEGORIES.map((c) => h('span', { class: `legend-item band-${c}` }, c))),
     svg,
-    dropped ? h('p', { class: 'muted' }, `${dropped} smaller buffers not drawn`) : '');
+    dropped.length ? h('p', { class: 'muted' }, `${dropped.length} smaller buffers drawn as one grey band`) : '');
   container.dataset.bands = bands.length;
+  container.dataset.step = step;
 }

@@ -2,13 +2,17 @@
 // their knobs, the hardware profile, a loaded profile file) and the page's
 // URL, which carries the graph's URL and every option that differs from the
 // CLI's defaults:
-//   ?graph=URL&comm-passes=a,b,c&memory-methods=x,y&fuse=0&hardware=NAME&knob.NAME=V&step=N
+//   ?graph=URL&comm-passes=a,b,c&memory-methods=x,y&fuse=0&hardware=NAME&knob.NAME=V&device-memory=80GiB&step=N
 import { breakableName, h } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 
 export class OptionsPanel {
-  constructor({ memoryMethods, commPasses, controls }, onChange) {
+  // checkOptions(options) -> Promise rejecting with core's message: a
+  // loaded profile is checked before it is selected.
+  constructor({ memoryMethods, commPasses, controls }, onChange, { checkOptions, onProfileError } = {}) {
+    this.checkOptions = checkOptions;
+    this.onProfileError = onProfileError;
     this.memoryMethods = memoryMethods;
     this.commPasses = commPasses || [];
     this.controls = controls;
@@ -109,12 +113,18 @@ export class OptionsPanel {
     return true;
   }
 
-  loadProfile(name, text) {
+  // A profile file is checked by core before it is selected: a bad one (a
+  // measured file, a graph) is named as the culprit and the selection stays
+  // as it was, so later plans do not fail on it.
+  async loadProfile(name, text) {
     let profile;
     try {
       profile = JSON.parse(text);
+      if (this.checkOptions) await this.checkOptions({ hardware: profile });
     } catch (e) {
-      throw new Error(`${name}: not valid JSON (${e.message})`);
+      const message = `profile file ${name}: ${e instanceof SyntaxError ? `not valid JSON (${e.message})` : e.message}`;
+      if (this.onProfileError) this.onProfileError(message);
+      return false;
     }
     this.profileFile = { name, profile };
     const hw = $('hardware-select');
@@ -122,6 +132,7 @@ export class OptionsPanel {
     hw.append(h('option', { value: 'file:' }, `file: ${name}`));
     hw.value = 'file:';
     if (this.onChange) this.onChange();
+    return true;
   }
 
   // The options for core's parse_plan_options; defaults are left out, so a
@@ -138,6 +149,8 @@ export class OptionsPanel {
     const hw = $('hardware-select').value;
     if (hw === 'file:' && this.profileFile) options.hardware = this.profileFile.profile;
     else if (hw && hw !== this.controls.default_hardware) options.hardware = hw;
+    const device = $('device-memory').value.trim();
+    if (device) options.device_memory = /^\d+$/.test(device) ? Number(device) : device;
     return options;
   }
 
@@ -163,6 +176,7 @@ export class OptionsPanel {
       if (this.controls.hardware.includes(hw)) $('hardware-select').value = hw;
       else problems.push(`hardware: unknown profile "${hw}"`);
     }
+    if (params.has('device-memory')) $('device-memory').value = params.get('device-memory');
     for (const [key, value] of params) {
       if (key.startsWith('knob.') && !this.setKnob(key.slice(5), value)) problems.push(`${key}: unknown knob`);
     }
@@ -180,6 +194,7 @@ export class OptionsPanel {
     if (!o.fuse) params.set('fuse', '0');
     if (typeof o.hardware === 'string') params.set('hardware', o.hardware);
     for (const [k, v] of Object.entries(o.comm || {})) params.set(`knob.${k}`, String(v));
+    if (o.device_memory !== undefined) params.set('device-memory', String(o.device_memory));
     if (step !== null && step !== undefined) params.set('step', String(step));
     const query = params.toString().replace(/%2C/g, ',').replace(/%2F/g, '/');
     return `${location.pathname}${query ? `?${query}` : ''}`;

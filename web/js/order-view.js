@@ -14,7 +14,7 @@ const OVERSCAN = 12;
 
 // Marks the members of one longest strictly increasing subsequence of `xs`
 // (patience sorting with back links, O(n log n)).
-function longestIncreasingRun(xs) {
+export function longestIncreasingRun(xs) {
   const tails = [];  // tails[k]: index in xs of the smallest tail of a run of length k+1
   const prev = new Int32Array(xs.length).fill(-1);
   for (let i = 0; i < xs.length; i++) {

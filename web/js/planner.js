@@ -163,6 +163,26 @@ export class Planner {
     return this.request('findBuffers', { query });
   }
 
+  // -> per comm pass: {pass, positions (each node's step before the pass),
+  //    peak_before, peak_after, step_time_us, exposed_comm_us} (wasm/bindings.cpp).
+  async passSteps() {
+    await this.ready;
+    return this.request('passSteps');
+  }
+
+  // -> {nodes, calibrated_us}: the calibrated time of each planned node.
+  async nodeTimes() {
+    await this.ready;
+    return this.request('nodeTimes');
+  }
+
+  // Checks plan options without planning (a loaded profile file, before it
+  // is selected): resolves, or rejects with core's message.
+  async checkOptions(options) {
+    await this.ready;
+    return this.request('checkOptions', { options });
+  }
+
   // -> the input graph's node names, joined by '\n'.
   async inputNames() {
     await this.ready;

@@ -7,8 +7,13 @@
 //
 // Zoom with the wheel, +/- or the buttons (around the pointer or the
 // centre), pan by dragging or with the arrow keys, 0 resets. Slices wide
-// enough carry their kernel's name (else the node's).
-import { formatUs, h } from './format.js';
+// enough carry their kernel's name (else the node's). A click selects a
+// slice: its details show below and its flows are drawn; the search box
+// finds a node or kernel by name. At scale (over FLOW_LIMIT flows in view)
+// only the selected or marked slice's flows are drawn, so hundreds of
+// collectives never paint a band over the compute lane.
+import { formatUs, h, humanBytes, percentChange } from './format.js';
+import { longestIncreasingRun } from './order-view.js';
 
 const LANE_H = 24;
 const LANES = ['compute', 'comm', 'exposed'];
@@ -16,6 +21,8 @@ const LANE_LABELS = { compute: 'compute', comm: 'comm', exposed: 'exposed comm' 
 const LEFT = 104;
 const AXIS_H = 24;
 const GROUP_GAP = 22;
+const FLOW_LIMIT = 60;
+const MEMORY_H = 30;  // the memory lane: bytes live over time (the trace's counter track)
 
 function niceStep(range, count) {
   const raw = range / count;
@@ -44,7 +51,9 @@ function groupLanes(data) {
   const start = new Map();
   for (const e of lanes.compute) start.set(e.name, e.ts);
   for (const e of lanes.comm) start.set(e.name, e.ts);
-  return { lanes, flows: data.flows, exposed: data.exposed, start, end: Math.max(1, ...data.ts.map((t, i) => t + data.dur[i])) };
+  let end = 1;
+  for (let i = 0; i < data.ts.length; i++) end = Math.max(end, data.ts[i] + data.dur[i]);
+  return { lanes, flows: data.flows, exposed: data.exposed, memory: data.memory || null, start, end };
 }
 
 export class Timeline {
@@ -63,19 +72,36 @@ export class Timeline {
       'aria-label': 'timeline: + and - zoom, arrow keys pan, 0 resets' });
     this.tip = h('div', { class: 'chart-tip', hidden: true });
     this.box = h('div', { class: 'timeline-box' }, this.canvas, this.tip);
+    this.selected = null;
+    this.details = h('div', { class: 'timeline-details muted', 'data-testid': 'timeline-details' },
+      'Click a slice for its details.');
+    this.search = h('input', { type: 'search', placeholder: 'find a node or kernel', 'aria-label': 'find a node or kernel on the timeline',
+      'data-testid': 'timeline-search' });
+    this.search.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        this.find(this.search.value.trim());
+      }
+    });
     container.replaceChildren(
       h('div', { class: 'chart-toolbar' },
         button('−', 'zoom out', () => this.zoom(1.6)), button('+', 'zoom in', () => this.zoom(1 / 1.6)),
-        button('reset', 'show the whole step', () => this.setView(0, this.end))),
+        button('reset', 'show the whole step', () => this.setView(0, this.end)), this.search),
       h('div', { class: 'chart-legend' },
         ...[['compute', 'compute kernel'], ['comm', 'collective'], ['exposed', 'compute waiting on a collective'], ['flow', 'collective → its wait']]
           .map(([cls, text]) => h('span', { class: `legend-item ${cls}` }, text))),
-      this.box);
+      this.box, this.details);
+    this.canvas.addEventListener('click', (e) => {
+      if (this.dragged) return;
+      const hit = this.sliceAt(e);
+      this.select(hit ? hit.slice.name : null, hit ? hit.group : null);
+    });
     this.canvas.addEventListener('wheel', (e) => {
       e.preventDefault();
       this.zoom(e.deltaY > 0 ? 1.25 : 0.8, this.timeAt(e.clientX));
     }, { passive: false });
     this.canvas.addEventListener('pointerdown', (e) => {
+      this.dragged = false;
       this.drag = { x: e.clientX, view: [...this.view] };
       this.canvas.setPointerCapture(e.pointerId);
     });
@@ -83,6 +109,7 @@ export class Timeline {
       if (this.drag) {
         const perPx = (this.drag.view[1] - this.drag.view[0]) / this.plotW;
         const dt = (e.clientX - this.drag.x) * perPx;
+        if (Math.abs(e.clientX - this.drag.x) > 3) this.dragged = true;
         this.setView(this.drag.view[0] - dt, this.drag.view[1] - dt);
         return;
       }
@@ -128,6 +155,16 @@ export class Timeline {
     this.setView(c - (c - t0) * factor, c - (c - t0) * factor + (t1 - t0) * factor);
   }
 
+  // Measured lanes under the simulated ones, one group per rank (lanes in
+  // the worker's flat format: measured.js readTrace); replaces earlier ones.
+  setMeasured(list) {
+    this.groups = this.groups.filter((g) => !g.measured);
+    for (const { title, data } of list) this.groups.push({ title, measured: true, ...groupLanes(data) });
+    this.end = Math.max(...this.groups.map((g) => g.end));
+    this.container.dataset.measuredGroups = list.length;
+    this.setView(0, this.end);
+  }
+
   // Marks a node's start (hovering a step elsewhere); null clears.
   mark(name) {
     this.marked = name;
@@ -148,10 +185,11 @@ export class Timeline {
   }
 
   groupTop(i) {
-    return i * (GROUP_GAP + LANES.length * LANE_H) + GROUP_GAP;
+    return i * (GROUP_GAP + LANES.length * LANE_H + MEMORY_H) + GROUP_GAP;
   }
 
-  hover(e) {
+  // The slice under the pointer: {slice, group, lane} or null.
+  sliceAt(e) {
     const box = this.canvas.getBoundingClientRect();
     const y = e.clientY - box.top;
     const t = this.timeAt(e.clientX);
@@ -163,28 +201,86 @@ export class Timeline {
       const tol = (2 * (this.view[1] - this.view[0])) / this.plotW;
       for (let i = firstEndingAfter(lane, t - tol); i < lane.length && lane[i].ts <= t + tol; i++) {
         const s = lane[i];
-        if (s.ts - tol <= t && t <= s.ts + s.dur + tol) {
-          const exposed = this.groups[g].exposed[s.name];
-          this.tip.replaceChildren(
-            h('div', { class: 'tip-head' }, s.name),
-            s.kernel ? h('div', {}, `kernel ${s.kernel}`) : '',
-            h('div', {}, `${formatUs(s.dur)} at ${formatUs(s.ts)}`),
-            exposed !== undefined ? h('div', {}, `exposed ${formatUs(exposed)}`) : '');
-          this.tip.hidden = false;
-          const x = e.clientX - box.left;
-          this.tip.style.left = `${x + 220 > this.width ? Math.max(0, x - 212) : x + 12}px`;
-          this.tip.style.top = `${y + 12}px`;
-          if (this.onHover) this.onHover(s.name);
-          return;
+        if (s.ts - tol <= t && t <= s.ts + s.dur + tol) return { slice: s, group: this.groups[g], lane: LANES[laneIdx] };
+      }
+    }
+    return null;
+  }
+
+  // Selects a slice by node name (null clears): its details below the
+  // canvas, its flows drawn.
+  select(name, group = null) {
+    this.selected = name;
+    if (!name) {
+      this.details.replaceChildren('Click a slice for its details.');
+      this.draw();
+      return;
+    }
+    const rows = [];
+    for (const g of group ? [group] : this.groups) {
+      for (const laneName of ['compute', 'comm']) {
+        const s = g.lanes[laneName].find((x) => x.name === name);
+        if (!s) continue;
+        const waits = g.flows.filter((f) => f.from === name).map((f) => f.to);
+        const waitsOn = g.flows.filter((f) => f.to === name).map((f) => f.from);
+        rows.push(h('div', {}, h('strong', {}, `${g.title}: `), `${name} on ${laneName}`, s.kernel ? ` · kernel ${s.kernel}` : '',
+          ` · starts ${formatUs(s.ts)} · runs ${formatUs(s.dur)}`,
+          g.exposed[name] !== undefined ? ` · exposed ${formatUs(g.exposed[name])}` : '',
+          waits.length ? ` · waited on by ${waits.join(', ')}` : '', waitsOn.length ? ` · waits on ${waitsOn.join(', ')}` : ''));
+      }
+    }
+    this.details.replaceChildren(...(rows.length ? rows : [`${name}: not on the timeline`]));
+    this.container.dataset.selected = name;
+    if (this.onHover) this.onHover(name);
+    this.draw();
+  }
+
+  // Finds the node named `query`, else the first slice whose node or
+  // kernel name contains it.
+  find(query) {
+    if (!query) return false;
+    const q = query.toLowerCase();
+    const tests = [(x) => x.name.toLowerCase() === q, (x) => x.name.toLowerCase().includes(q) || (x.kernel || '').toLowerCase().includes(q)];
+    for (const matches of tests) {
+      for (const g of this.groups) {
+        for (const laneName of ['compute', 'comm']) {
+          const s = g.lanes[laneName].find(matches);
+          if (s) {
+            this.zoomTo(s.name);
+            this.select(s.name, g);
+            return true;
+          }
         }
       }
     }
-    this.tip.hidden = true;
+    this.details.replaceChildren(`no node or kernel matches "${query}"`);
+    return false;
+  }
+
+  hover(e) {
+    const hit = this.sliceAt(e);
+    if (!hit) {
+      this.tip.hidden = true;
+      return;
+    }
+    const box = this.canvas.getBoundingClientRect();
+    const s = hit.slice;
+    const exposed = hit.group.exposed[s.name];
+    this.tip.replaceChildren(
+      h('div', { class: 'tip-head' }, s.name),
+      s.kernel ? h('div', {}, `kernel ${s.kernel}`) : '',
+      h('div', {}, `${formatUs(s.dur)} at ${formatUs(s.ts)}`),
+      exposed !== undefined ? h('div', {}, `exposed ${formatUs(exposed)}`) : '');
+    this.tip.hidden = false;
+    const x = e.clientX - box.left;
+    this.tip.style.left = `${x + 220 > this.width ? Math.max(0, x - 212) : x + 12}px`;
+    this.tip.style.top = `${e.clientY - box.top + 12}px`;
+    if (this.onHover) this.onHover(s.name);
   }
 
   draw() {
     this.width = Math.max(300, this.container.clientWidth);
-    const height = this.groups.length * (GROUP_GAP + LANES.length * LANE_H) + AXIS_H + 4;
+    const height = this.groups.length * (GROUP_GAP + LANES.length * LANE_H + MEMORY_H) + AXIS_H + 4;
     const dpr = window.devicePixelRatio || 1;
     this.canvas.width = Math.round(this.width * dpr);
     this.canvas.height = Math.round(height * dpr);
@@ -246,6 +342,33 @@ export class Timeline {
         }
         ctx.restore();
       });
+      // Memory on the time axis: bytes live, as a step line scaled to this group's peak.
+      {
+        const y0 = top + LANES.length * LANE_H;
+        ctx.fillStyle = muted;
+        ctx.fillText(group.memory ? 'memory' : '', 4, y0 + MEMORY_H / 2);
+        if (group.memory && group.memory.ts.length) {
+          const m = group.memory;
+          let peak = 1;
+          for (const b of m.bytes) peak = Math.max(peak, b);
+          ctx.save();
+          ctx.beginPath();
+          ctx.rect(LEFT, y0, plotW, MEMORY_H);
+          ctx.clip();
+          ctx.strokeStyle = color('--kept', '#0f766e');
+          ctx.beginPath();
+          const yOf = (b) => y0 + MEMORY_H - 3 - (b / peak) * (MEMORY_H - 6);
+          ctx.moveTo(x(m.ts[0]), yOf(m.bytes[0]));
+          for (let i = 1; i < m.ts.length; i++) {
+            ctx.lineTo(x(m.ts[i]), yOf(m.bytes[i - 1]));
+            ctx.lineTo(x(m.ts[i]), yOf(m.bytes[i]));
+          }
+          ctx.stroke();
+          ctx.fillStyle = muted;
+          ctx.fillText(humanBytes(peak), LEFT + plotW - 70, y0 + 8);
+          ctx.restore();
+        }
+      }
       // Flows: from each collective's end down/up to the start of its waiter.
       ctx.save();
       ctx.beginPath();
@@ -253,8 +376,12 @@ export class Timeline {
       ctx.clip();
       ctx.strokeStyle = color('--flow', '#7c3aed');
       ctx.lineWidth = 1;
-      for (const f of group.flows) {
-        if (f.toTs === undefined || Math.max(f.fromTs, f.toTs) < t0 || Math.min(f.fromTs, f.toTs) > t1) continue;
+      const inView = (f) => f.toTs !== undefined && Math.max(f.fromTs, f.toTs) >= t0 && Math.min(f.fromTs, f.toTs) <= t1;
+      const focus = [this.selected, this.marked].filter(Boolean);
+      const all = group.flows.filter(inView);
+      const flows = all.length <= FLOW_LIMIT ? all : all.filter((f) => focus.includes(f.from) || focus.includes(f.to));
+      this.container.dataset.flowsDrawn = flows.length;
+      for (const f of flows) {
         const ya = top + LANE_H + LANE_H / 2;
         const yb = top + LANE_H / 2;
         ctx.beginPath();
@@ -281,7 +408,7 @@ export class Timeline {
       ctx.restore();
     });
     // Time axis.
-    const axisY = this.groups.length * (GROUP_GAP + LANES.length * LANE_H) + 6;
+    const axisY = this.groups.length * (GROUP_GAP + LANES.length * LANE_H + MEMORY_H) + 6;
     ctx.strokeStyle = '#b8bec9';
     ctx.beginPath();
     ctx.moveTo(LEFT, axisY);
@@ -308,7 +435,7 @@ export class Timeline {
 
 // Exposed time per collective of the final order, largest first, and the
 // comm passes' statistics (Inductor's ReorderInfo / SinkWaitInfo) per pass.
-export function renderCommTables(container, plan) {
+export function renderCommTables(container, plan, steps = []) {
   const colls = [...plan.simulation.collectives].sort((a, b) => b.exposed_us - a.exposed_us);
   const shown = colls.slice(0, 200);
   const parts = [h('div', {},
@@ -323,7 +450,14 @@ export function renderCommTables(container, plan) {
           h('td', { class: 'name' }, c.waited_by || '—')))))),
     colls.length > shown.length ? h('p', { class: 'muted' }, `… ${colls.length - shown.length} more`) : '')];
   if (plan.comm) {
-    const rows = plan.comm.passes.map((p) => {
+    // Per pass: the nodes it moved (the fewest whose relocation explains its
+    // order, as the order table counts them), the scheduler's peak and the
+    // simulated step before and after it, in the step's own units; Inductor's
+    // own bookkeeping (collectives handled, swaps, its runtime_us-based
+    // improvement) beside, named as such.
+    let stepBefore = plan.comm.step_time_before_us;
+    let exposedBefore = plan.comm.exposed_comm_before_us;
+    const rows = plan.comm.passes.map((p, i) => {
       const stats = p.stats || [];
       const sum = (k) => stats.reduce((a, s) => a + (Number(s[k]) || 0), 0);
       const limits = {};
@@ -332,20 +466,38 @@ export function renderCommTables(container, plan) {
         const kind = String(s.limiting_factor || 'None').split(':')[0];
         limits[kind] = (limits[kind] || 0) + 1;
       }
-      const improvement = sum('improvement_us');
+      const step = steps[i];
+      let moved = '…';
+      let peak = p.peak_before !== undefined ? `${humanBytes(p.peak_before)} → ${humanBytes(p.peak_after)}` : '…';
+      let stepCell = '…';
+      let exposedCell = '…';
+      if (step) {
+        const kept = longestIncreasingRun(step.positions);
+        let n = 0;
+        for (let k = 0; k < kept.length; k++) n += !kept[k];
+        moved = `${n} of ${step.positions.length}`;
+        peak = `${humanBytes(step.peak_before)} → ${humanBytes(step.peak_after)} (${percentChange(step.peak_before, step.peak_after) || '±0%'})`;
+        stepCell = `${formatUs(stepBefore)} → ${formatUs(step.step_time_us)}`;
+        exposedCell = `${formatUs(exposedBefore)} → ${formatUs(step.exposed_comm_us)}`;
+        stepBefore = step.step_time_us;
+        exposedBefore = step.exposed_comm_us;
+      }
       return h('tr', {},
-        h('td', { class: 'name' }, p.pass), h('td', { class: 'num' }, stats.length), h('td', { class: 'num' }, sum('moves')),
-        h('td', { class: 'num' }, sum('grouped')), h('td', { class: 'num' }, formatUs(improvement)),
-        h('td', { class: 'reason' }, Object.entries(limits).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(', ') || '—'),
-        h('td', { class: 'num' }, p.peak_before !== undefined ? `${(p.peak_before / 1048576).toFixed(2)} → ${(p.peak_after / 1048576).toFixed(2)} MiB` : ''));
+        h('td', { class: 'name' }, p.pass), h('td', { class: 'num', 'data-testid': 'nodes-moved' }, moved),
+        h('td', { class: 'num' }, stepCell), h('td', { class: 'num' }, exposedCell), h('td', { class: 'num' }, peak),
+        h('td', { class: 'num' }, stats.length ? `${stats.length} · ${sum('moves')} swaps · ${sum('grouped')} grouped · ${formatUs(sum('improvement_us'))}` : 'none reported'),
+        h('td', { class: 'reason' }, Object.entries(limits).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(', ') || '—'));
     });
     parts.push(h('div', {},
       h('h3', {}, 'Comm passes, in the order applied'),
+      h('p', { class: 'hint' }, 'Step time and exposed communication are simulated with the hardware profile after each pass. '
+        + 'Inductor\'s bookkeeping is its own: collectives it handled, swaps, and the improvement its runtime_us estimates expected.'),
       h('div', { class: 'table-scroll short' },
         h('table', { 'data-testid': 'pass-stats' },
-          h('thead', {}, h('tr', {}, h('th', {}, 'pass'), h('th', { class: 'num' }, 'collectives'), h('th', { class: 'num' }, 'moves'),
-            h('th', { class: 'num' }, 'grouped'), h('th', { class: 'num' }, 'improvement'), h('th', {}, 'limiting factor'),
-            h('th', { class: 'num' }, 'peak'))),
+          h('thead', {}, h('tr', {}, h('th', {}, 'pass'), h('th', { class: 'num' }, 'nodes moved'),
+            h('th', { class: 'num' }, 'step time (simulated)'), h('th', { class: 'num' }, 'exposed comm'),
+            h('th', { class: 'num' }, 'scheduler\'s peak'), h('th', { class: 'num' }, 'Inductor\'s bookkeeping: collectives · swaps · grouped · expected gain'),
+            h('th', {}, 'limiting factor'))),
           h('tbody', {}, rows)))));
   }
   container.replaceChildren(...parts);

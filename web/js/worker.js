@@ -214,6 +214,25 @@ const handlers = {
     return planText;
   },
 
+  // Per node of the planned graph, the calibrated model's time (the plan's
+  // runtime.calibrated_us): what a measured file's kernels are put beside.
+  nodeTimes() {
+    if (!session) throw new Error('no graph planned yet');
+    if (!planText) planText = session.planText();
+    const { runtime } = JSON.parse(planText);
+    return { nodes: runtime.nodes, calibrated_us: runtime.calibrated_us };
+  },
+
+  passSteps() {
+    if (!session) throw new Error('no graph planned yet');
+    return session.passSteps();
+  },
+
+  checkOptions({ options }) {
+    core.checkOptions(JSON.stringify(options));
+    return true;
+  },
+
   // The Chrome trace of the last plan (as `plan --trace` writes it).
   trace() {
     if (!session) throw new Error('no graph planned yet');
@@ -226,10 +245,15 @@ const handlers = {
     if (!session) throw new Error('no graph planned yet');
     const lanes = (traceText) => {
       const events = JSON.parse(traceText).traceEvents;
-      const out = { name: [], kernel: [], lane: [], ts: [], dur: [], flows: [], exposed: {} };
+      const out = { name: [], kernel: [], lane: [], ts: [], dur: [], flows: [], exposed: {}, memory: { ts: [], bytes: [] } };
       const laneOf = { compute: 0, comm: 1, exposed: 2 };
       const startOf = new Map();
       for (const e of events) {
+        if (e.ph === 'C' && e.name === 'memory' && e.args) {
+          out.memory.ts.push(e.ts);
+          out.memory.bytes.push(e.args.bytes);
+          continue;
+        }
         if (e.ph !== 'X') continue;
         out.name.push(e.name);
         out.kernel.push((e.args && e.args.kernel) || '');
