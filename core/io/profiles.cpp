@@ -135,8 +135,9 @@ json collective_times_to_json(const CollectiveTimes& t) {
 // "contention": {"classes": {CLASS: {"comm_slowdown": x, "compute_slowdown": y, "start_fraction": f}}}
 ContentionLaw contention_from_json(const json& j) {
   if (!j.is_object()) throw Error("hardware profile: contention: expected an object");
-  refuse_unknown(j, {"classes"}, "contention");
-  const json& classes = field(j, "classes", "contention");
+  const std::string where = "contention";  // named: a temporary would dangle behind the reference field() returns
+  refuse_unknown(j, {"classes"}, where);
+  const json& classes = field(j, "classes", where);
   if (!classes.is_object()) throw Error("hardware profile: contention.classes: expected an object {kernel class: share}");
   ContentionLaw law;
   for (auto it = classes.begin(); it != classes.end(); ++it) {

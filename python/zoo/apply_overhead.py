@@ -163,13 +163,20 @@ def _compile_once(case: Callable, mode: str, recorder: Recorder, schedlab_binary
     from torch._inductor import config as inductor_config
 
     import schedlab_export
-    from schedlab_export import apply as apply_module
+    import importlib
+
+    apply_module = importlib.import_module("schedlab_export.apply")  # the module: schedlab_export.apply is also the function
 
     recorder.start_compile()
     torch._dynamo.reset()
     t0 = time.perf_counter()
     if mode == "inductor":
-        defaults = inductor_config.reorder_for_compute_comm_overlap_passes
+        # Inductor's comm passes as python/dist runs them: its config's list,
+        # or, where that is empty (2.11's default), the recommended pipeline.
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dist"))
+        from run_steps import RECOMMENDED
+
+        defaults = inductor_config.reorder_for_compute_comm_overlap_passes or RECOMMENDED
         passes = []
         for i, p in enumerate(defaults):
             fn = getattr(comms, p) if isinstance(p, str) else p
