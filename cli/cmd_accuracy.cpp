@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "core/io/files.h"
+#include "core/io/measured_reader.h"
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/util/error.h"
@@ -25,14 +27,22 @@ int run(const AccuracyArgs& a) {
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given");
+  // Every output the command line names, checked before the work and
+  // written together: all of them or none.
+  std::vector<std::string> paths;
+  for (const std::string* p : {&svg_path, &nodes_path, &events_path, &html_path})
+    if (!p->empty()) paths.push_back(*p);
+  check_outputs(paths);
   AccuracyReport report = measure_accuracy(cases, hw, collectives_measured, !fixed_host_speed);
-  const std::string svg = accuracy_svg(report);
-  if (!svg_path.empty()) write_output(svg_path, svg);
-  if (!nodes_path.empty()) write_output(nodes_path, accuracy_nodes_tsv(report));
-  if (!events_path.empty()) write_output(events_path, memory_events_json(cases));
+  std::vector<OutputText> outputs;
+  const std::string svg = svg_path.empty() && html_path.empty() ? std::string() : accuracy_svg(report);  // the plot only when written
+  if (!svg_path.empty()) outputs.push_back({svg_path, svg});
+  if (!nodes_path.empty()) outputs.push_back({nodes_path, accuracy_nodes_tsv(report)});
+  if (!events_path.empty()) outputs.push_back({events_path, memory_events_json(cases)});
   if (!html_path.empty())
-    write_output(html_path, "<!doctype html><html><head><meta charset=\"utf-8\"><title>schedlab accuracy</title></head><body>\n" + svg +
-                                "<pre>" + accuracy_to_text(report) + "</pre></body></html>\n");
+    outputs.push_back({html_path, "<!doctype html><html><head><meta charset=\"utf-8\"><title>schedlab accuracy</title></head><body>\n" + svg +
+                                      "<pre>" + accuracy_to_text(report) + "</pre></body></html>\n"});
+  write_outputs(outputs);
   std::fputs(accuracy_to_text(report).c_str(), stdout);
   return 0;
 }
@@ -50,11 +60,11 @@ std::function<int()> define_accuracy(CLI::App& app) {
   app.add_flag("--fake-collectives", a->fake_collectives, "the graphs ran on one GPU with the fake process group (its collectives move nothing): leave collectives out of the comparison");
   app.add_flag("--fixed-host-speed", a->fixed_host_speed,
                "price every graph's host at the profile's host speed, not at the speed its file's host probe recorded");
-  app.add_option("--svg", a->svg_path, "write the scatter plot here")->option_text("OUT.svg");
-  app.add_option("--html", a->html_path, "write the plot and the tables as one page here")->option_text("OUT.html");
-  app.add_option("--nodes", a->nodes_path, "write every measured node, estimated against measured, as tab-separated values here")
+  add_output_option(app, "--svg", a->svg_path, "write the scatter plot here")->option_text("OUT.svg");
+  add_output_option(app, "--html", a->html_path, "write the plot and the tables as one page here")->option_text("OUT.html");
+  add_output_option(app, "--nodes", a->nodes_path, "write every measured node, estimated against measured, as tab-separated values here")
       ->option_text("OUT.tsv");
-  app.add_option("--memory-events", a->events_path, "write memory as executed event by event, per graph, here (scripts/memory_events_diff.py)")
+  add_output_option(app, "--memory-events", a->events_path, "write memory as executed event by event, per graph, here (scripts/memory_events_diff.py)")
       ->option_text("OUT.json");
   return [a] { return run(*a); };
 }

@@ -4,8 +4,12 @@
 #include <memory>
 #include <optional>
 
+#include <algorithm>
+
 #include "cli/commands.h"
+#include "core/graph/builder.h"
 #include "core/io/files.h"
+#include "core/io/measured_reader.h"
 #include "core/io/profiles.h"
 #include "core/measure/fit.h"
 #include "core/util/error.h"
@@ -13,6 +17,20 @@
 namespace schedlab::cli {
 
 namespace {
+
+// The built-in `<kind>-datasheet` profile; an Error naming the measured file
+// and its field when there is none.
+HardwareProfile datasheet_of(const std::string& kind, const std::string& measured_path) {
+  const std::string suffix = "-datasheet";
+  std::vector<std::string> kinds;
+  for (const std::string& name : builtin_profile_names())
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      kinds.push_back(name.substr(0, name.size() - suffix.size()));
+  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+    throw Error(measured_path + ": env.device_kind: " + quoted_name(kind) + " has no built-in datasheet profile (kinds: " + joined(kinds) +
+                "); give --base NAME|FILE");
+  return builtin_profile(kind + suffix);
+}
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs;
@@ -25,24 +43,27 @@ int run(const FitProfileArgs& a) {
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given (after --exclude)");
+  check_outputs({out_path});  // before the fit, which takes a while
   // One GPU per profile: refuse a mix of devices.
   const std::string kind = cases.front().measured.device_kind;
   for (const MeasuredCase& c : cases)
     if (c.measured.device_kind != kind)
-      throw Error(c.path + ": env.device_kind: \"" + c.measured.device_kind + "\", but " + cases.front().path + " has \"" + kind +
-                  "\" (fit one GPU at a time)");
-  if (base_name.empty()) base_name = kind + "-datasheet";
-  const HardwareProfile base = load_hardware_profile(base_name);
+      throw Error(c.path + ": env.device_kind: " + quoted_name(c.measured.device_kind) + ", but " + cases.front().path + " has " +
+                  quoted_name(kind) + " (fit one GPU at a time)");
+  // The default base is the kind's built-in datasheet, looked up among the
+  // built-in names only: the file's text never names a file to read.
+  const HardwareProfile base = !base_name.empty() ? load_hardware_profile(base_name) : datasheet_of(kind, cases.front().path);
   std::optional<HardwareProfile> sibling;
   if (!sibling_name.empty()) {
     sibling = load_hardware_profile(sibling_name);
     if (!sibling->time_model) throw OptionError("--sibling " + sibling_name + ": a profile without a fitted time model");
   }
   ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr);
-  if (!comm_path.empty()) apply_comm_sections(read_input(comm_path), comm_path, fit.profile);
+  if (!comm_path.empty())
+    apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
   write_output(out_path, hardware_profile_to_json(fit.profile).dump(1) + "\n");
   std::printf("fitted %s from %zu graphs (%zu kernels timed per node) on %s, base %s%s%s; written to %s\n", fit.profile.name.c_str(),
-              fit.cases, fit.samples, cases.front().measured.device.c_str(), base.name.c_str(), fit.borrowed.empty() ? "" : "; borrowed laws: ",
+              fit.cases, fit.samples, quoted_name(cases.front().measured.device).c_str(), base.name.c_str(), fit.borrowed.empty() ? "" : "; borrowed laws: ",
               [&] {
                 std::string s;
                 for (const auto& b : fit.borrowed) s += (s.empty() ? "" : ", ") + b;
@@ -58,7 +79,7 @@ int run(const FitProfileArgs& a) {
 std::function<int()> define_fit_profile(CLI::App& app) {
   auto a = std::make_shared<FitProfileArgs>();
   app.add_option("DIR", a->dirs, "folders of *.measured.json beside their *.post.json")->required();
-  app.add_option("-o,--output", a->out_path, "the fitted profile to write")->option_text("PROFILE.json")->required();
+  add_output_option(app, "-o,--output", a->out_path, "the fitted profile to write")->option_text("PROFILE.json")->required();
   add_repeatable_option(app, "--graphs", a->graph_dirs, "where else to look for the *.post.json files; repeatable")->option_text("DIR");
   app.add_option("--base", a->base_name, "the profile whose laws a class without measurements borrows (default DEVICE-datasheet): " +
                                               joined(builtin_profile_names()) + ", or a profile JSON file")

@@ -78,7 +78,7 @@ int run(const FuseArgs& a) {
 std::function<int()> define_fuse(CLI::App& app) {
   auto a = std::make_shared<FuseArgs>();
   app.add_option("PRE.json", a->graph_path, "pre-fusion schedgraph/1 file (- for stdin)")->required();
-  app.add_option("-o,--output", a->out_path, "write the post-fusion schedgraph/1 file here")->option_text("POST.json");
+  add_output_option(app, "-o,--output", a->out_path, "write the post-fusion schedgraph/1 file here")->option_text("POST.json");
   app.add_flag("--groups", a->list_groups, "print each fused group's members, one group a line");
   app.add_option("--explain", a->explain, "say whether and why nodes A and B fuse, round by round")->option_text("A B")->expected(2)->allow_extra_args(false);
   add_max_input_bytes_option(app, a->max_input);

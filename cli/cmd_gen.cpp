@@ -41,7 +41,7 @@ int run_replicate(const GenArgs& a) {
 }
 
 void add_output(CLI::App& app, GenArgs& a) {
-  app.add_option("-o,--output", a.out_path, "the graph file to write")->option_text("OUT.json")->required();
+  add_output_option(app, "-o,--output", a.out_path, "the graph file to write")->option_text("OUT.json")->required();
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ std::function<int()> define_gen_dist(CLI::App& app) {
   DistributedGraphSpec& s = a->spec;
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   app.add_option("PATTERN", a->pattern, "fsdp (FSDP-style all-gathers and reduce-scatters) or tp (tensor-parallel all-reduces)")->required();
-  app.add_option("-o,--output", a->out_path, "the graph file to write")->option_text("OUT.json")->required();
+  add_output_option(app, "-o,--output", a->out_path, "the graph file to write")->option_text("OUT.json")->required();
   add_int_option(app, "--layers", s.layers, 1, kMax, "transformer layers (default " + std::to_string(s.layers) + ")");
   add_int_option(app, "--hidden", s.hidden, 1, kMax, "model width h, MLP blocks h -> 4h -> h (default " + std::to_string(s.hidden) + ")");
   add_int_option(app, "--tokens", s.tokens, 1, kMax, "tokens per rank, per microbatch for tp (default " + std::to_string(s.tokens) + ")");

@@ -48,11 +48,11 @@ int run(const PlanArgs& a) {
 std::function<int()> define_plan(CLI::App& app) {
   auto a = std::make_shared<PlanArgs>();
   app.add_option("GRAPH.json", a->graph_path, "schedgraph/1 file, pre- or post-fusion (- for stdin)")->required();
-  app.add_option("-o,--output", a->out_path, "write the schedplan/1 file here (- for stdout)")->option_text("PLAN.json");
+  add_output_option(app, "-o,--output", a->out_path, "write the schedplan/1 file here (- for stdout)")->option_text("PLAN.json");
   add_memory_methods_option(app, a->opts.memory_methods);
   add_comm_passes_option(app, a->opts.comm_passes);
   add_comm_knob_option(app, a->opts.comm);
-  app.add_option("--trace", a->trace_path, "also write Chrome trace events of the final order")->option_text("TRACE.json");
+  add_output_option(app, "--trace", a->trace_path, "also write Chrome trace events of the final order")->option_text("TRACE.json");
   app.add_flag_callback("--no-fuse", [a] { a->opts.fuse = false; }, "plan a pre-fusion graph as it is, without Inductor's fusion");
   app.add_flag_callback("--fuse", [a] { a->opts.fuse = true; }, "fuse a pre-fusion graph first (the default)");
   app.add_flag_callback("--skip-invalid-memory-methods", [a] { a->opts.on_invalid_memory_order = InvalidOrderPolicy::Skip; },

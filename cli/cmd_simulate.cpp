@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
+#include "core/io/files.h"
 #include "core/io/graph_reader.h"
 #include "core/memory/estimate.h"
 #include "core/memory/methods.h"
@@ -41,6 +42,7 @@ struct SimulateArgs {
 int run(const SimulateArgs& a) {
   const PlanOptions& opts = a.opts;
   const PlanResult plan = run_plan(load_graph_file(a.graph_path, a.max_input), opts);
+  if (!a.trace_path.empty()) check_outputs({a.trace_path});  // refused before the report, not after it
   const Graph& g = plan.planned();
   const Order& input = plan.memory.order();
 
@@ -84,7 +86,7 @@ std::function<int()> define_simulate(CLI::App& app) {
   CLI::Option* budget = add_number_option(app, "--budget", a->budget, 0, 1e9,
                                           "peak-memory budget of every comm pass that has one, a fraction of the input's peak "
                                           "(default " + std::to_string(CommKnobs{}.overlap_schedule_peak_memory_budget) + ")");
-  app.add_option("--trace", a->trace_path, "write Chrome trace events of the chosen order")->option_text("TRACE.json");
+  add_output_option(app, "--trace", a->trace_path, "write Chrome trace events of the chosen order")->option_text("TRACE.json");
   app.add_flag_callback("--model-runtimes", [a] { a->opts.use_graph_runtimes = false; }, "time every node with the cost model, ignoring runtime_us");
   add_runtime_source_option(app, a->opts.runtime_source);
   add_hardware_option(app, a->opts.hardware);

@@ -121,6 +121,16 @@ CLI::Option* add_choice_option(CLI::App& app, const std::string& names, std::str
       ->option_text(text);
 }
 
+CLI::Option* add_output_option(CLI::App& app, const std::string& names, std::string& into, const std::string& help) {
+  const std::string flag = option_name(names);
+  return add_read_option(app, names,
+                         [&into, flag](const std::string& v) {
+                           if (v.empty()) throw UsageError(flag + ": expected a file name (or - for stdout), got an empty one");
+                           into = v;
+                         },
+                         help);
+}
+
 CLI::Option* add_repeatable_option(CLI::App& app, const std::string& name, std::vector<std::string>& into, const std::string& help) {
   return app.add_option(name, into, help)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }

@@ -47,6 +47,10 @@ CLI::Option* add_number_option(CLI::App& app, const std::string& name, double& i
 // One of `choices`, else a UsageError listing them.
 CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::string& into, std::vector<std::string> choices,
                                const std::string& help);
+// An output file (`-o`, `--trace`, `--svg`, ...): an empty name is a
+// UsageError, never "no output"; the other output rules (core/io/files.h)
+// apply when the command writes.
+CLI::Option* add_output_option(CLI::App& app, const std::string& name, std::string& into, const std::string& help);
 // An option given once per value (`--graphs A --graphs B`): each occurrence
 // takes exactly one word, so a positional after it stays positional.
 CLI::Option* add_repeatable_option(CLI::App& app, const std::string& name, std::vector<std::string>& into, const std::string& help);

@@ -9,6 +9,7 @@
 
 #include "core/cost/fitted_profiles.h"
 #include "core/cost/law_features.h"
+#include "core/graph/builder.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -92,7 +93,7 @@ double ceil_log2(std::int64_t n) {
 const HardwareProfile& builtin_profile(std::string_view name) {
   for (const auto& p : builtins())
     if (p.name == name) return p;
-  throw OptionError("unknown hardware profile \"" + std::string(name) + "\" (built-in: " + known_names() + "; or a profile JSON file)");
+  throw OptionError("unknown hardware profile " + quoted_name(name) + " (built-in: " + known_names() + "; or a profile JSON file)");
 }
 
 std::vector<std::string> builtin_profile_names() {

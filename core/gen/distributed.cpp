@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/gen/budget.h"
 #include "core/graph/builder.h"
 #include "core/util/error.h"
 
@@ -121,21 +122,58 @@ void check_spec(const DistributedGraphSpec& s) {
   if (s.microbatches < 1 || s.microbatches > 64) throw OptionError("gen-dist: --microbatches must be in 1..64");
 }
 
+// Every size and flop count the patterns write, computed once and exactly
+// before anything is built: a product past 63 bits is refused naming the
+// options, never written wrapped (2·t·h·4h is 2^67 at the largest --hidden
+// and --tokens).
+struct Sizes {
+  std::int64_t h, f, t;
+  std::int64_t act_bytes;     // t·h activations
+  std::int64_t wide_bytes;    // t·f activations
+  std::int64_t weight_bytes;  // one h·f matrix
+  std::int64_t param_bytes;   // FSDP: both matrices, gathered
+  std::int64_t matmul_flops;  // 2·t·h·f
+};
+
+Sizes sizes_of(const DistributedGraphSpec& s) {
+  const std::string opts = "--hidden " + std::to_string(s.hidden) + " --tokens " + std::to_string(s.tokens) +
+                           (s.pattern == DistributedPattern::TensorParallel ? " --world-size " + std::to_string(s.world_size) : "");
+  Sizes z;
+  z.h = s.hidden;
+  z.t = s.tokens;
+  z.f = s.pattern == DistributedPattern::Fsdp ? 4 * s.hidden : 4 * s.hidden / s.world_size;
+  z.act_bytes = generated_product({z.t, z.h, kBf16}, "gen-dist", "an activation's bytes", opts);
+  z.wide_bytes = generated_product({z.t, z.f, kBf16}, "gen-dist", "an MLP activation's bytes", opts);
+  z.weight_bytes = generated_product({z.h, z.f, kBf16}, "gen-dist", "a weight's bytes", opts);
+  z.param_bytes = generated_product({z.weight_bytes, 2}, "gen-dist", "a layer's parameter bytes", opts);
+  z.matmul_flops = generated_product({2, z.t, z.h, z.f}, "gen-dist", "a matmul's flops", opts);
+  // Nodes and reads and writes: FSDP 16 nodes and 38 deps a layer (forward
+  // and backward), tensor parallel 6 nodes and 15 deps per layer and
+  // micro-batch.
+  const std::uint64_t layers = static_cast<std::uint64_t>(s.layers), mb = static_cast<std::uint64_t>(s.microbatches);
+  const std::string shape = "--layers " + std::to_string(s.layers) +
+                            (s.pattern == DistributedPattern::TensorParallel ? " --microbatches " + std::to_string(s.microbatches) : "");
+  if (s.pattern == DistributedPattern::Fsdp) check_generated_size("gen-dist fsdp", shape, 16 * layers, 38 * layers);
+  else check_generated_size("gen-dist tp", shape, 6 * layers * mb, 15 * layers * mb);
+  return z;
+}
+
 Graph fsdp(const DistributedGraphSpec& s) {
-  const std::int64_t h = s.hidden, f = 4 * s.hidden, t = s.tokens, ws = s.world_size;
-  const std::int64_t param = (h * f * 2) * kBf16;  // both MLP matrices, gathered
+  const Sizes z = sizes_of(s);
+  const std::int64_t h = z.h, ws = s.world_size;
+  const std::int64_t param = z.param_bytes;  // both MLP matrices, gathered
   const std::int64_t shard = param / ws;
   DistGraphWriter b("fsdp_l" + std::to_string(s.layers) + "_h" + std::to_string(h), s.world_size);
-  b.input("primals_x", t * h * kBf16);
+  b.input("primals_x", z.act_bytes);
   for (int i = 1; i <= s.layers; ++i) b.input("primals_w" + std::to_string(i), shard);
-  if (s.backward) b.input("tangents_1", t * h * kBf16);  // inputs come first; the backward reads it
+  if (s.backward) b.input("tangents_1", z.act_bytes);  // inputs come first; the backward reads it
   std::string x = "primals_x";
   for (int i = 1; i <= s.layers; ++i) {
     const std::string l = std::to_string(i);
     std::string w = b.collective("ag" + l, "all_gather_into_tensor", "primals_w" + l, param, s.world_size);
-    b.matmul("fc1_" + l, x, w, "h" + l, t * f * kBf16, 2 * t * h * f);
-    b.pointwise("gelu_" + l, {"h" + l}, "g" + l, t * f * kBf16);
-    b.matmul("fc2_" + l, "g" + l, w, "x" + l, t * h * kBf16, 2 * t * f * h);
+    b.matmul("fc1_" + l, x, w, "h" + l, z.wide_bytes, z.matmul_flops);
+    b.pointwise("gelu_" + l, {"h" + l}, "g" + l, z.wide_bytes);
+    b.matmul("fc2_" + l, "g" + l, w, "x" + l, z.act_bytes, z.matmul_flops);
     x = "x" + l;
   }
   if (!s.backward) {
@@ -147,11 +185,11 @@ Graph fsdp(const DistributedGraphSpec& s) {
     const std::string l = std::to_string(i);
     const std::string x_in = i == 1 ? "primals_x" : "x" + std::to_string(i - 1);
     std::string w = b.collective("bw_ag" + l, "all_gather_into_tensor", "primals_w" + l, param, s.world_size);
-    b.matmul("dfc2_in_" + l, dx, w, "dg" + l, t * f * kBf16, 2 * t * h * f);
-    b.matmul("dfc2_w_" + l, "g" + l, dx, "dw2_" + l, h * f * kBf16, 2 * t * h * f);
-    b.pointwise("dgelu_" + l, {"dg" + l, "h" + l}, "dh" + l, t * f * kBf16);
-    b.matmul("dfc1_in_" + l, "dh" + l, w, "dx" + l, t * h * kBf16, 2 * t * h * f);
-    b.matmul("dfc1_w_" + l, x_in, "dh" + l, "dw1_" + l, h * f * kBf16, 2 * t * h * f);
+    b.matmul("dfc2_in_" + l, dx, w, "dg" + l, z.wide_bytes, z.matmul_flops);
+    b.matmul("dfc2_w_" + l, "g" + l, dx, "dw2_" + l, z.weight_bytes, z.matmul_flops);
+    b.pointwise("dgelu_" + l, {"dg" + l, "h" + l}, "dh" + l, z.wide_bytes);
+    b.matmul("dfc1_in_" + l, "dh" + l, w, "dx" + l, z.act_bytes, z.matmul_flops);
+    b.matmul("dfc1_w_" + l, x_in, "dh" + l, "dw1_" + l, z.weight_bytes, z.matmul_flops);
     b.pointwise("gradcat_" + l, {"dw1_" + l, "dw2_" + l}, "grad" + l, param);
     std::string g = b.collective("rs" + l, "reduce_scatter_tensor", "grad" + l, shard, s.world_size);
     b.pointwise("grad_out_" + l, {g}, "sharded_grad" + l, shard);
@@ -163,25 +201,26 @@ Graph fsdp(const DistributedGraphSpec& s) {
 }
 
 Graph tensor_parallel(const DistributedGraphSpec& s) {
-  const std::int64_t h = s.hidden, f = 4 * s.hidden / s.world_size, t = s.tokens;
+  const Sizes z = sizes_of(s);
+  const std::int64_t h = z.h;
   DistGraphWriter b("tp_l" + std::to_string(s.layers) + "_h" + std::to_string(h) + "_mb" + std::to_string(s.microbatches), s.world_size);
   std::vector<std::string> x(s.microbatches);
   for (int m = 0; m < s.microbatches; ++m) {
     x[m] = "primals_x_mb" + std::to_string(m);
-    b.input(x[m], t * h * kBf16);
+    b.input(x[m], z.act_bytes);
   }
   for (int i = 1; i <= s.layers; ++i) {
-    b.input("primals_wa" + std::to_string(i), h * f * kBf16);
-    b.input("primals_wb" + std::to_string(i), f * h * kBf16);
+    b.input("primals_wa" + std::to_string(i), z.weight_bytes);
+    b.input("primals_wb" + std::to_string(i), z.weight_bytes);
   }
   for (int i = 1; i <= s.layers; ++i) {
     for (int m = 0; m < s.microbatches; ++m) {
       const std::string l = std::to_string(i) + "_mb" + std::to_string(m);
-      b.matmul("colmm_" + l, x[m], "primals_wa" + std::to_string(i), "a" + l, t * f * kBf16, 2 * t * h * f);
-      b.pointwise("gelu_" + l, {"a" + l}, "g" + l, t * f * kBf16);
-      b.matmul("rowmm_" + l, "g" + l, "primals_wb" + std::to_string(i), "p" + l, t * h * kBf16, 2 * t * f * h);
-      std::string reduced = b.collective("ar" + l, "all_reduce", "p" + l, t * h * kBf16, s.world_size);
-      b.pointwise("residual_" + l, {reduced, x[m]}, "x" + l, t * h * kBf16);
+      b.matmul("colmm_" + l, x[m], "primals_wa" + std::to_string(i), "a" + l, z.wide_bytes, z.matmul_flops);
+      b.pointwise("gelu_" + l, {"a" + l}, "g" + l, z.wide_bytes);
+      b.matmul("rowmm_" + l, "g" + l, "primals_wb" + std::to_string(i), "p" + l, z.act_bytes, z.matmul_flops);
+      std::string reduced = b.collective("ar" + l, "all_reduce", "p" + l, z.act_bytes, s.world_size);
+      b.pointwise("residual_" + l, {reduced, x[m]}, "x" + l, z.act_bytes);
       x[m] = "x" + l;
     }
   }

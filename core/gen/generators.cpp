@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 
+#include "core/gen/budget.h"
 #include "core/graph/builder.h"
 #include "core/util/error.h"
 
@@ -12,6 +13,9 @@ namespace schedlab {
 Graph generate_layered(const LayeredSpec& spec) {
   if (spec.nodes < 0 || spec.width < 1 || spec.fan_in < 0 || spec.skip < 1)
     throw OptionError("gen layered: nodes >= 0, width >= 1, fan-in >= 0 and skip >= 1 are required");
+  check_generated_size("gen layered", "--nodes " + std::to_string(spec.nodes) + " --fan-in " + std::to_string(spec.fan_in),
+                       static_cast<std::uint64_t>(spec.nodes),
+                       static_cast<std::uint64_t>(spec.nodes) * (static_cast<std::uint64_t>(spec.fan_in) + 1));
   std::mt19937_64 rng(spec.seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   Graph g;
@@ -102,6 +106,10 @@ Graph generate_layered(const LayeredSpec& spec) {
 
 Graph replicate_graph(const Graph& base, std::int32_t copies, bool chained) {
   if (copies < 1) throw OptionError("gen replicate: --copies must be >= 1");
+  std::uint64_t deps = 0;
+  for (const Node& n : base.nodes) deps += n.reads.size() + n.writes.size();
+  check_generated_size("gen replicate", "--copies " + std::to_string(copies), base.nodes.size() * static_cast<std::uint64_t>(copies),
+                       deps * static_cast<std::uint64_t>(copies));
   Graph g;
   g.name = base.name + "_x" + std::to_string(copies) + (chained ? "_chained" : "");
   g.source = "schedlab gen replicate of " + (base.name.empty() ? std::string("a graph") : base.name);

@@ -8,6 +8,7 @@
 
 #include "core/util/error.h"
 #include "core/util/saturating.h"
+#include "core/util/utf8.h"
 
 namespace schedlab {
 
@@ -18,13 +19,39 @@ bool default_freeable(std::string_view name) {
 }
 
 std::string quoted_name(std::string_view s) {
+  // Names come from files: a control character (C0, DEL or C1, which a
+  // terminal may obey) or a byte that is not UTF-8 becomes '?', so that the
+  // message stays one line and passes nothing to the terminal.
   std::string out = "\"";
-  for (char c : s.substr(0, 120)) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+  const std::string_view cut = s.substr(0, 120);
+  for (std::size_t i = 0; i < cut.size();) {
+    const auto c = static_cast<unsigned char>(cut[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_sequence_length(cut, i);
+    if (n == 0 || (c == 0xC2 && static_cast<unsigned char>(cut[i + 1]) < 0xA0)) {  // not UTF-8, or U+0080..U+009F
+      out += '?';
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    out.append(cut.substr(i, n));
+    i += n;
   }
   if (s.size() > 120) out += "...";
   return out + "\"";
+}
+
+std::string member_place(std::string_view where, std::string_view key) {
+  bool plain = !key.empty() && key.size() <= 120;
+  for (const char c : key)
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.');
+  std::string out(where);
+  if (!out.empty()) out += '.';
+  return out + (plain ? std::string(key) : quoted_name(key));
 }
 
 namespace {

@@ -23,8 +23,15 @@ namespace schedlab {
 // states and tangents are not freeable, everything else is.
 bool default_freeable(std::string_view input_name);
 
-// `"name"`, escaped and cut at 120 characters: how errors quote a name.
+// `"name"`, escaped and cut at 120 characters: how every error quotes a name
+// taken from a file (graphs, profiles, measured files). Control characters
+// and bytes that are not UTF-8 become `?`: a message is one line and passes
+// nothing to the terminal.
 std::string quoted_name(std::string_view s);
+// The place of an object's member in messages: `where.key` for a plain key
+// (letters, digits, `_`, `-`, `.`), else `where."key"` through quoted_name,
+// so that a key holding a newline or an escape code stays one line.
+std::string member_place(std::string_view where, std::string_view key);
 
 class GraphBuilder {
  public:

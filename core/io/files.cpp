@@ -12,6 +12,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include "core/util/error.h"
 
@@ -27,11 +28,12 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-[[noreturn]] void too_large(const std::string& path, std::uint64_t max_bytes) {
-  throw Error(path + ": input too large: larger than the limit of " + std::to_string(max_bytes) + " bytes (--max-input-bytes)");
+[[noreturn]] void too_large(const std::string& path, std::uint64_t max_bytes, std::string_view limit_name) {
+  throw Error(path + ": input too large: larger than the limit of " + std::to_string(max_bytes) + " bytes (" + std::string(limit_name) + ")");
 }
 
-std::string read_fd(int fd, const std::string& path, std::uint64_t max_bytes, std::uint64_t size_hint) {
+std::string read_fd(int fd, const std::string& path, std::uint64_t max_bytes, std::uint64_t size_hint, const ChunkCheck& check,
+                    std::string_view limit_name) {
   std::string text;
   if (size_hint > 0) text.reserve(static_cast<std::size_t>(size_hint));
   char chunk[1 << 16];
@@ -47,13 +49,32 @@ std::string read_fd(int fd, const std::string& path, std::uint64_t max_bytes, st
       throw Error(path + ": read error: " + std::strerror(errno));
     }
     if (got == 0) break;
-    if (text.size() + static_cast<std::uint64_t>(got) > max_bytes) too_large(path, max_bytes);
+    if (text.size() + static_cast<std::uint64_t>(got) > max_bytes) too_large(path, max_bytes, limit_name);
+    if (check) check(std::string_view(chunk, static_cast<std::size_t>(got)));
     text.append(chunk, static_cast<std::size_t>(got));
   }
   return text;
 }
 
-// ---- temporaries removed on SIGINT/SIGTERM ----------------------------------
+// ---- the inputs this process read, by identity ------------------------------
+
+struct InputIdentity {
+  dev_t dev;
+  ino_t ino;
+  std::string path;
+};
+std::vector<InputIdentity>& inputs_read() {
+  static std::vector<InputIdentity> inputs;
+  return inputs;
+}
+void remember_input(const struct stat& st, const std::string& path) {
+  if (!S_ISREG(st.st_mode)) return;  // a pipe or terminal on stdin: nothing an output could replace
+  for (const InputIdentity& i : inputs_read())
+    if (i.dev == st.st_dev && i.ino == st.st_ino) return;
+  inputs_read().push_back({st.st_dev, st.st_ino, path});
+}
+
+// ---- temporaries removed on every terminating signal -------------------------
 
 constexpr int kMaxTemps = 8;
 constexpr std::size_t kMaxPath = 4096;
@@ -67,9 +88,42 @@ extern "C" void remove_temps_and_die(int sig) {
   std::raise(sig);
 }
 
+// The signals whose default action ends the process and that arrive from
+// outside (a hang-up, an interrupt, a kill, a timer, a closed pipe, a file
+// size limit). The faults (SIGSEGV, SIGBUS, ...) are left to their default
+// and to the sanitizers. A signal the process was started ignoring (nohup's
+// SIGHUP) stays ignored.
+constexpr int kCleanupSignals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF};
+
+// Holds the cleanup signals back while alive: a temporary is created and its
+// name recorded with no signal in between (one that came between mkstemp and
+// the record left the file behind).
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int sig : kCleanupSignals) sigaddset(&held, sig);
+    ::sigprocmask(SIG_BLOCK, &held, &before_);
+  }
+  ~SignalsHeld() { ::sigprocmask(SIG_SETMASK, &before_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t before_;
+};
+
 void install_cleanup_once() {
   static const bool installed = [] {
-    for (int sig : {SIGINT, SIGTERM}) std::signal(sig, remove_temps_and_die);
+    for (int sig : kCleanupSignals) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      struct sigaction on {};
+      on.sa_handler = remove_temps_and_die;
+      sigemptyset(&on.sa_mask);
+      ::sigaction(sig, &on, nullptr);
+    }
     return true;
   }();
   (void)installed;
@@ -85,6 +139,7 @@ class TempFile {
     const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
     path_ = dir + "/." + base + ".tmpXXXXXX";
     if (path_.size() >= kMaxPath) throw Error(target + ": path too long");
+    const SignalsHeld held;
     for (slot_ = 0; slot_ < kMaxTemps; ++slot_) {
       bool expected = false;
       if (g_temp_used[slot_].compare_exchange_strong(expected, true)) break;
@@ -92,7 +147,6 @@ class TempFile {
     if (slot_ == kMaxTemps) throw Error(target + ": too many outputs at once");
     std::vector<char> name(path_.begin(), path_.end());
     name.push_back('\0');
-    // Record the template first so a signal during mkstemp finds a name (unlink of a template is harmless).
     std::memcpy(g_temp_paths[slot_], name.data(), name.size());
     fd_ = ::mkstemp(name.data());
     if (fd_ < 0) {
@@ -162,8 +216,12 @@ bool same_file(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string read_input(const std::string& path, std::uint64_t max_bytes) {
-  if (path == "-") return read_fd(STDIN_FILENO, "-", max_bytes, 0);
+std::string read_input(const std::string& path, std::uint64_t max_bytes, const ChunkCheck& check, std::string_view limit_name) {
+  if (path == "-") {
+    struct stat st;
+    if (::fstat(STDIN_FILENO, &st) == 0) remember_input(st, "-");  // `< FILE`: an output must not replace FILE either
+    return read_fd(STDIN_FILENO, "-", max_bytes, 0, check, limit_name);
+  }
   // Non-blocking, so that opening a FIFO cannot hang before it is refused.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw Error(path + ": cannot open file: " + std::strerror(errno));
@@ -174,15 +232,35 @@ std::string read_input(const std::string& path, std::uint64_t max_bytes) {
   struct stat st;
   if (::fstat(fd, &st) != 0) throw Error(path + ": cannot open file: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(path + ": " + kind_of(st.st_mode) + ", not a regular file");
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) too_large(path, max_bytes);
-  return read_fd(fd, path, max_bytes, static_cast<std::uint64_t>(st.st_size));
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) too_large(path, max_bytes, limit_name);
+  remember_input(st, path);
+  return read_fd(fd, path, max_bytes, static_cast<std::uint64_t>(st.st_size), check, limit_name);
+}
+
+void check_outputs(const std::vector<std::string>& paths) {
+  int to_stdout = 0;
+  for (const std::string& p : paths) {
+    if (p.empty()) throw OptionError("an output path is empty (give a file, or - for stdout)");
+    to_stdout += p == "-";
+  }
+  if (to_stdout > 1) throw OptionError("-: stdout is given for " + std::to_string(to_stdout) + " outputs (at most one may go there)");
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    for (std::size_t j = i + 1; j < paths.size(); ++j)
+      if (paths[i] != "-" && same_file(paths[i], paths[j])) throw OptionError(paths[j] + ": the same path is given for two outputs");
+  for (const std::string& p : paths) {
+    if (p == "-") continue;
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) continue;  // absent: no input is there
+    for (const InputIdentity& in : inputs_read())
+      if (in.dev == st.st_dev && in.ino == st.st_ino)
+        throw OptionError(p + ": is an input of this command" + (in.path == p ? "" : " (" + in.path + ")") + "; refusing to replace it");
+  }
 }
 
 void write_outputs(const std::vector<OutputStream>& outputs) {
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (outputs[i].path != "-" && same_file(outputs[i].path, outputs[j].path))
-        throw OptionError(outputs[j].path + ": the same path is given for two outputs");
+  std::vector<std::string> paths;
+  for (const auto& o : outputs) paths.push_back(o.path);
+  check_outputs(paths);
   for (const auto& o : outputs)
     if (o.path != "-") check_target(o.path);
   // Every temporary complete before any rename: both or neither.

@@ -20,7 +20,7 @@
 #include "core/util/error.h"
 #include "core/io/files.h"
 #include "core/io/json_doc.h"
-#include "core/io/utf8.h"
+#include "core/util/utf8.h"
 
 namespace schedlab {
 namespace {
@@ -511,10 +511,10 @@ Graph load_graph(std::string_view text) {
 
 Graph read_graph(const JsonValue& root) { return Loader().run(root); }
 
-std::string read_text_file(const std::string& path) { return read_input(path); }
+std::string read_text_file(const std::string& path) { return read_json_input(path, kDefaultMaxInputBytes); }
 
 Graph load_graph_file(const std::string& path, std::uint64_t max_bytes) {
-  std::string text = read_input(path, max_bytes);
+  std::string text = read_json_input(path, max_bytes);
   try {
     return load_graph(text);
   } catch (const Error& e) {

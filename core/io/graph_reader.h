@@ -13,20 +13,20 @@
 
 #include "core/graph/graph.h"
 #include "core/io/json_doc.h"
+#include "core/io/json_input.h"
 
 namespace schedlab {
-
-inline constexpr int kMaxJsonDepth = 64;
 
 Graph load_graph(std::string_view json_text);
 // The same from a document in hand (a JsonDocBuilder's: the Python bindings
 // read a dict this way, without JSON text).
 Graph read_graph(const JsonValue& root);
-// PATH or "-" for stdin, under the input rules of core/io/files.h.
+// PATH or "-" for stdin, under the reader policy of core/io/json_input.h.
 Graph load_graph_file(const std::string& path, std::uint64_t max_bytes = std::uint64_t{4} << 30);
 
-// Reads a whole input (files.h's read_input with the default limit); throws
-// Error naming the path when it cannot.
+// Reads a whole JSON input under the reader policy (core/io/json_input.h)
+// with the graphs' default limit; throws Error naming the path when it
+// cannot.
 std::string read_text_file(const std::string& path);
 
 }  // namespace schedlab

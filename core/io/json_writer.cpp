@@ -6,7 +6,7 @@
 // Only for its double formatting (Grisu2, the form plans have always had).
 #include <nlohmann/json.hpp>
 
-#include "core/io/utf8.h"
+#include "core/util/utf8.h"
 #include "core/util/error.h"
 
 namespace schedlab {

@@ -7,7 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include "core/io/files.h"
+#include "core/graph/builder.h"
+#include "core/io/json_input.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -15,16 +16,22 @@ namespace {
 
 using nlohmann::json;
 
+// Every number of a profile lies in a range whose sums and products stay
+// finite: a time or factor at most 1e30 times a graph's counts (flops and
+// bytes below 2^63, nodes below 2^31) is below 1e60, and so is any sum of
+// them; a rate at least 1 per second keeps a time divided by it finite.
+constexpr double kMaxProfileNumber = 1e30;
+
 const json& field(const json& obj, std::string_view key, const std::string& where) {
   auto it = obj.find(std::string(key));
-  if (it == obj.end()) throw Error("hardware profile: " + where + ": missing field \"" + std::string(key) + "\"");
+  if (it == obj.end()) throw Error("hardware profile: " + where + ": missing field " + quoted_name(key));
   return *it;
 }
 
 double non_negative(const json& obj, std::string_view key, const std::string& where) {
   const json& v = field(obj, key, where);
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-    throw Error("hardware profile: " + where + "." + std::string(key) + ": expected a finite number >= 0");
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > kMaxProfileNumber)
+    throw Error("hardware profile: " + member_place(where, key) + ": expected a finite number in 0..1e30");
   return v.get<double>();
 }
 
@@ -33,7 +40,7 @@ void refuse_unknown(const json& obj, const Known& known, Name name_of, const std
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
     for (const auto& k : known) ok = ok || it.key() == name_of(k);
-    if (!ok) throw Error("hardware profile: " + where + ": unknown field \"" + it.key() + "\"");
+    if (!ok) throw Error("hardware profile: " + where + ": unknown field " + quoted_name(it.key()));
   }
 }
 
@@ -52,7 +59,7 @@ ClassLaw law_from_json(const json& j, const std::string& where) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() == kKernelsPerNode) continue;
     const auto term = law_term_of_field(it.key());
-    if (!term) throw Error("hardware profile: " + where + ": unknown field \"" + it.key() + "\"");
+    if (!term) throw Error("hardware profile: " + where + ": unknown field " + quoted_name(it.key()));
     given.emplace_back(*term, non_negative(j, it.key(), where));
   }
   for (const LawTermInfo& t : kLawTermInfo)
@@ -62,9 +69,10 @@ ClassLaw law_from_json(const json& j, const std::string& where) {
 
 double positive_number(const json& v, const std::string& where, bool allow_zero) {
   if (!v.is_number()) throw Error("hardware profile: " + where + ": expected a number");
+  // A rate (bytes or flops per second) is at least 1; a latency may be 0.
   double d = v.get<double>();
-  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
-    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number >= 0" : ": expected a finite number > 0"));
+  if (!std::isfinite(d) || d < (allow_zero ? 0.0 : 1.0) || d > kMaxProfileNumber)
+    throw Error("hardware profile: " + where + (allow_zero ? ": expected a finite number in 0..1e30" : ": expected a finite number in 1..1e30"));
   return d;
 }
 
@@ -97,14 +105,14 @@ CollectiveTimes collective_times_from_json(const json& j) {
   for (auto op = curves.begin(); op != curves.end(); ++op) {
     const std::string at = "collectives.curves." + op.key();
     const auto kind = parse_collective_op(op.key());
-    if (!kind) throw Error("hardware profile: collectives.curves: unknown operation \"" + op.key() + "\"");
+    if (!kind) throw Error("hardware profile: collectives.curves: unknown operation " + quoted_name(op.key()));
     if (!op->is_object()) throw Error("hardware profile: " + at + ": expected an object {group size: curve}");
     for (auto n = op->begin(); n != op->end(); ++n) {
       const std::string here = at + "." + n.key();
       std::int64_t group = 0;
       const std::string& key = n.key();
       if (key.empty() || key.size() > 7 || key.find_first_not_of("0123456789") != std::string::npos || (group = std::stoll(key)) < 2)
-        throw Error("hardware profile: " + at + ": group size \"" + key + "\": expected an integer from 2 to 9999999");
+        throw Error("hardware profile: " + at + ": group size " + quoted_name(key) + ": expected an integer from 2 to 9999999");
       if (!n->is_array() || n->empty()) throw Error("hardware profile: " + here + ": expected a non-empty array of [bytes, us]");
       auto& curve = t.curves[*kind][group];
       for (std::size_t i = 0; i < n->size(); ++i) {
@@ -143,7 +151,7 @@ ContentionLaw contention_from_json(const json& j) {
   for (auto it = classes.begin(); it != classes.end(); ++it) {
     const std::string at = "contention.classes." + it.key();
     const auto c = parse_kernel_class(it.key());
-    if (!c || !class_needs_law(*c)) throw Error("hardware profile: contention.classes: unknown kernel class \"" + it.key() + "\"");
+    if (!c || !class_needs_law(*c)) throw Error("hardware profile: contention.classes: unknown kernel class " + quoted_name(it.key()));
     if (!it->is_object()) throw Error("hardware profile: " + at + ": expected an object");
     refuse_unknown(*it, {"comm_slowdown", "compute_slowdown", "start_fraction"}, at);
     ContentionShare share;
@@ -180,12 +188,12 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   if (!laws.is_object()) throw Error("hardware profile: " + where + ".laws: expected an object {class: law}");
   for (auto it = laws.begin(); it != laws.end(); ++it) {
     auto c = parse_kernel_class(it.key());
-    if (!c || !class_needs_law(*c)) throw Error("hardware profile: " + where + ".laws: unknown kernel class \"" + it.key() + "\"");
+    if (!c || !class_needs_law(*c)) throw Error("hardware profile: " + where + ".laws: unknown kernel class " + quoted_name(it.key()));
     m.laws[*c] = law_from_json(it.value(), where + ".laws." + it.key());
   }
   for (KernelClass c : kKernelClassesWithLaws)
     if (class_needs_law(c) && !m.laws.count(c))
-      throw Error("hardware profile: " + where + ".laws: missing field \"" + std::string(to_string(c)) + "\"");
+      throw Error("hardware profile: " + where + ".laws: missing field " + quoted_name(to_string(c)));
   m.launch_gap_us = non_negative(j, "launch_gap_us", where);
   m.cudagraph_gap_us = non_negative(j, "cudagraph_gap_us", where);
   m.host_us_per_kernel = non_negative(j, "host_us_per_kernel", where);
@@ -207,7 +215,11 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   // And before the per-allocation figure: the other figures hold it.
   m.host_us_per_allocation = j.contains("host_us_per_allocation") ? non_negative(j, "host_us_per_allocation", where) : 0.0;
   // Profiles written before the host's speed was recorded: not known.
-  m.host_probe_us = j.contains("host_probe_us") ? non_negative(j, "host_probe_us", where) : 0.0;
+  if (auto it = j.find("host_probe_us"); it != j.end()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+      throw Error("hardware profile: " + where + ".host_probe_us: expected a finite number >= 0");
+    m.host_probe_us = it->get<double>();  // within 0..1e30 when valid
+  }
   if (m.host_probe_us != 0 && !valid_host_probe_us(m.host_probe_us))
     throw Error("hardware profile: " + where + ".host_probe_us: expected 0 (not known) or µs between 0.001 and 1000000");
   if (auto it = j.find("samples"); it != j.end()) {
@@ -259,7 +271,8 @@ HardwareProfile hardware_profile_from_json(const json& j) {
     const json& v = it.value();
     if (key == "base") continue;
     if (key == "name") {
-      if (!v.is_string() || v.get<std::string>().empty()) throw Error("hardware profile: name: expected a non-empty string");
+      if (!v.is_string() || v.get<std::string>().empty() || quoted_name(v.get<std::string>()) != "\"" + v.get<std::string>() + "\"")
+        throw Error("hardware profile: name: expected a non-empty string of at most 120 printable characters");  // reports print it
       p.name = v.get<std::string>();
     } else if (key == "dram_bytes_per_s") p.dram_bytes_per_s = positive_number(v, key, false);
     else if (key == "nvlink_bytes_per_s") p.nvlink_bytes_per_s = positive_number(v, key, false);
@@ -279,32 +292,44 @@ HardwareProfile hardware_profile_from_json(const json& j) {
       p.contention = contention_from_json(v);
     } else if (key == "flops_per_s") {
       if (!v.is_object()) throw Error("hardware profile: flops_per_s: expected an object {dtype: FLOP/s}");
-      for (auto f = v.begin(); f != v.end(); ++f) p.flops_per_s[f.key()] = positive_number(f.value(), "flops_per_s." + f.key(), false);
+      for (auto f = v.begin(); f != v.end(); ++f) p.flops_per_s[f.key()] = positive_number(f.value(), member_place("flops_per_s", f.key()), false);
     } else {
-      throw Error("hardware profile: unknown field \"" + key + "\"");
+      throw Error("hardware profile: unknown field " + quoted_name(key));
     }
   }
   check_complete(p);
   return p;
 }
 
-HardwareProfile parse_hardware_profile(std::string_view text) {
-  json j;
+namespace {
+
+// A profile file's text (or its communication sections') under the reader
+// policy: nesting bounded before nlohmann's recursive parser sees it.
+json parse_profile_text(std::string_view text) {
   try {
-    j = json::parse(text.begin(), text.end());
+    check_json_text(text);
+  } catch (const Error& e) {
+    throw Error(std::string("hardware profile: ") + e.what());
+  }
+  try {
+    return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
     throw Error(std::string("hardware profile: not valid JSON: ") + e.what());
   }
-  return hardware_profile_from_json(j);
 }
+
+}  // namespace
+
+HardwareProfile parse_hardware_profile(std::string_view text) { return hardware_profile_from_json(parse_profile_text(text)); }
 
 HardwareProfile load_hardware_profile(const std::string& v) {
   // A built-in's name (an unknown name without '/' or ".json" lists them).
   const std::vector<std::string> names = builtin_profile_names();
   if (std::find(names.begin(), names.end(), v) != names.end() || (v.find('/') == std::string::npos && v.find(".json") == std::string::npos))
     return builtin_profile(v);
+  const std::string text = read_json_input(v, kMaxProfileBytes, "a hardware profile's limit");  // its errors name the file
   try {
-    return parse_hardware_profile(read_input(v));
+    return parse_hardware_profile(text);
   } catch (const OptionError&) {
     throw;
   } catch (const Error& e) {
@@ -313,13 +338,8 @@ HardwareProfile load_hardware_profile(const std::string& v) {
 }
 
 void apply_comm_sections(std::string_view text, const std::string& where, HardwareProfile& p) {
-  json j;
   try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw Error(where + ": not valid JSON: " + e.what());
-  }
-  try {
+    const json j = parse_profile_text(text);
     if (!j.is_object()) throw Error("hardware profile: expected a JSON object {\"collectives\": ..., \"contention\": ...}");
     refuse_unknown(j, {"collectives", "contention"}, "top level");
     if (auto it = j.find("collectives"); it != j.end()) p.collective_times = collective_times_from_json(*it);

@@ -233,12 +233,16 @@ std::string accuracy_svg(const AccuracyReport& r) {
     pts.push_back({g.wall_meas_us, g.wall_est_us, "#d62728", g.graph + " wall time"});
   }
   for (const auto& c : r.classes) pts.push_back({c.meas_us, c.est_us, "#2ca02c", std::string(to_string(c.cls)) + " (class total)"});
+  // A point off the finite range is left out of the plot, so the axes (and
+  // the count of decades the grid loops over) stay finite.
+  std::erase_if(pts, [](const Point& p) { return !std::isfinite(p.meas) || !std::isfinite(p.est); });
   double lo = INFINITY, hi = 0;
   for (const auto& p : pts)
     for (double v : {p.meas, p.est})
       if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
   if (!(lo < hi)) lo = 1, hi = 10;
   const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
+  const int decades = static_cast<int>(l1 - l0);  // at most 632 between the smallest and largest double
   constexpr double kSize = 480, kPad = 60;
   auto pos = [&](double v) { return (std::log10(std::max(v, std::pow(10.0, l0))) - l0) / (l1 - l0) * kSize; };
   auto xml_escape = [](const std::string& s) {
@@ -256,7 +260,8 @@ std::string accuracy_svg(const AccuracyReport& r) {
   std::snprintf(buf, sizeof buf, "<g transform=\"translate(%.0f,%.0f)\">\n<rect width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#888\"/>\n", kPad,
                 kPad, kSize, kSize);
   svg += buf;
-  for (double e = l0; e <= l1; e += 1) {
+  for (int k = 0; k <= decades; ++k) {
+    const double e = l0 + k;
     const double p = pos(std::pow(10.0, e));
     std::snprintf(buf, sizeof buf,
                   "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/><line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#eee\"/>"

@@ -7,10 +7,6 @@
 #include <cmath>
 #include <limits>
 
-#include <dirent.h>
-#include <sys/stat.h>
-
-#include "core/io/graph_reader.h"
 #include "core/memory/methods.h"
 #include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
@@ -143,64 +139,7 @@ std::vector<double> nonnegative_least_squares(const std::vector<std::vector<doub
   return x;
 }
 
-namespace {
-
-// POSIX directory walk (std::filesystem is not in every toolchain the CLI
-// builds with, WebAssembly included).
-void collect_measured(const std::string& dir, std::vector<std::string>& out) {
-  DIR* d = opendir(dir.c_str());
-  if (!d) return;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    const std::string path = dir + "/" + name;
-    struct stat st {};
-    if (stat(path.c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) collect_measured(path, out);
-    else if (S_ISREG(st.st_mode) && name.size() > 14 && name.compare(name.size() - 14, 14, ".measured.json") == 0) out.push_back(path);
-  }
-  closedir(d);
-}
-
-}  // namespace
-
-std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs, const std::vector<std::string>& excludes) {
-  std::vector<std::string> out;
-  for (std::string d : dirs) {
-    while (d.size() > 1 && d.back() == '/') d.pop_back();
-    struct stat st {};
-    if (stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw OptionError(d + ": not a folder");
-    collect_measured(d, out);
-  }
-  std::erase_if(out, [&](const std::string& path) {
-    for (const std::string& e : excludes)
-      if (path.find(e) != std::string::npos) return true;
-    return false;
-  });
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 Order order_as_run(const Graph& g) { return reorder_for_peak_memory(g, g.baseline_order(), default_memory_methods()).order(); }
-
-MeasuredCase load_measured_case(const std::string& path, const std::vector<std::string>& graph_dirs) {
-  MeasuredCase c;
-  c.path = path;
-  c.measured = load_measured(read_text_file(path), path);
-  std::string post = path.substr(0, path.size() - std::string(".measured.json").size()) + ".post.json";
-  const std::string file = post.substr(post.find_last_of('/') + 1);
-  struct stat st {};
-  for (const std::string& dir : graph_dirs)
-    if (stat(post.c_str(), &st) != 0 && stat((dir + "/" + file).c_str(), &st) == 0) post = dir + "/" + file;
-  try {
-    c.graph = load_graph_file(post);
-  } catch (const Error& e) {
-    throw Error(path + ": its graph " + post + ": " + e.what());
-  }
-  check_matches(c.measured, c.graph, path);
-  apply_observed_workspaces(c.measured, c.graph);
-  return c;
-}
 
 std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfile& base, int sm_count, std::int64_t l2_bytes) {
   const Graph& g = c.graph;

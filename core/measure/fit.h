@@ -44,25 +44,10 @@
 
 namespace schedlab {
 
-struct MeasuredCase {
-  std::string path;  // of the measured file, for errors and reports
-  Graph graph;       // the post graph it measured
-  MeasuredGraph measured;
-};
-
-// Loads `<case>.measured.json` and its graph: the `<case>.post.json` beside
-// it (a GPU whose Inductor compiled the graph differently keeps its own
-// there), else the first in `graph_dirs` (tests/data/exported/ for the zoo);
-// checks they match. Throws Error naming the file.
-MeasuredCase load_measured_case(const std::string& measured_path, const std::vector<std::string>& graph_dirs = {});
 // The order a measured call ran in: Inductor's after its memory reordering
 // (reorder_for_peak_memory with the default methods, reproduced exactly),
 // not the graph file's order.
 Order order_as_run(const Graph& g);
-// Every `*.measured.json` under the folders, sorted by path, but those whose
-// path contains one of `excludes` (a hold-out list).
-std::vector<std::string> find_measured_files(const std::vector<std::string>& dirs, const std::vector<std::string>& excludes = {});
-
 struct NodeSample {
   KernelClass cls = KernelClass::None;
   NodeId node = kNone;

@@ -1,194 +1,20 @@
-// schedmeasured/1 reader.
+// Checking a measured file against the graph it measured.
 #include "core/measure/measured.h"
 
-#include <cmath>
-#include <limits>
-
-#include <nlohmann/json.hpp>
-
-#include "core/cost/time_model.h"
+#include "core/graph/builder.h"
 #include "core/util/error.h"
 
 namespace schedlab {
-namespace {
-
-using nlohmann::json;
-
-struct Reader {
-  std::string where;
-
-  [[noreturn]] void fail(const std::string& place, const std::string& what) const { throw Error(where + ": " + place + ": " + what); }
-
-  const json& need(const json& obj, const char* key, const std::string& place) const {
-    auto it = obj.find(key);
-    if (it == obj.end()) fail(place.empty() ? key : place + "." + key, "missing field");
-    return *it;
-  }
-  std::string text(const json& obj, const char* key, const std::string& place, bool nullable = false) const {
-    const json& v = need(obj, key, place);
-    if (nullable && v.is_null()) return {};
-    if (!v.is_string()) fail(place.empty() ? key : place + "." + key, "expected a string");
-    return v.get<std::string>();
-  }
-  double number(const json& v, const std::string& place) const {
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) fail(place, "expected a finite number >= 0");
-    return v.get<double>();
-  }
-  std::int64_t bytes(const json& v, const std::string& place) const {
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(place, "expected an integer >= 0");
-    return v.get<std::int64_t>();
-  }
-};
-
-// memory.allocator_at_start: [{"pool": "small"|"large", "size": bytes,
-// "blocks": [[bytes, 1 allocated | 0 free], ...]}, ...]. The segments must
-// add up to reserved_before_bytes and their allocated blocks to
-// allocated_before_bytes: both were read from the same cache at the same
-// moment.
-AllocatorState read_allocator_state(const Reader& r, const json& v, const MeasuredGraph& m) {
-  const std::string where = "memory.allocator_at_start";
-  if (!v.is_array()) r.fail(where, "expected an array of segments");
-  AllocatorState state;
-  std::int64_t reserved = 0, allocated = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string place = where + "[" + std::to_string(i) + "]";
-    const json& s = v[i];
-    if (!s.is_object()) r.fail(place, "expected an object");
-    CachedSegment seg;
-    const std::string pool = r.text(s, "pool", place);
-    if (pool != "small" && pool != "large") r.fail(place + ".pool", "expected \"small\" or \"large\"");
-    seg.small = pool == "small";
-    seg.bytes = r.bytes(r.need(s, "size", place), place + ".size");
-    if (seg.bytes > std::numeric_limits<std::int64_t>::max() - reserved) r.fail(place + ".size", "the segments' total overflows 63 bits");
-    const json& blocks = r.need(s, "blocks", place);
-    if (!blocks.is_array() || blocks.empty()) r.fail(place + ".blocks", "expected a non-empty array");
-    std::int64_t sum = 0;
-    for (std::size_t k = 0; k < blocks.size(); ++k) {
-      const std::string bplace = place + ".blocks[" + std::to_string(k) + "]";
-      const json& b = blocks[k];
-      if (!b.is_array() || b.size() != 2) r.fail(bplace, "expected [bytes, 1 allocated | 0 free]");
-      const std::int64_t bytes = r.bytes(b[0], bplace + "[0]");
-      if (bytes == 0 || bytes > seg.bytes - sum) r.fail(bplace + "[0]", "expected bytes > 0 within the segment's size");
-      if (!b[1].is_number_integer() || (b[1].get<std::int64_t>() != 0 && b[1].get<std::int64_t>() != 1))
-        r.fail(bplace + "[1]", "expected 1 (allocated) or 0 (free)");
-      sum += bytes;
-      seg.blocks.push_back({bytes, b[1].get<std::int64_t>() == 1, {}});
-      if (seg.blocks.back().allocated) allocated += bytes;
-    }
-    if (sum != seg.bytes) r.fail(place + ".blocks", "their bytes sum to " + std::to_string(sum) + ", not the segment's " + std::to_string(seg.bytes));
-    reserved += seg.bytes;
-    state.push_back(std::move(seg));
-  }
-  if (reserved != m.reserved_before_bytes)
-    r.fail(where, "its segments hold " + std::to_string(reserved) + " bytes, not memory.reserved_before_bytes " + std::to_string(m.reserved_before_bytes));
-  if (allocated != m.allocated_before_bytes)
-    r.fail(where, "its allocated blocks hold " + std::to_string(allocated) + " bytes, not memory.allocated_before_bytes " +
-                      std::to_string(m.allocated_before_bytes));
-  return state;
-}
-
-// memory.inputs_at_start: {input name: [segment index, block index]}, the
-// allocated block of allocator_at_start at which the input's storage
-// starts. Written into that block's `inputs`.
-void read_input_blocks(const Reader& r, const json& v, AllocatorState& state) {
-  const std::string where = "memory.inputs_at_start";
-  if (!v.is_object()) r.fail(where, "expected an object {input name: [segment, block]}");
-  for (const auto& [name, at] : v.items()) {
-    const std::string place = where + "." + name;
-    if (!at.is_array() || at.size() != 2 || !at[0].is_number_unsigned() || !at[1].is_number_unsigned())
-      r.fail(place, "expected [segment index, block index]");
-    const std::uint64_t seg = at[0].get<std::uint64_t>(), block = at[1].get<std::uint64_t>();
-    if (seg >= state.size()) r.fail(place, "segment " + std::to_string(seg) + " is not in memory.allocator_at_start");
-    if (block >= state[seg].blocks.size()) r.fail(place, "block " + std::to_string(block) + " is not in its segment");
-    if (!state[seg].blocks[block].allocated) r.fail(place, "its block is free");
-    state[seg].blocks[block].inputs.push_back(name);
-  }
-}
-
-}  // namespace
-
-MeasuredGraph load_measured(std::string_view text, const std::string& where) {
-  Reader r{where};
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw Error(where + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_object()) throw Error(where + ": expected a JSON object");
-  if (r.text(j, "format", "") != "schedmeasured/1") r.fail("format", "expected \"schedmeasured/1\"");
-  MeasuredGraph m;
-  m.graph = r.text(j, "graph", "");
-  const json& env = r.need(j, "env", "");
-  if (!env.is_object()) r.fail("env", "expected an object");
-  m.device = r.text(env, "device", "env");
-  m.device_kind = r.text(env, "device_kind", "env");
-  if (auto sm = env.find("sm_count"); sm != env.end()) {
-    const std::int64_t count = r.bytes(*sm, "env.sm_count");
-    if (count > 1'000'000) r.fail("env.sm_count", "expected an integer between 0 and 1000000");
-    m.sm_count = static_cast<int>(count);
-  }
-  if (auto l2 = env.find("l2_cache_bytes"); l2 != env.end()) m.l2_cache_bytes = r.bytes(*l2, "env.l2_cache_bytes");
-  const json& mem = r.need(j, "memory", "");
-  if (!mem.is_object()) r.fail("memory", "expected an object");
-  m.allocated_before_bytes = r.bytes(r.need(mem, "allocated_before_bytes", "memory"), "memory.allocated_before_bytes");
-  m.freeable_inputs_bytes = r.bytes(r.need(mem, "freeable_inputs_bytes", "memory"), "memory.freeable_inputs_bytes");
-  m.peak_allocated_bytes = r.bytes(r.need(mem, "peak_allocated_bytes", "memory"), "memory.peak_allocated_bytes");
-  m.reserved_before_bytes = r.bytes(r.need(mem, "reserved_before_bytes", "memory"), "memory.reserved_before_bytes");
-  m.peak_reserved_bytes = r.bytes(r.need(mem, "peak_reserved_bytes", "memory"), "memory.peak_reserved_bytes");
-  if (auto it = mem.find("allocator_at_start"); it != mem.end()) m.allocator_at_start = read_allocator_state(r, *it, m);
-  if (auto it = mem.find("inputs_at_start"); it != mem.end()) {
-    if (!m.allocator_at_start) r.fail("memory.inputs_at_start", "needs memory.allocator_at_start");
-    read_input_blocks(r, *it, *m.allocator_at_start);
-  }
-  const json& kernels = r.need(j, "kernels", "");
-  if (!kernels.is_array()) r.fail("kernels", "expected an array");
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const std::string place = "kernels[" + std::to_string(i) + "]";
-    const json& k = kernels[i];
-    if (!k.is_object()) r.fail(place, "expected an object");
-    MeasuredKernel mk;
-    mk.name = r.text(k, "name", place);
-    mk.node = r.text(k, "node", place, true);
-    mk.kernel_class = r.text(k, "class", place);
-    mk.start_us = r.number(r.need(k, "start_us", place), place + ".start_us");
-    mk.duration_us = r.number(r.need(k, "duration_us", place), place + ".duration_us");
-    if (auto s = k.find("stream"); s != k.end() && s->is_number_integer()) mk.stream = s->get<std::int64_t>();
-    m.kernels.push_back(std::move(mk));
-  }
-  m.kernel_time_us = r.number(r.need(j, "kernel_time_us", ""), "kernel_time_us");
-  m.wall_time_us = r.number(r.need(j, "wall_time_us", ""), "wall_time_us");
-  if (auto it = j.find("host_time_us"); it != j.end() && !it->is_null()) m.host_time_us = r.number(*it, "host_time_us");
-  if (auto it = j.find("wall_time_us_cudagraphs"); it != j.end() && !it->is_null())
-    m.wall_time_us_cudagraphs = r.number(*it, "wall_time_us_cudagraphs");
-  // The host's speed behind wall_time_us: the probe of the very samples it
-  // is the median of, else (files from before it was recorded) the run's.
-  for (const char* key : {"host_probe_wall_us", "host_probe_full_speed_us"}) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) continue;
-    const double probe = r.number(*it, key);
-    if (!valid_host_probe_us(probe)) r.fail(key, "expected a number of µs between 0.001 and 1000000");
-    if (!m.host_probe_us) m.host_probe_us = probe;
-  }
-  if (auto it = j.find("unbacked"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) r.fail("unbacked", "expected an object {symbol: value}");
-    for (auto u = it->begin(); u != it->end(); ++u) m.unbacked[u.key()] = r.bytes(u.value(), "unbacked." + u.key());
-  }
-  if (auto it = j.find("workspace_bytes"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) r.fail("workspace_bytes", "expected an object {node: bytes}");
-    for (auto u = it->begin(); u != it->end(); ++u) m.workspace_bytes[u.key()] = r.bytes(u.value(), "workspace_bytes." + u.key());
-  }
-  return m;
-}
 
 void check_matches(const MeasuredGraph& m, const Graph& g, const std::string& where) {
   if (m.graph != g.name)
-    throw Error(where + ": graph: measured \"" + m.graph + "\", but the graph beside it is \"" + g.name + "\"");
+    throw Error(where + ": graph: measured " + quoted_name(m.graph) + ", but the graph beside it is " + quoted_name(g.name));
   for (std::size_t i = 0; i < m.kernels.size(); ++i)
     if (!m.kernels[i].node.empty() && g.find_node(m.kernels[i].node) == kNone)
-      throw Error(where + ": kernels[" + std::to_string(i) + "].node: no node \"" + m.kernels[i].node + "\" in graph \"" + g.name + "\"");
+      throw Error(where + ": kernels[" + std::to_string(i) + "].node: no node " + quoted_name(m.kernels[i].node) + " in graph " + quoted_name(g.name));
   for (const auto& [node, bytes] : m.workspace_bytes)
-    if (g.find_node(node) == kNone) throw Error(where + ": workspace_bytes." + node + ": no node \"" + node + "\" in graph \"" + g.name + "\"");
+    if (g.find_node(node) == kNone)
+      throw Error(where + ": " + member_place("workspace_bytes", node) + ": no node " + quoted_name(node) + " in graph " + quoted_name(g.name));
 }
 
 void apply_observed_workspaces(const MeasuredGraph& m, Graph& g) {

@@ -1,11 +1,10 @@
 // core/measure — a graph's measurements on a real GPU (schedmeasured/1,
-// docs/schedmeasured-1.md), read and checked against the graph they measure.
+// docs/schedmeasured-1.md) as plain data, and their check against the graph
+// they measure. core/io/measured_reader.h reads them.
 //
-// Contract: load_measured() refuses anything malformed with an Error naming
-// the place (`kernels[3].duration_us: expected a finite number >= 0`);
-// check_matches() refuses a file measured on another graph (name, or a kernel
-// mapped to a node the graph does not have). The fit (core/measure/fit.h)
-// and the accuracy report read only what is here.
+// Contract: check_matches() refuses a file measured on another graph (name,
+// or a kernel mapped to a node the graph does not have). The fit
+// (core/measure/fit.h) and the accuracy report read only what is here.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +54,13 @@ struct MeasuredGraph {
   std::optional<AllocatorState> allocator_at_start;
 };
 
-// `where` prefixes every error (normally the file's path).
-MeasuredGraph load_measured(std::string_view json_text, const std::string& where);
+// A measured file and the post graph it measured, as the fit and the
+// accuracy report take them (core/io/measured_reader.h load_measured_case).
+struct MeasuredCase {
+  std::string path;  // of the measured file, for errors and reports
+  Graph graph;       // the post graph it measured
+  MeasuredGraph measured;
+};
 
 // Throws Error "<where>: ..." when `m` was not measured on `g`.
 void check_matches(const MeasuredGraph& m, const Graph& g, const std::string& where);

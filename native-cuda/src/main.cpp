@@ -135,7 +135,7 @@ std::function<int()> define_run(CLI::App& app) {
   std::vector<std::string> methods;
   for (const MemoryMethod& m : memory_methods()) methods.emplace_back(m.name);
   app.add_option("GRAPH.json", q->graph_path, "the schedgraph/1 graph to execute")->required();
-  app.add_option("-o,--output", q->out_path, "the run report (rank r of a multi-process run: REPORT.rank<r>.json, merged by rank 0)")
+  cli::add_output_option(app, "-o,--output", q->out_path, "the run report (rank r of a multi-process run: REPORT.rank<r>.json, merged by rank 0)")
       ->option_text("REPORT.json")
       ->required();
   CLI::Option* plan = app.add_option("--plan", q->plan_path, "execute the order of this schedplan/1 file")->option_text("PLAN.json");
@@ -153,7 +153,7 @@ std::function<int()> define_run(CLI::App& app) {
 
 std::function<int()> define_calibrate(CLI::App& app) {
   auto q = std::make_shared<CalibrateRequest>();
-  app.add_option("-o,--output", q->out_path, "the calibrated hardware profile")->option_text("PROFILE.json")->required();
+  cli::add_output_option(app, "-o,--output", q->out_path, "the calibrated hardware profile")->option_text("PROFILE.json")->required();
   app.add_option("--details", q->details_path, "also write every measurement and fit")->option_text("FILE");
   cli::add_choice_option(app, "--base", q->base_name, builtin_profile_names(), "the profile to start from (default: the one for this device)");
   cli::add_int_option(app, "--ranks", q->ranks, 1, std::numeric_limits<int>::max(), "GPUs for the collective benchmarks (default: all visible, at most 8)");

@@ -17,9 +17,13 @@ For each graph Inductor schedules, through Inductor's own hooks:
 * Scheduler.codegen is observed (not changed): the order Inductor emits code
   in is compared with schedlab's, node for node.
 
-When schedlab is missing, refuses the graph, times out or returns an order
-that is not a permutation of the nodes, a warning names the graph and the
-reason and the pass returns the nodes as it got them: Inductor's own order.
+When anything fails (schedlab is missing, refuses the graph, times out,
+writes a malformed plan or an order that is not a permutation of the nodes;
+the export raises; an output cannot be written; the options are unusable),
+a warning names the graph and the reason, which names the step that failed
+and its real cause, and the pass returns the nodes as it got them:
+Inductor's own order. No exception leaves the pass (with `strict`, one
+PlanUnavailable carrying the same reason).
 
 The first half of this module (up to `apply`) needs no torch: finding the
 binary or the bindings, planning, mapping names and checking orders are
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -127,8 +132,10 @@ def with_export_gaps_filled(graph: dict) -> tuple[dict, dict]:
     for n in graph["nodes"]:
         out = n["outputs"][0] if n.get("outputs") else {}
         shape, reads = out.get("shape") or [], n.get("reads", [])
+        # Only a known M x N (an unbacked size's hint may be 0): K is divided out of M + N.
         if (not n.get("flops") and n.get("kind") == "extern" and (n.get("kernel") or "").endswith(".mm")
-                and len(shape) == 2 and len(reads) == 2 and out.get("dtype") in _ITEMSIZE):
+                and len(shape) == 2 and all(type(d) is int and d > 0 for d in shape)
+                and len(reads) == 2 and out.get("dtype") in _ITEMSIZE):
             m, k_n = shape
             k = sum(r.get("bytes", 0) for r in reads) / (_ITEMSIZE[out["dtype"]] * (m + k_n))
             n = dict(n, flops=int(2 * m * k_n * k))
@@ -154,25 +161,39 @@ def plan_command(binary: str, graph_path: str, plan_path: str, memory_methods: S
     return cmd
 
 
+def timeout_seconds(timeout_s) -> float | None:
+    """subprocess's timeout for apply's `timeout_s`: None (no limit) for
+    None or inf; PlanUnavailable naming the value for anything that is not a
+    number of seconds > 0 (NaN, 0, negative, a string)."""
+    if timeout_s is None or (isinstance(timeout_s, (int, float)) and not isinstance(timeout_s, bool) and timeout_s == math.inf):
+        return None
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0 or not math.isfinite(timeout_s):
+        raise PlanUnavailable(f"timeout_s={timeout_s!r}: expected a number of seconds > 0 (inf or None for no limit)")
+    return float(timeout_s)
+
+
 def run_plan(graph: dict, *, binary: str, memory_methods: Sequence[str] = (), comm_passes: Sequence[str] = (),
              hardware: str | None = None, comm_knobs: dict | None = None,
-             timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+             timeout_s: float | None = DEFAULT_TIMEOUT_S) -> dict:
     """Runs `schedlab plan --no-fuse` on `graph` (a schedgraph/1 dict) and
     returns the schedplan/1 dict. Raises PlanUnavailable naming the reason:
     refused (exit 1, schedlab's error line), bad usage (exit 2), timeout,
-    or an unreadable plan."""
+    an unusable timeout_s, or an unreadable plan."""
+    timeout = timeout_seconds(timeout_s)
     with tempfile.TemporaryDirectory(prefix="schedlab-apply-") as tmp:
         graph_path, plan_path = os.path.join(tmp, "graph.json"), os.path.join(tmp, "plan.json")
         Path(graph_path).write_text(json.dumps(graph, separators=(",", ":")))
         cmd = plan_command(binary, graph_path, plan_path, memory_methods, comm_passes, hardware, comm_knobs)
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+            done = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired as e:
-            raise PlanUnavailable(f"schedlab plan timed out after {timeout_s:g} s") from e
+            raise PlanUnavailable(f"schedlab plan timed out after {timeout:g} s") from e
         except OSError as e:
             raise PlanUnavailable(f"schedlab could not be started: {e}") from e
         if done.returncode != 0:
-            lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+            # Bytes, not text: an error line that is not UTF-8 is still a reason.
+            stderr = done.stderr.decode("utf-8", errors="replace")
+            lines = [ln for ln in stderr.splitlines() if ln.strip()]
             what = {1: "refused the graph", 2: "refused the options"}.get(done.returncode, f"exited {done.returncode}")
             raise PlanUnavailable(f"schedlab {what}: {lines[0] if lines else '(no message)'}")
         try:
@@ -223,10 +244,35 @@ def plan_in_process(graph: dict, *, memory_methods: Sequence[str] = (), comm_pas
 
 
 def plan_order(plan: dict) -> list[str]:
+    if not isinstance(plan, dict):
+        raise PlanUnavailable(f"the plan is not a JSON object (a {type(plan).__name__})")
     order = plan.get("order")
     if not isinstance(order, list) or not all(isinstance(n, str) for n in order):
         raise PlanUnavailable("the plan has no `order` list of node names")
     return order
+
+
+def checked_plan(plan) -> dict:
+    """`plan` when the parts apply reads are well-formed (an object with an
+    `order` list of names, and `memory` and `simulation` objects when
+    present); else PlanUnavailable naming the part."""
+    plan_order(plan)
+    for key in ("memory", "simulation"):
+        if plan.get(key) is not None and not isinstance(plan[key], dict):
+            raise PlanUnavailable(f"the plan's `{key}` is not an object (a {type(plan[key]).__name__})")
+    return plan
+
+
+@contextlib.contextmanager
+def failing_as(step: str):
+    """Any exception in the block but PlanUnavailable becomes a
+    PlanUnavailable whose reason names `step` and the exception."""
+    try:
+        yield
+    except PlanUnavailable:
+        raise
+    except Exception as e:  # noqa: BLE001 - a failure of any kind must not break the compile
+        raise PlanUnavailable(f"{step}: {type(e).__name__}: {e}") from e
 
 
 def nodes_in_order(order: Sequence[str], nodes: Sequence, name_of: Callable[[object], str]) -> list:
@@ -362,42 +408,57 @@ class ApplySession:
         record = GraphRecord(index=len(self.graphs), name=f"{self.prefix}_{len(self.graphs)}",
                              inductor_order=[self.name_of(n) for n in nodes], baseline_order=[])
         self.graphs.append(record)
-        ordered, plan, reason = None, None, None
+        ordered, plan, summary, reason = None, None, {}, None
         try:
             ordered, plan = self._plan(record, nodes)
+            with failing_as("the plan's summary failed"):
+                summary = _plan_summary(plan)
         except PlanUnavailable as e:
-            reason = str(e)
-        except Exception as e:  # noqa: BLE001 - an export failure must not break the compile
-            reason = f"export failed: {type(e).__name__}: {e}"
+            ordered, plan, reason = None, None, str(e)
         # Every rank must run the same order (or all keep Inductor's): a
         # collective issued in different orders on two ranks deadlocks.
-        if self.agree is not None and not self.agree("|".join(plan_order(plan)) if plan else "inductor"):
-            reason = reason or "the ranks' plans differ"
-            ordered = None
+        if self.agree is not None:
+            try:
+                agreed = self.agree("|".join(plan_order(plan)) if plan is not None else "inductor")
+            except Exception as e:  # noqa: BLE001
+                agreed, reason = False, reason or f"the ranks could not compare their plans: {type(e).__name__}: {e}"
+            if not agreed:
+                reason = reason or "the ranks' plans differ"
+                ordered = None
         if ordered is None:
-            self._fall_back(record, reason or "the ranks' plans differ")
+            self._fall_back(record, reason)
             return nodes
         record.schedlab_order = plan_order(plan)
-        record.plan_summary = _plan_summary(plan)
-        self._write(record, "plan", plan)
+        record.plan_summary = summary
         return ordered
 
     def _plan(self, record: GraphRecord, nodes: list) -> tuple[list, dict]:
-        baseline = self._baseline(nodes)
-        record.baseline_order = [self.name_of(n) for n in baseline]
-        graph = self.export(baseline)
-        graph["name"] = f"{record.name}.post"
-        self._write(record, "post", graph)
+        """Each step's failure is a PlanUnavailable naming the step."""
+        with failing_as("export failed"):
+            baseline = self._baseline(nodes)
+            record.baseline_order = [self.name_of(n) for n in baseline]
+            graph = self.export(baseline)
+            if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list):
+                raise TypeError(f"the export is not a schedgraph dict with a `nodes` list (a {type(graph).__name__})")
+            graph["name"] = f"{record.name}.post"
+        with failing_as(f"writing {record.name}.post.json failed"):
+            self._write(record, "post", graph)
         in_process = uses_bindings(self.in_process, self.binary)
         record.planner = "bindings" if in_process else "cli"
         binary = None if in_process else find_schedlab(self.binary)
         if self.fill_export_gaps:
-            graph, _ = with_export_gaps_filled(graph)
+            with failing_as("filling the export's gaps failed"):
+                graph, _ = with_export_gaps_filled(graph)
         options = dict(memory_methods=self.memory_methods, comm_passes=self.comm_passes, hardware=self.hardware,
                        comm_knobs=self.comm_knobs, timeout_s=self.timeout_s)
         graph = graph if self.use_graph_runtimes else without_runtimes(graph)
-        plan = plan_in_process(graph, **options) if in_process else run_plan(graph, binary=binary, **options)
-        return nodes_in_order(plan_order(plan), nodes, self.name_of), plan
+        with failing_as("running schedlab failed"):
+            plan = plan_in_process(graph, **options) if in_process else run_plan(graph, binary=binary, **options)
+        plan = checked_plan(plan)
+        ordered = nodes_in_order(plan_order(plan), nodes, self.name_of)
+        with failing_as(f"writing {record.name}.plan.json failed"):
+            self._write(record, "plan", plan)
+        return ordered, plan
 
     def record_emitted(self, nodes: Sequence) -> None:
         """Scheduler.codegen's order for the latest graph; warns (or raises

@@ -238,6 +238,9 @@ class Case:
     seed: bool = True                        # small enough to seed the fuzzers
     setup: Callable[[str], None] | None = None
     before: list[list[str]] = field(default_factory=list)  # schedlab commands that make the inputs first
+    unchanged: list[str] = field(default_factory=list)  # files (inputs) whose bytes must not change
+    stdin: str | None = None                 # a file ({name} and {dir} expanded) fed on stdin
+    rlimit_as_mb: int | None = None          # address-space limit (skipped under ASan, which cannot run in one)
 
 
 def _mkfifo(d):

@@ -266,6 +266,83 @@ class SessionFallbacks(unittest.TestCase):
         self.assertEqual(session.graphs[0].inductor_order, ["a", "b"])
 
 
+class EveryFailureFallsBack(unittest.TestCase):
+    """Issue 30, class 5: each way apply failed (an exception into
+    torch.compile, or a reason that blamed the wrong step) now falls back to
+    Inductor's order with a reason naming the real cause."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        self.nodes = [Node("a"), Node("b")]
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def _reason(self, session) -> str | None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = session.reorder(self.nodes)  # must not raise
+        warned = [str(w.message) for w in caught if issubclass(w.category, ScheduleWarning)]
+        if session.graphs[-1].applied:
+            self.assertEqual(warned, [])
+            return None
+        self.assertEqual(_names(out), ["a", "b"])
+        self.assertEqual(len(warned), 1)
+        self.assertEqual(session.graphs[-1].fallback_reason, warned[0].split(": ", 2)[2].rsplit("; keeping", 1)[0])
+        return session.graphs[-1].fallback_reason
+
+    def _binary(self, name: str, body: str) -> str:
+        folder = self.dir / name
+        folder.mkdir()
+        return _fake_binary(folder, body)
+
+    def test_a_malformed_memory_section_is_named(self):
+        body = "open(sys.argv[sys.argv.index('-o') + 1], 'w').write(json.dumps({'order': ['b', 'a'], 'memory': []}))"
+        reason = self._reason(_session(TINY, self._binary("memory", body)))
+        self.assertEqual(reason, "the plan's `memory` is not an object (a list)")
+
+    def test_an_infinite_timeout_is_no_limit_and_a_nan_one_is_named(self):
+        writes = _WRITES_ORDER.format(order=["b", "a"])
+        self.assertIsNone(self._reason(_session(TINY, self._binary("inf", writes), timeout_s=float("inf"))))
+        reason = self._reason(_session(TINY, self._binary("nan", writes), timeout_s=float("nan")))
+        self.assertEqual(reason, "timeout_s=nan: expected a number of seconds > 0 (inf or None for no limit)")
+        self.assertNotIn("export", reason)
+
+    def test_a_zero_by_zero_matmul_is_left_unfilled(self):
+        mm = {"name": "a", "kind": "extern", "kernel": "extern_kernels.mm",
+              "outputs": [{"name": "o", "bytes": 0, "shape": [0, 0], "dtype": "f32"}],
+              "reads": [{"name": "x", "dep": "star", "bytes": 0}, {"name": "y", "dep": "star", "bytes": 0}]}
+        graph = dict(TINY, nodes=[mm, {"name": "b", "kind": "pointwise"}])
+        body = ("g = json.load(open(sys.argv[2])); open(sys.argv[sys.argv.index('-o') + 1], 'w')"
+                ".write(json.dumps({'order': ['a', 'b'], 'flops': g['nodes'][0].get('flops')}))")
+        session = ApplySession(["baseline"], [], export=lambda _n: dict(graph), name_of=lambda n: n.name,
+                               binary=self._binary("mm", body), fill_export_gaps=True, out_dir=self.dir / "out")
+        self.assertIsNone(self._reason(session))
+        self.assertIsNone(json.loads((self.dir / "out" / "graph_0.plan.json").read_text())["flops"])
+
+    def test_an_empty_plan_is_not_blamed_on_the_export(self):
+        for name, text in (("null", "null"), ("list", "[]"), ("empty", "{}")):
+            with self.subTest(plan=name):
+                body = f"open(sys.argv[sys.argv.index('-o') + 1], 'w').write({text!r})"
+                reason = self._reason(_session(TINY, self._binary(name, body)))
+                self.assertNotIn("export", reason)
+                self.assertIn("the plan", reason)
+
+    def test_stderr_that_is_not_utf8_is_still_a_reason(self):
+        body = "sys.stderr.buffer.write(b'schedlab: g.json: bad name \\xff\\xfe\\n'); sys.exit(1)"
+        reason = self._reason(_session(TINY, self._binary("bytes", body)))
+        self.assertTrue(reason.startswith("schedlab refused the graph: schedlab: g.json: bad name"), reason)
+
+    def test_an_export_that_is_no_graph_and_an_unwritable_out_dir_are_named(self):
+        session = ApplySession(["lpmf"], [], export=lambda _n: None, name_of=lambda n: n.name)
+        self.assertTrue(self._reason(session).startswith("export failed: TypeError: the export is not a schedgraph dict"))
+        blocker = self.dir / "file"
+        blocker.write_text("")
+        session = _session(TINY, self._binary("out", _WRITES_ORDER.format(order=["b", "a"])), out_dir=blocker / "sub")
+        self.assertTrue(self._reason(session).startswith("writing graph_0.post.json failed: "))
+
+
 @unittest.skipUnless(os.environ.get("SCHEDLAB_BIN"), "SCHEDLAB_BIN (the built schedlab) not set")
 class RealSchedlab(unittest.TestCase):
     """The real binary plans exported graphs; apply maps its order back."""

@@ -2,13 +2,14 @@
 # Runs one libFuzzer target for a fixed number of seconds on the generated
 # seed corpus; any sanitizer report or escaped exception fails the test and
 # leaves the crashing input in WORK_DIR.
-# usage: run-fuzzer.sh FUZZER TESTS_DATA_DIR WORK_DIR SECONDS
+# usage: run-fuzzer.sh FUZZER TESTS_DATA_DIR WORK_DIR SECONDS [SEED_KIND]
+# SEED_KIND: graph (default), profile or measured (make_seeds.py --kind).
 set -euo pipefail
-fuzzer=${1:?usage: run-fuzzer.sh FUZZER TESTS_DATA_DIR WORK_DIR SECONDS}
-data=${2:?}; work=${3:?}; seconds=${4:?}
+fuzzer=${1:?usage: run-fuzzer.sh FUZZER TESTS_DATA_DIR WORK_DIR SECONDS [SEED_KIND]}
+data=${2:?}; work=${3:?}; seconds=${4:?}; kind=${5:-graph}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"; mkdir -p "$work/corpus" "$work/seeds"
-python3 "$here/make_seeds.py" "$data" "$work/seeds" >/dev/null
+python3 "$here/make_seeds.py" "$data" "$work/seeds" --kind "$kind" >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 cd "$work"
 set +e

@@ -28,6 +28,7 @@
 
 #include "core/cost/cost_model.h"
 #include "core/io/graph_reader.h"
+#include "core/io/measured_reader.h"
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/measure/fit.h"

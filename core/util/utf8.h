@@ -1,4 +1,4 @@
-// core/io — UTF-8 validity (RFC 3629: no overlongs, no surrogates, nothing
+// core/util — UTF-8 validity (RFC 3629: no overlongs, no surrogates, nothing
 // past U+10FFFF), shared by the reader (which refuses invalid names) and the
 // writer (which never emits invalid text).
 #pragma once
