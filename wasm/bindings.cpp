@@ -144,7 +144,8 @@ class PlanSession {
   // peak (`method_peak_node`): the page shows its summary without waiting
   // for the plan text (megabytes on a big graph) and its parse, which come
   // after (planText) for the fusion table, the comm tables and the export.
-  // `simulation.collective_count` stands for the plan's list of collectives.
+  // `simulation.collective_count` stands for the plan's list of collectives;
+  // `compare`, with options.compare, is the plan's.
   CallResult overview() {
     return guarded([&] {
       const Graph& g = planned();
@@ -174,6 +175,7 @@ class PlanSession {
           {"predicted", json::parse(prediction_section_json(r.predicted))},
       };
       if (r.front_end) out["front_end"] = {{"input_nodes", r.input->nodes.size()}};
+      if (!r.compared.empty()) out["compare"] = json::parse(compare_section_json(r.compared));
       if (r.comm)
         out["comm"] = {{"step_time_before_us", r.simulation_before_comm.step_time_us},
                        {"exposed_comm_before_us", r.simulation_before_comm.exposed_comm_us}};

@@ -24,6 +24,8 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r);
 // report takes them from here, so that they are the plan's bytes.
 std::string final_section_json(const PlanResult& r);
 std::string prediction_section_json(const Prediction& p);
+// schedplan/1 `compare` alone (the compared comm passes' rows), for the page's first report.
+std::string compare_section_json(const std::vector<ComparedPasses>& compared);
 // The whole plan as one newline-ended line.
 std::string plan_text_json(const PlanOptions& opts, const PlanResult& r);
 // The same bytes, streamed into `out` as they are produced (a 1M-node plan

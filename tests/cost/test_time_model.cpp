@@ -172,13 +172,14 @@ TEST_CASE("the host pays each buffer the wrapper allocates afresh, not one it re
   CHECK(counted == allocated);
   CHECK(reused > 0);  // a KV-cache decode step reuses most of its buffers
   // 3 us per fresh allocation, at the allocating node, default mode only.
-  const LaunchModel without = launch_model(g, hw, false, false, &executed);
+  const LaunchModel without = launch_path(g, price_graph(g, hw), false, &executed);
   hw.time_model->host_us_per_allocation = 3;
-  const LaunchModel with = launch_model(g, hw, false, false, &executed);
+  const Pricing pricing = price_graph(g, hw);
+  const LaunchModel with = launch_path(g, pricing, false, &executed);
   for (NodeId v = 0; v < g.num_nodes(); ++v) CHECK(with.host_us[v] == Approx(without.host_us[v] + 3.0 * fresh[v]));
-  const LaunchModel no_memory = launch_model(g, hw, false, false, nullptr);
+  const LaunchModel no_memory = launch_path(g, pricing, false, nullptr);
   CHECK(no_memory.host_us == without.host_us);
-  const LaunchModel graphs = launch_model(g, hw, true, false, &executed);
+  const LaunchModel graphs = launch_path(g, pricing, true, &executed);
   for (double us : graphs.host_us) CHECK(us == 0);
   // predict prices them over the order it is given.
   const double wall = predict(g, g.baseline_order(), hw).wall_time_us;

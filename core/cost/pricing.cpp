@@ -1,0 +1,74 @@
+// A graph priced once: per-node times for the comm passes and the reports,
+// and the order-independent part of the calibrated launch path.
+#include "core/cost/pricing.h"
+
+#include <algorithm>
+
+#include "core/cost/law_features.h"
+#include "core/cost/time_model.h"
+
+namespace schedlab {
+namespace {
+
+// Per node, what the host's wrapper costs and the gaps the device leaves,
+// by the node's class: one call per node (a Triton launch or an extern
+// op), however many kernels it starts; an item of a multi-output result
+// launches nothing but costs the host its statement (waits and nops
+// nothing).
+LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes, const TimeModel& tm, bool fake_collectives) {
+  LaunchCosts l;
+  const std::size_t n = g.nodes.size();
+  l.host_us.assign(n, 0.0);
+  l.gap_us.assign(n, 0.0);
+  l.cudagraph_gap_us.assign(n, 0.0);
+  l.host_call_us = tm.host_call_us + tm.host_us_per_input * static_cast<double>(g.num_inputs);
+  l.host_us_per_allocation = tm.host_us_per_allocation;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const KernelClass c = classes[v];
+    const Node& node = g.nodes[v];
+    if (c == KernelClass::None) {
+      if (node.kind == NodeKind::Extern) l.host_us[v] += tm.host_us_per_item;  // is_item_node
+      continue;
+    }
+    const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
+    l.host_us[v] += host_us_per_node(tm, c);
+    if (fake_collectives && c == KernelClass::Collective) l.host_us[v] += fake_collective_kernels(node) * tm.host_us_per_collective_kernel;
+    l.gap_us[v] = kernels * tm.launch_gap_us;
+    l.cudagraph_gap_us[v] = kernels * tm.cudagraph_gap_us;
+  }
+  return l;
+}
+
+}  // namespace
+
+int fake_collective_kernels(const Node& n) {
+  if (!n.collective || n.collective->kind != CollectiveOp::AllGather) return 0;
+  return static_cast<int>(std::min<std::int64_t>(n.collective->group_size, 1 << 20));
+}
+
+Pricing price_graph(const Graph& g, const HardwareProfile& hw, const PricingOptions& opts) {
+  Pricing p;
+  p.hardware = hw.name;
+  p.model = hw.time_model ? "calibrated" : "roofline";
+  p.host_probe_us = hw.time_model ? hw.time_model->host_probe_us : 0.0;
+  p.simulated = opts.simulated;
+  p.price_collectives = opts.price_collectives;
+  const std::size_t n = g.nodes.size();
+  p.classes.resize(n);
+  p.pass_us.resize(n);
+  p.pass_sources.resize(n);
+  p.calibrated_us.resize(n);
+  const CostFacts facts = cost_facts(g);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const KernelClass c = classify_node(g, g.nodes[v]);
+    p.classes[v] = c;
+    const RuntimeEstimate e = estimate_node_runtime(g, v, hw, opts.use_graph_runtimes);
+    p.pass_us[v] = e.us;
+    p.pass_sources[v] = e.source;
+    p.calibrated_us[v] = !opts.price_collectives && c == KernelClass::Collective ? 0.0 : calibrated_node_runtime(g, v, c, facts, hw).us;
+  }
+  if (hw.time_model) p.launch = launch_costs(g, p.classes, *hw.time_model, !opts.price_collectives);
+  return p;
+}
+
+}  // namespace schedlab
