@@ -10,29 +10,23 @@
 namespace schedlab {
 namespace {
 
-// Per node, what the host's wrapper costs and the gaps the device leaves,
-// by the node's class: one call per node (a Triton launch or an extern
-// op), however many kernels it starts; an item of a multi-output result
-// launches nothing but costs the host its statement (waits and nops
-// nothing).
+// Per node, what the host's wrapper costs (its host terms' counts,
+// core/cost/host_terms.def, priced) and the gaps the device leaves, per
+// kernel the node's class launches.
 LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes, const TimeModel& tm, bool fake_collectives) {
   LaunchCosts l;
   const std::size_t n = g.nodes.size();
   l.host_us.assign(n, 0.0);
   l.gap_us.assign(n, 0.0);
   l.cudagraph_gap_us.assign(n, 0.0);
-  l.host_call_us = tm.host_call_us + tm.host_us_per_input * static_cast<double>(g.num_inputs);
+  l.host_call_us = host_us(tm, call_host_counts(g));
   l.host_us_per_allocation = tm.host_us_per_allocation;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classes[v];
     const Node& node = g.nodes[v];
-    if (c == KernelClass::None) {
-      if (node.kind == NodeKind::Extern) l.host_us[v] += tm.host_us_per_item;  // is_item_node
-      continue;
-    }
+    l.host_us[v] = host_us(tm, node_host_counts(node, c, fake_collectives ? fake_collective_kernels(node) : 0));
+    if (c == KernelClass::None) continue;
     const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
-    l.host_us[v] += host_us_per_node(tm, c);
-    if (fake_collectives && c == KernelClass::Collective) l.host_us[v] += fake_collective_kernels(node) * tm.host_us_per_collective_kernel;
     l.gap_us[v] = kernels * tm.launch_gap_us;
     l.cudagraph_gap_us[v] = kernels * tm.cudagraph_gap_us;
   }

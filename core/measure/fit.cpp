@@ -22,12 +22,6 @@ namespace {
 constexpr double kBackToBackUs = 10.0;
 constexpr std::int64_t kHopperL2Bytes = std::int64_t{50} << 20;  // H100 SXM and H200  // a longer idle stretch means the host was late, not the GPU
 
-// The terms every law has (time per launch, per flop, per byte): fitted
-// from whatever nodes a class has. The others price specific effects.
-bool is_base_term(LawTerm t) {
-  return t == LawTerm::Fixed || t == LawTerm::Compute || t == LawTerm::Fp32Compute || t == LawTerm::Memory || t == LawTerm::Spill;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -227,14 +221,15 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
 ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling) {
   ClassLaw law;
   if (samples.empty()) return law;
-  // The base terms are always fitted. A term for a specific effect that
-  // too few of the class's nodes exercise takes the sibling's factor (0
-  // without one), whose share comes off the measured times.
+  // The base terms (core/cost/law_terms.def: time per launch, per flop,
+  // per byte) are always fitted. A term for a specific effect that too few
+  // of the class's nodes exercise takes the sibling's factor (0 without
+  // one), whose share comes off the measured times.
   std::vector<std::size_t> fitted;
   for (std::size_t t = 0; t < kLawTerms; ++t) {
     int support = 0;
     for (const NodeSample& s : samples) support += s.features[t] != 0 ? 1 : 0;
-    if (is_base_term(static_cast<LawTerm>(t)) || support >= kMinTermSupport) fitted.push_back(t);
+    if (kLawTermInfo[t].base || support >= kMinTermSupport) fitted.push_back(t);
     else if (sibling) law.factor[t] = sibling->factor[t];
   }
   std::vector<std::vector<double>> rows;
