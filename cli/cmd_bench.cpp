@@ -1,5 +1,6 @@
 // `schedlab bench GRAPH`: where the time goes (read, parse+validate,
-// planning info, each memory method, estimation). Best of --repeat runs.
+// planning info, each memory method, estimation), then the whole pipeline as
+// `plan` runs it (run_plan), stage by stage. Best of --repeat runs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,7 +34,38 @@ struct BenchArgs {
   std::uint64_t max_input = kDefaultMaxInputBytes;
   std::int32_t repeat = 3;
   std::vector<std::string> methods = default_memory_methods();
+  std::vector<std::string> comm_passes;
 };
+
+// run_plan stage by stage: each stage's milliseconds, best of `repeat`, and
+// the best whole run.
+void bench_pipeline(const Graph& g, const BenchArgs& a) {
+  PlanOptions opts;
+  opts.memory_methods = a.methods;
+  opts.comm_passes = a.comm_passes;
+  const auto stages = plan_stages();
+  std::vector<double> best(stages.size(), 1e300);
+  double best_total = 1e300;
+  const auto graph = std::make_shared<const Graph>(g);
+  for (int i = 0; i < a.repeat; ++i) {
+    std::vector<double> ms(stages.size(), 0.0);
+    std::size_t at = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto last = t0;
+    const auto lap = [&](std::size_t next) {
+      const auto now = std::chrono::steady_clock::now();
+      if (next > 0) ms[next - 1] = std::chrono::duration<double, std::milli>(now - last).count();
+      last = now;
+    };
+    const PlanResult result = run_plan(graph, opts, [&](const PlanStage&) { lap(at++); });
+    lap(at);  // before the result is freed
+    best_total = std::min(best_total, std::chrono::duration<double, std::milli>(last - t0).count());
+    for (std::size_t s = 0; s < stages.size(); ++s) best[s] = std::min(best[s], ms[s]);
+  }
+  std::printf("  run_plan, stage by stage%s:\n", a.comm_passes.empty() ? "" : " (with the comm passes)");
+  for (std::size_t s = 0; s < stages.size(); ++s) std::printf("    %-20s %10.1f ms\n", std::string(stages[s].name).c_str(), best[s]);
+  std::printf("  %-22s %10.1f ms\n", "run_plan", best_total);
+}
 
 int run(const BenchArgs& a) {
   for (const auto& m : a.methods)
@@ -65,6 +97,7 @@ int run(const BenchArgs& a) {
   std::printf("  %-22s %10.1f ms\n", "planning total", total);
   double plan_ms = best_ms(a.repeat, [&] { (void)reorder_for_peak_memory(g, input, a.methods); });
   std::printf("  %-22s %10.1f ms\n", "reorder_for_peak_memory", plan_ms);
+  bench_pipeline(g, a);
   return 0;
 }
 
@@ -75,6 +108,7 @@ std::function<int()> define_bench(CLI::App& app) {
   app.add_option("GRAPH.json", a->path, "schedgraph/1 file (- for stdin)")->required();
   add_int_option(app, "--repeat", a->repeat, 1, 1000, "best of this many runs (default " + std::to_string(a->repeat) + ")");
   add_memory_methods_option(app, a->methods);
+  add_comm_passes_option(app, a->comm_passes);
   add_max_input_bytes_option(app, a->max_input);
   return [a] { return run(*a); };
 }

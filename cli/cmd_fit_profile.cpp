@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/graph/builder.h"
 #include "core/io/files.h"
+#include "core/io/json_input.h"
 #include "core/io/measured_reader.h"
 #include "core/io/profiles.h"
 #include "core/measure/fit.h"

@@ -52,6 +52,8 @@ std::function<int()> define_plan(CLI::App& app) {
   add_memory_methods_option(app, a->opts.memory_methods);
   add_comm_passes_option(app, a->opts.comm_passes);
   add_comm_knob_option(app, a->opts.comm);
+  app.add_flag("--compare", a->opts.compare,
+               "also run Inductor's recommended comm passes and overlap_schedule on the memory-planned order (the plan's `compare`)");
   add_output_option(app, "--trace", a->trace_path, "also write Chrome trace events of the final order")->option_text("TRACE.json");
   app.add_flag_callback("--no-fuse", [a] { a->opts.fuse = false; }, "plan a pre-fusion graph as it is, without Inductor's fusion");
   app.add_flag_callback("--fuse", [a] { a->opts.fuse = true; }, "fuse a pre-fusion graph first (the default)");

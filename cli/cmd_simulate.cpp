@@ -1,23 +1,20 @@
 // schedlab simulate: the plan pipeline (core/plan: front end, memory, comm
 // passes, two-stream simulation) with simulate's flags, reported as a table:
-// the memory-planned order, optionally after comm passes; `--compare` measures
-// the baseline, Inductor's recommended pipeline and overlap_schedule at the
-// same knobs; `--trace` writes Chrome trace events of the chosen order.
+// the memory-planned order, optionally after comm passes; `--compare` adds
+// the plan's compared rows (Inductor's recommended pipeline and
+// overlap_schedule at the same knobs, each what `plan --comm-passes` with it
+// reports); `--trace` writes Chrome trace events of the chosen order.
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
-#include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
 #include "core/io/files.h"
 #include "core/io/graph_reader.h"
-#include "core/memory/estimate.h"
-#include "core/memory/methods.h"
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
 #include "core/plan/plan.h"
-#include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 #include "core/util/error.h"
 
@@ -34,7 +31,7 @@ struct Measured {
 struct SimulateArgs {
   std::string graph_path, trace_path;
   std::uint64_t max_input = kDefaultMaxInputBytes;
-  bool compare = false, overlap_view = false;
+  bool overlap_view = false;
   double budget = 0;  // --budget, when given
   PlanOptions opts;  // the pipeline `plan` runs, with simulate's flags
 };
@@ -44,21 +41,11 @@ int run(const SimulateArgs& a) {
   const PlanResult plan = run_plan(load_graph_file(a.graph_path, a.max_input), opts);
   if (!a.trace_path.empty()) check_outputs({a.trace_path});  // refused before the report, not after it
   const Graph& g = plan.planned();
-  const Order& input = plan.memory.order();
 
   std::vector<Measured> rows;
   rows.push_back({"memory-planned order", plan.simulation_before_comm, plan.memory.estimate.peak});
   if (plan.comm) rows.push_back({"after " + std::to_string(opts.comm_passes.size()) + " comm passes", plan.simulation, plan.final_memory.peak});
-  if (a.compare) {
-    // Other comm stages on the same memory-planned order, measured as the plan measures its own.
-    const MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
-    auto measure = [&](const std::string& label, const std::vector<std::string>& passes) {
-      const Order order = run_comm_passes(g, input, passes, opts.comm, plan.runtimes_us).order;
-      rows.push_back({label, simulate_two_streams(g, order, plan.runtimes_us), estimate_peak_memory(g, info, order).peak});
-    };
-    measure("inductor recommended", inductor_recommended_comm_passes());
-    measure("overlap_schedule", {"overlap_schedule"});
-  }
+  for (const ComparedPasses& c : plan.compared) rows.push_back({c.label, c.simulation, c.peak_bytes});
   const double budget = static_cast<double>(rows.front().peak) * (1.0 + opts.comm.overlap_schedule_peak_memory_budget);
   std::printf("%s: %d nodes, %zu collectives, runtimes from %s\n", g.name.c_str(), g.num_nodes(), rows.front().sim.collectives.size(),
               opts.runtime_source == "calibrated" ? ("the calibrated model (" + opts.hardware.name + ")").c_str()
@@ -82,7 +69,8 @@ std::function<int()> define_simulate(CLI::App& app) {
   auto a = std::make_shared<SimulateArgs>();
   app.add_option("GRAPH.json", a->graph_path, "schedgraph/1 file, pre- or post-fusion (- for stdin)")->required();
   add_comm_passes_option(app, a->opts.comm_passes);
-  app.add_flag("--compare", a->compare, "also measure Inductor's recommended comm passes and overlap_schedule on the same order");
+  app.add_flag("--compare", a->opts.compare,
+               "also run Inductor's recommended comm passes and overlap_schedule on the same memory-planned order, each as plan --comm-passes does");
   CLI::Option* budget = add_number_option(app, "--budget", a->budget, 0, 1e9,
                                           "peak-memory budget of every comm pass that has one, a fraction of the input's peak "
                                           "(default " + std::to_string(CommKnobs{}.overlap_schedule_peak_memory_budget) + ")");

@@ -10,14 +10,31 @@ test checks the built-ins equal the files. Usage (from the repo root):
 """
 import json
 import pathlib
+import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROFILES = [("fitted_h100_sxm", "profiles/h100-sxm.json"), ("fitted_h200", "profiles/h200.json")]
 PROFILE_FIELDS = ["dram_bytes_per_s", "flops_per_s", "kernel_launch_us", "name", "network_bytes_per_s", "network_latency_us",
                   "nvlink_bytes_per_s", "nvlink_latency_us", "ranks_per_node", "time_model", "collectives", "contention"]
-TIME_MODEL_FIELDS = ["cudagraph_gap_us", "host_call_us", "host_us_per_extern", "host_us_per_convolution", "host_us_per_convolution_backward",
-                     "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_us_per_kernel", "host_us_per_input", "host_us_per_allocation", "host_probe_us", "launch_gap_us", "laws",
-                     "samples", "sm_count", "l2_bytes"]
+
+
+def def_rows(path, macro):
+    """The rows of an X-macro table (core/cost/*.def): the arguments of each
+    `macro(...)` line, split at commas outside quotes."""
+    rows = []
+    for line in (ROOT / path).read_text().splitlines():
+        if line.startswith(macro + "("):
+            rows.append([a.strip() for a in re.findall(r'"[^"]*"|[^,()]+', line[len(macro) + 1:line.rindex(")")])])
+    if not rows:
+        raise SystemExit(f"embed-profiles: no {macro} rows in {path}")
+    return rows
+
+
+# The law terms' and host terms' profile fields, from their tables: a new
+# term is one row there, and this script embeds it.
+LAW_FIELDS = [row[1].strip('"') for row in def_rows("core/cost/law_terms.def", "SCHEDLAB_LAW_TERM")]
+HOST_FIELDS = [row[1] for row in def_rows("core/cost/host_terms.def", "SCHEDLAB_HOST_TERM")]
+TIME_MODEL_FIELDS = ["cudagraph_gap_us", "launch_gap_us", "laws", "host_probe_us", "samples", "sm_count", "l2_bytes"] + HOST_FIELDS
 
 
 def number(x):
@@ -41,8 +58,8 @@ print()
 print("namespace schedlab {")
 print("namespace {")
 print()
-print("// A law by its profile field names (core/cost/time_model.h, kLawTermInfo):")
-print("// an unknown name throws at the first use of the profiles, which every test run makes.")
+print("// A law by its profile field names (core/cost/law_terms.def, checked by")
+print("// scripts/embed-profiles.py when it wrote this file).")
 print("ClassLaw law(double kernels_per_node, std::initializer_list<std::pair<std::string_view, double>> fields) {")
 print("  std::vector<std::pair<LawTerm, double>> given;")
 print("  for (const auto& [field, value] : fields) given.emplace_back(law_term_of_field(field).value(), value);")
@@ -70,12 +87,12 @@ for function, path in PROFILES:
         check_fields(m, TIME_MODEL_FIELDS, path + ": time_model")
         print("  TimeModel& m = p.time_model.emplace();")
         for name, law in sorted(m["laws"].items()):
+            check_fields(law, LAW_FIELDS + ["kernels_per_node"], f"{path}: time_model.laws.{name}")
             values = ", ".join(f"{{{json.dumps(f)}, {number(v)}}}" for f, v in law.items() if f != "kernels_per_node")
             print(f"  m.laws[{kernel_class(name)}] = law({number(law['kernels_per_node'])}, {{{values}}});")
-        for key in ["launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_us_per_convolution",
-                    "host_us_per_convolution_backward", "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_call_us"]:
+        for key in ["launch_gap_us", "cudagraph_gap_us"]:
             print(f"  m.{key} = {number(m[key])};")
-        for key in ["host_us_per_input", "host_us_per_allocation", "host_probe_us"]:
+        for key in HOST_FIELDS + ["host_probe_us"]:
             if key in m:
                 print(f"  m.{key} = {number(m[key])};")
         for key in ["samples", "sm_count", "l2_bytes"]:

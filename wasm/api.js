@@ -44,15 +44,15 @@ Module['checkOptions'] = (optionsJson) => { schedlabUnwrap(Module['rawCheckOptio
 //   run(graph, optionsJson, onStage) plans `graph` (its JSON text, or its
 //     bytes as a Uint8Array: copied into the heap as they are, the fast way
 //     for a big file), calling onStage(name) as each stage starts ("load",
-//     the pipeline's stages "front_end", "memory", "runtimes", "comms",
-//     "simulation", then "views");
+//     the pipeline's stages "front_end", "memory", "pricing", "comms",
+//     "simulation", "predict", "compare", then "views");
 //   planText() -> the plan's schedplan/1 text (as plan()), written on demand;
 //   overview() -> what a first report shows, under the plan's keys: graph,
 //     nodes, final, memory (chosen, method_order, methods' peaks or errors,
 //     peak, peak_step), options (hardware, comm_passes), simulation
 //     (step_time_us, exposed_comm_us, collective_count), predicted, comm
 //     (step_time_before_us, exposed_comm_before_us), front_end (input_nodes),
-//     and method_peak_node (the memory method's order at its peak step);
+//     compare (with options.compare: schedplan/1's rows), and method_peak_node (the memory method's order at its peak step);
 //   trace() -> the Chrome trace text of its simulation (as `plan --trace`);
 //   traceBeforeComm() -> the Chrome trace text of the order before the comm passes;
 //   explain(a, b) -> `fuse --explain A B` on the input graph: {fused, group_a,

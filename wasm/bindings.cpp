@@ -168,7 +168,8 @@ class PlanSession {
   // peak (`method_peak_node`): the page shows its summary without waiting
   // for the plan text (megabytes on a big graph) and its parse, which come
   // after (planText) for the fusion table, the comm tables and the export.
-  // `simulation.collective_count` stands for the plan's list of collectives.
+  // `simulation.collective_count` stands for the plan's list of collectives;
+  // `compare`, with options.compare, is the plan's.
   CallResult overview() {
     return guarded([&] {
       const Graph& g = planned();
@@ -200,6 +201,7 @@ class PlanSession {
       };
       if (r.device_fit) out["device_fit"] = json::parse(device_fit_section_json(*r.device_fit));
       if (r.front_end) out["front_end"] = {{"input_nodes", r.input->nodes.size()}};
+      if (!r.compared.empty()) out["compare"] = json::parse(compare_section_json(r.compared));
       if (r.comm)
         out["comm"] = {{"step_time_before_us", r.simulation_before_comm.step_time_us},
                        {"exposed_comm_before_us", r.simulation_before_comm.exposed_comm_us}};
@@ -211,7 +213,7 @@ class PlanSession {
   // order the node's step in the order before it (`positions`; the page
   // counts the moved nodes as its order table does), the scheduler's peak of
   // the order before and after it, and the simulated step time and exposed
-  // communication after it (the plan's runtimes and launch path), so every
+  // communication after it (simulate_plan_order: the plan's pricing), so every
   // pass reports its moves and its effect in the step's own units.
   CallResult pass_steps() {
     return guarded([&] {
@@ -228,7 +230,7 @@ class PlanSession {
         std::vector<std::int32_t> positions(after.size());
         for (std::size_t i = 0; i < after.size(); ++i) positions[i] = step_of[after[i]];
         const std::int64_t peak_after = estimate_peak_memory(g, *info_, after).peak;
-        const Simulation sim = simulate_two_streams(g, after, r.simulated_runtimes_us, r.launch);
+        const Simulation sim = simulate_plan_order(r, after);
         out.push_back({{"pass", step.pass}, {"positions", std::move(positions)}, {"peak_before", peak_before},
                        {"peak_after", peak_after}, {"step_time_us", sim.step_time_us}, {"exposed_comm_us", sim.exposed_comm_us}});
         before = &after;

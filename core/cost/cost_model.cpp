@@ -240,16 +240,19 @@ CollectivePayload collective_payload(const Graph& g, const Node& n) {
   return {read, read > 0 ? "read_buffer" : "none"};
 }
 
-RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw) {
+RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, KernelClass c, const CostFacts& facts, const HardwareProfile& hw) {
   const Node& n = g.nodes[v];
   if (!hw.time_model || n.kind == NodeKind::Collective || n.kind == NodeKind::Wait || n.kind == NodeKind::Nop)
     return estimate_node_runtime(g, v, hw, false);
-  const KernelClass c = classify_node(g, n);
   if (c == KernelClass::None) return {0.0, "none"};
   const TimeModel& tm = *hw.time_model;
   const ClassLaw& law = tm.laws.at(c);
   const LawFeatures f = law_features(g, v, facts, hw, {tm.sm_count, tm.l2_bytes, law.routes_conv_families});
   return {finite_us(law_us(law, f), "node \"" + n.name + "\""), "calibrated"};
+}
+
+RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw) {
+  return calibrated_node_runtime(g, v, classify_node(g, g.nodes[v]), facts, hw);
 }
 
 std::vector<double> calibrated_runtimes_us(const Graph& g, const HardwareProfile& hw) {

@@ -5,8 +5,8 @@
 namespace schedlab {
 namespace {
 
-// A law by its profile field names (core/cost/time_model.h, kLawTermInfo):
-// an unknown name throws at the first use of the profiles, which every test run makes.
+// A law by its profile field names (core/cost/law_terms.def, checked by
+// scripts/embed-profiles.py when it wrote this file).
 ClassLaw law(double kernels_per_node, std::initializer_list<std::pair<std::string_view, double>> fields) {
   std::vector<std::pair<LawTerm, double>> given;
   for (const auto& [field, value] : fields) given.emplace_back(law_term_of_field(field).value(), value);
@@ -38,6 +38,8 @@ HardwareProfile fitted_h100_sxm() {  // profiles/h100-sxm.json
   m.laws[KernelClass::TritonReduction] = law(1.0, {{"bias_factor", 0.0}, {"bias_memory_factor", 0.0}, {"compute_factor", 0.0}, {"depthwise_compute_factor", 0.0}, {"depthwise_fixed_us", 0.0}, {"depthwise_memory_factor", 0.0}, {"dropout_factor", 0.0}, {"fixed_us", 1.6676138447110334}, {"fp32_compute_factor", 0.0}, {"fp32_fixed_us", 0.0}, {"grouped_fixed_us", 0.0}, {"grouped_memory_factor", 0.0}, {"grouped_wave_factor", 0.0}, {"layout_convert_factor", 0.0}, {"memory_factor", 0.9492099454202111}, {"narrow_factor", 0.0}, {"narrow_patch_factor", 0.0}, {"online_softmax_factor", 43.96999751744894}, {"pointwise_conv_fixed_us", 0.0}, {"spill_factor", 1.2328786198999038}, {"transpose_factor", 0.0}, {"transpose_fixed_us", 0.0}, {"unaligned_factor", 0.0}, {"unaligned_rows_factor", 0.38838005698582045}, {"wave_factor", 0.0}});
   m.launch_gap_us = 1.5039999999999054;
   m.cudagraph_gap_us = 0.5999142857142854;
+  m.host_call_us = 27.038760187829435;
+  m.host_us_per_input = 1.6171000237847553;
   m.host_us_per_kernel = 10.701368896302274;
   m.host_us_per_extern = 23.402043010534232;
   m.host_us_per_convolution = 32.002080381080205;
@@ -45,8 +47,6 @@ HardwareProfile fitted_h100_sxm() {  // profiles/h100-sxm.json
   m.host_us_per_collective = 27.481076589418375;
   m.host_us_per_collective_kernel = 9.195686273248853;
   m.host_us_per_item = 4.7383953149734745;
-  m.host_call_us = 27.038760187829435;
-  m.host_us_per_input = 1.6171000237847553;
   m.host_us_per_allocation = 2.791965212952494;
   m.host_probe_us = 90.715;
   m.samples = 3120;
@@ -97,6 +97,8 @@ HardwareProfile fitted_h200() {  // profiles/h200.json
   m.laws[KernelClass::TritonReduction] = law(1.0, {{"bias_factor", 0.0}, {"bias_memory_factor", 0.0}, {"compute_factor", 0.0}, {"depthwise_compute_factor", 0.0}, {"depthwise_fixed_us", 0.0}, {"depthwise_memory_factor", 0.0}, {"dropout_factor", 0.0}, {"fixed_us", 1.513110051983002}, {"fp32_compute_factor", 0.0}, {"fp32_fixed_us", 0.0}, {"grouped_fixed_us", 0.0}, {"grouped_memory_factor", 0.0}, {"grouped_wave_factor", 0.0}, {"layout_convert_factor", 0.0}, {"memory_factor", 1.2453618419894177}, {"narrow_factor", 0.0}, {"narrow_patch_factor", 0.0}, {"online_softmax_factor", 51.12462432310734}, {"pointwise_conv_fixed_us", 0.0}, {"spill_factor", 1.215616395837102}, {"transpose_factor", 0.0}, {"transpose_fixed_us", 0.0}, {"unaligned_factor", 0.0}, {"unaligned_rows_factor", 0.5855359834829472}, {"wave_factor", 0.0}});
   m.launch_gap_us = 1.344000000000051;
   m.cudagraph_gap_us = 0.7677904761904764;
+  m.host_call_us = 28.309506779809862;
+  m.host_us_per_input = 1.4324904326176668;
   m.host_us_per_kernel = 9.489392828152225;
   m.host_us_per_extern = 24.163115387485597;
   m.host_us_per_convolution = 30.37039072093085;
@@ -104,8 +106,6 @@ HardwareProfile fitted_h200() {  // profiles/h200.json
   m.host_us_per_collective = 16.764432071088162;
   m.host_us_per_collective_kernel = 9.455880130697164;
   m.host_us_per_item = 3.3991159258024757;
-  m.host_call_us = 28.309506779809862;
-  m.host_us_per_input = 1.4324904326176668;
   m.host_us_per_allocation = 2.912118293638852;
   m.host_probe_us = 85.58;
   m.samples = 3138;

@@ -1,35 +1,9 @@
-// The classes a calibrated time model has a law for.
+// The laws and host terms of a calibrated time model.
 #include "core/cost/time_model.h"
 
-namespace schedlab {
+#include <optional>
 
-const std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
-    {LawTerm::Fixed, "fixed_us", true},
-    {LawTerm::Compute, "compute_factor", true},
-    {LawTerm::Fp32Compute, "fp32_compute_factor", false},
-    {LawTerm::Memory, "memory_factor", true},
-    {LawTerm::Spill, "spill_factor", false},
-    {LawTerm::Wave, "wave_factor", false},
-    {LawTerm::Narrow, "narrow_factor", false},
-    {LawTerm::Fp32Fixed, "fp32_fixed_us", false},
-    {LawTerm::Unaligned, "unaligned_factor", false},
-    {LawTerm::LayoutConvert, "layout_convert_factor", false},
-    {LawTerm::Transpose, "transpose_factor", false},
-    {LawTerm::TransposeFixed, "transpose_fixed_us", false},
-    {LawTerm::PointwiseConvFixed, "pointwise_conv_fixed_us", false},
-    {LawTerm::DepthwiseFixed, "depthwise_fixed_us", false},
-    {LawTerm::DepthwiseMemory, "depthwise_memory_factor", false},
-    {LawTerm::DepthwiseCompute, "depthwise_compute_factor", false},
-    {LawTerm::GroupedFixed, "grouped_fixed_us", false},
-    {LawTerm::GroupedMemory, "grouped_memory_factor", false},
-    {LawTerm::GroupedWave, "grouped_wave_factor", false},
-    {LawTerm::AttentionDropout, "dropout_factor", false},
-    {LawTerm::NarrowPatch, "narrow_patch_factor", false},
-    {LawTerm::OnlineSoftmax, "online_softmax_factor", false},
-    {LawTerm::UnalignedRows, "unaligned_rows_factor", false},
-    {LawTerm::AttentionBias, "bias_factor", false},
-    {LawTerm::AttentionBiasMemory, "bias_memory_factor", false},
-}};
+namespace schedlab {
 
 double law_us(const ClassLaw& law, const LawFeatures& features) {
   double us = 0;
@@ -41,18 +15,6 @@ std::optional<LawTerm> law_term_of_field(std::string_view field) {
   for (const LawTermInfo& t : kLawTermInfo)
     if (t.field == field) return t.term;
   return std::nullopt;
-}
-
-bool is_conv_family_term(LawTerm t) {
-  switch (t) {
-    case LawTerm::DepthwiseFixed:
-    case LawTerm::DepthwiseMemory:
-    case LawTerm::DepthwiseCompute:
-    case LawTerm::GroupedFixed:
-    case LawTerm::GroupedMemory:
-    case LawTerm::GroupedWave: return true;
-    default: return false;
-  }
 }
 
 ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<LawTerm, double>>& given) {
@@ -73,16 +35,50 @@ ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<L
 
 bool class_needs_law(KernelClass c) { return c != KernelClass::Collective && c != KernelClass::None; }
 
-double host_us_per_node(const TimeModel& m, KernelClass c) {
+namespace {
+
+// The host term of a node's one call, by its class; none for class None.
+std::optional<HostTerm> call_term(KernelClass c) {
   switch (c) {
-    case KernelClass::None: return 0.0;
+    case KernelClass::None: return std::nullopt;
     case KernelClass::TritonPointwise:
-    case KernelClass::TritonReduction: return m.host_us_per_kernel;
-    case KernelClass::Convolution: return m.host_us_per_convolution;
-    case KernelClass::ConvolutionBackward: return m.host_us_per_convolution_backward;
-    case KernelClass::Collective: return m.host_us_per_collective;
-    default: return m.host_us_per_extern;
+    case KernelClass::TritonReduction: return HostTerm::Kernel;
+    case KernelClass::Convolution: return HostTerm::Convolution;
+    case KernelClass::ConvolutionBackward: return HostTerm::ConvolutionBackward;
+    case KernelClass::Collective: return HostTerm::Collective;
+    default: return HostTerm::Extern;
   }
+}
+
+double& count_of(HostCounts& counts, HostTerm t) { return counts[static_cast<std::size_t>(t)]; }
+
+}  // namespace
+
+double host_us_per_node(const TimeModel& m, KernelClass c) {
+  const std::optional<HostTerm> t = call_term(c);
+  return t ? m.*kHostTermInfo[static_cast<std::size_t>(*t)].member : 0.0;
+}
+
+HostCounts call_host_counts(const Graph& g) {
+  HostCounts counts{};
+  count_of(counts, HostTerm::Call) = 1;
+  count_of(counts, HostTerm::Input) = static_cast<double>(g.num_inputs);
+  return counts;
+}
+
+HostCounts node_host_counts(const Node& n, KernelClass c, int collective_kernels) {
+  HostCounts counts{};
+  if (const std::optional<HostTerm> t = call_term(c)) count_of(counts, *t) = 1;
+  else if (n.kind == NodeKind::Extern) count_of(counts, HostTerm::Item) = 1;  // is_item_node, c being None
+  if (c == KernelClass::Collective) count_of(counts, HostTerm::CollectiveKernel) = collective_kernels;
+  return counts;
+}
+
+double host_us(const TimeModel& m, const HostCounts& counts) {
+  double us = 0;
+  for (const HostTermInfo& t : kHostTermInfo)
+    if (const double n = counts[static_cast<std::size_t>(t.term)]; n != 0) us += n * (m.*t.member);
+  return us;
 }
 
 bool is_item_node(const Graph& g, const Node& n) { return n.kind == NodeKind::Extern && classify_node(g, n) == KernelClass::None; }
@@ -91,11 +87,7 @@ TimeModel at_host_speed(const TimeModel& m, double probe_us) {
   if (!(m.host_probe_us > 0) || !(probe_us > 0)) return m;
   const double f = probe_us / m.host_probe_us;
   TimeModel out = m;
-  for (double TimeModel::*cost : {&TimeModel::host_us_per_kernel, &TimeModel::host_us_per_extern, &TimeModel::host_us_per_collective,
-                                  &TimeModel::host_us_per_collective_kernel, &TimeModel::host_us_per_item, &TimeModel::host_us_per_convolution,
-                                  &TimeModel::host_us_per_convolution_backward, &TimeModel::host_call_us,
-                                  &TimeModel::host_us_per_input, &TimeModel::host_us_per_allocation})
-    out.*cost = m.*cost * f;
+  for (const HostTermInfo& t : kHostTermInfo) out.*t.member = m.*t.member * f;
   out.host_probe_us = probe_us;
   return out;
 }

@@ -57,9 +57,10 @@
 //                       50,257-logit vocabulary in bf16): Triton cannot prove
 //                       the alignment its vectorized loads and stores need
 //
-// i.e. an achieved efficiency that grows with size. Collectives keep the
-// NCCL-style model of the profile's link figures. The host (Inductor's Python
-// wrapper) pays `host_us_per_kernel` per Triton launch, `host_us_per_extern`
+// i.e. an achieved efficiency that grows with size (each term one row of
+// core/cost/law_terms.def). Collectives keep the NCCL-style model of the
+// profile's link figures. The host (Inductor's Python wrapper; each figure
+// one row of core/cost/host_terms.def) pays `host_us_per_kernel` per Triton launch, `host_us_per_extern`
 // per extern call, `host_us_per_collective` per functional collective call
 // (c10d's Python and dispatch; waits cost nothing) and
 // `host_us_per_collective_kernel` per device kernel such a call launches from
@@ -87,25 +88,39 @@
 #include <string_view>
 
 #include "core/cost/kernel_class.h"
+#include "core/graph/graph.h"
 
 namespace schedlab {
 
-// The terms of a law, in the order of their factors in ClassLaw.
+// The terms of a law, in the order of their factors in ClassLaw: one row
+// each in core/cost/law_terms.def.
 enum class LawTerm : std::uint8_t {
-  Fixed, Compute, Fp32Compute, Memory, Spill, Wave, Narrow, Fp32Fixed, Unaligned, LayoutConvert, Transpose,
-  TransposeFixed, PointwiseConvFixed, DepthwiseFixed, DepthwiseMemory, DepthwiseCompute, GroupedFixed, GroupedMemory,
-  GroupedWave, AttentionDropout, NarrowPatch, OnlineSoftmax, UnalignedRows, AttentionBias, AttentionBiasMemory,
+#define SCHEDLAB_LAW_TERM(name, field, required, base, conv_family, summary) name,
+#include "core/cost/law_terms.def"
+#undef SCHEDLAB_LAW_TERM
 };
-inline constexpr std::size_t kLawTerms = 25;
+inline constexpr std::size_t kLawTerms = 0
+#define SCHEDLAB_LAW_TERM(name, field, required, base, conv_family, summary) +1
+#include "core/cost/law_terms.def"
+#undef SCHEDLAB_LAW_TERM
+    ;
 
 struct LawTermInfo {
   LawTerm term;
-  std::string_view field;  // the factor's name in a profile (time_model.laws.CLASS.FIELD)
-  bool required;           // a profile must give it (the first laws had only these)
+  std::string_view field;    // the factor's name in a profile (time_model.laws.CLASS.FIELD)
+  bool required;             // a profile must give it (the first laws had only these)
+  bool base;                 // the fit always fits it, however few nodes exercise it
+  bool conv_family;          // it prices depthwise or grouped convolutions
+  std::string_view summary;  // its feature, in a few words
 };
-// Every term, in LawTerm order: the profile reader and writer, the fit and
-// the embedded profiles all walk this one table.
-extern const std::array<LawTermInfo, kLawTerms> kLawTermInfo;
+// Every term, in LawTerm order (core/cost/law_terms.def): the profile reader
+// and writer, the fit, the embedded profiles and the docs all walk this one table.
+inline constexpr std::array<LawTermInfo, kLawTerms> kLawTermInfo = {{
+#define SCHEDLAB_LAW_TERM(name, field, required, base, conv_family, summary) {LawTerm::name, field, required, base, conv_family, summary},
+#include "core/cost/law_terms.def"
+#undef SCHEDLAB_LAW_TERM
+}};
+inline const LawTermInfo& law_term_info(LawTerm t) { return kLawTermInfo[static_cast<std::size_t>(t)]; }
 
 using LawFeatures = std::array<double, kLawTerms>;  // a node's feature per term (µs, or counts for the fixed terms)
 
@@ -126,7 +141,7 @@ double law_us(const ClassLaw& law, const LawFeatures& features);
 // The term of a profile's law field name (kLawTermInfo), or nullopt.
 std::optional<LawTerm> law_term_of_field(std::string_view field);
 // Whether a term belongs to the depthwise or grouped convolution families.
-bool is_conv_family_term(LawTerm t);
+inline bool is_conv_family_term(LawTerm t) { return law_term_info(t).conv_family; }
 // A law from the factors a profile gives (term, value). Profiles written
 // before a term existed read as they did: without `fp32_compute_factor`, f32
 // compute takes `compute_factor`; without `narrow_patch_factor`, patch
@@ -134,20 +149,34 @@ bool is_conv_family_term(LawTerm t);
 // those convolutions are priced by the dense terms.
 ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<LawTerm, double>>& given);
 
+// The host terms (core/cost/host_terms.def): what Inductor's Python wrapper
+// pays on the host, per call, per graph input, per node of a kind, per fresh
+// allocation.
+enum class HostTerm : std::uint8_t {
+#define SCHEDLAB_HOST_TERM(name, field, per, when_absent, summary) name,
+#include "core/cost/host_terms.def"
+#undef SCHEDLAB_HOST_TERM
+};
+inline constexpr std::size_t kHostTerms = 0
+#define SCHEDLAB_HOST_TERM(name, field, per, when_absent, summary) +1
+#include "core/cost/host_terms.def"
+#undef SCHEDLAB_HOST_TERM
+    ;
+// What a host term is paid per.
+enum class HostTermPer : std::uint8_t { Call, Input, Node, Allocation };
+// What a profile written before the term reads as.
+enum class WhenAbsent : std::uint8_t { Required, Zero, Extern };
+// A count per host term, in HostTerm order.
+using HostCounts = std::array<double, kHostTerms>;
+
 struct TimeModel {
   std::map<KernelClass, ClassLaw> laws;  // every class of kKernelClassesWithLaws but Collective
   double launch_gap_us = 0;              // device idle between back-to-back kernels, default mode
   double cudagraph_gap_us = 0;           // the same inside a CUDA graph
-  double host_us_per_kernel = 0;         // wrapper cost per Triton kernel launch
-  double host_us_per_extern = 0;         // wrapper cost per extern call (Python + ATen dispatch)
-  double host_us_per_collective = 0;     // the same per functional collective call
-  double host_us_per_collective_kernel = 0;  // and per device kernel the collective call launches itself
-  double host_us_per_item = 0;           // per item node: `buf3 = buf2[0]` and its size/stride/alignment asserts
-  double host_us_per_convolution = 0;    // the same for a cuDNN convolution call
-  double host_us_per_convolution_backward = 0;  // and for a convolution backward call
-  double host_call_us = 0;               // wrapper cost per call (argument handling, allocations)
-  double host_us_per_input = 0;          // and per graph input: unpacking it and its size/stride assert
-  double host_us_per_allocation = 0;     // per buffer the wrapper allocates (empty_strided), memory as executed
+  // One figure per host term (µs), named as in profiles.
+#define SCHEDLAB_HOST_TERM(name, field, per, when_absent, summary) double field = 0;
+#include "core/cost/host_terms.def"
+#undef SCHEDLAB_HOST_TERM
   // The host speed the host figures above hold at: the zoo's host probe (a
   // fixed pure-Python loop, docs/schedmeasured-1.md `host_probe_wall_us`)
   // in µs on the machines the fit measured; 0 when not known.
@@ -156,6 +185,37 @@ struct TimeModel {
   int sm_count = 0;                      // SMs the tile terms quantize over (0: no tile terms)
   std::int64_t l2_bytes = 0;             // L2 cache size splitting the memory term (0: no split)
 };
+
+struct HostTermInfo {
+  HostTerm term;
+  std::string_view field;      // the TimeModel member's and the profile field's name
+  double TimeModel::*member;
+  HostTermPer per;
+  WhenAbsent when_absent;
+  std::string_view summary;    // what the host pays it for
+};
+// Every host term, in HostTerm order (core/cost/host_terms.def): the
+// profile reader and writer, at_host_speed, the fit, the launch path, the
+// embedded profiles and the docs all walk this one table.
+inline constexpr std::array<HostTermInfo, kHostTerms> kHostTermInfo = {{
+#define SCHEDLAB_HOST_TERM(name, field, per, when_absent, summary) \
+  {HostTerm::name, #field, &TimeModel::field, HostTermPer::per, WhenAbsent::when_absent, summary},
+#include "core/cost/host_terms.def"
+#undef SCHEDLAB_HOST_TERM
+}};
+
+// The host's counts of a call, per host term: the call itself and its graph inputs.
+HostCounts call_host_counts(const Graph& g);
+// What node `n` (of class `c`, classify_node) makes the host do in default
+// mode, per host term: its one call, by class (a Triton launch, a cuDNN
+// convolution or its backward, a collective call, any other extern; however
+// many GPU kernels it starts), an item of a multi-output result (the
+// wrapper's statement for it; waits and nops nothing), and
+// `collective_kernels`, the device kernels a collective call launches
+// itself (the fake process group's copies; 0 elsewhere).
+HostCounts node_host_counts(const Node& n, KernelClass c, int collective_kernels);
+// The host's µs for these counts: each count times its term's figure, summed in row order.
+double host_us(const TimeModel& m, const HostCounts& counts);
 
 // The classes a time model must have a law for.
 bool class_needs_law(KernelClass c);
@@ -175,7 +235,7 @@ TimeModel at_host_speed(const TimeModel& m, double probe_us);
 
 // The host's cost of launching one node of class `c` in default mode: one
 // call per node (a Triton launch or an extern op), however many GPU kernels
-// that call starts.
+// that call starts (items aside: class None costs nothing here).
 double host_us_per_node(const TimeModel& m, KernelClass c);
 
 // An item node: an extern without a kernel that only names an item of a

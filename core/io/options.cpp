@@ -161,6 +161,10 @@ PlanOptions parse_plan_options(const JsonValue& j) {
       opts.runtime_source = std::string(v.as_string());
     }
     else if (key == "comm") opts.comm = parse_comm_knobs(v, "options.comm");
+    else if (key == "compare") {
+      if (!v.is_bool()) throw OptionError("options.compare: expected true or false");
+      opts.compare = v.as_bool();
+    }
     else if (key == "fuse") {
       if (!v.is_bool()) throw OptionError("options.fuse: expected true or false");
       opts.fuse = v.as_bool();

@@ -43,6 +43,7 @@ void write_options(JsonWriter& w, const PlanOptions& opts) {
   w.key("comm");
   write_comm_knobs(w, opts.comm);
   w.key("comm_passes").array(opts.comm_passes);
+  if (opts.compare) w.field("compare", true);
   if (opts.device_memory_bytes > 0) w.field("device_memory", opts.device_memory_bytes);
   w.field("fuse", opts.fuse);
   w.field("hardware", opts.hardware.name);
@@ -246,28 +247,44 @@ void write_prediction(JsonWriter& w, const Prediction& p) {
   w.end_object();
 }
 
-// Per-node runtimes as the runtimes stage left them, in parallel arrays (an
+// Per-node runtimes as the pricing stage left them, in parallel arrays (an
 // object per node would cost more than planning a 100k-node graph):
 // `us`/`source`, what the comm passes read (runtime_us first: Inductor's
 // estimate); `calibrated_us`, the calibrated model the reports use.
-void write_runtime_report(JsonWriter& w, const Graph& g, const PlanResult& r, const HardwareProfile& hw) {
+void write_runtime_report(JsonWriter& w, const Graph& g, const Pricing& p) {
   double total = 0, calibrated_total = 0;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    total = add_us(total, r.runtimes_us[v], "runtime total");
-    calibrated_total = add_us(calibrated_total, r.calibrated_runtimes_us[v], "calibrated runtime total");
+    total = add_us(total, p.pass_us[v], "runtime total");
+    calibrated_total = add_us(calibrated_total, p.calibrated_us[v], "calibrated runtime total");
   }
   w.begin_object();
-  w.field("calibrated_source", hw.time_model ? "calibrated" : "roofline");
+  w.field("calibrated_source", p.model);
   w.field("calibrated_total_us", calibrated_total);
-  w.key("calibrated_us").array(r.calibrated_runtimes_us);
-  w.field("hardware", hw.name);
+  w.key("calibrated_us").array(p.calibrated_us);
+  w.field("hardware", p.hardware);
   w.key("nodes").begin_array();
   for (const Node& n : g.nodes) w.value(n.name);
   w.end_array();
-  w.key("source").array(r.runtime_sources);
+  w.key("source").array(p.pass_sources);
   w.field("total_us", total);
-  w.key("us").array(r.runtimes_us);
+  w.key("us").array(p.pass_us);
   w.end_object();
+}
+
+// Each compared comm-pass list's step, as `plan --comm-passes` with it reports.
+void write_compared(JsonWriter& w, const std::vector<ComparedPasses>& compared) {
+  w.begin_array();
+  for (const ComparedPasses& c : compared) {
+    w.begin_object();
+    w.key("comm_passes").array(c.comm_passes);
+    w.field("compute_idle_us", c.simulation.compute_idle_us);
+    w.field("exposed_comm_us", c.simulation.exposed_comm_us);
+    w.field("label", c.label);
+    w.field("peak_bytes", c.peak_bytes);
+    w.field("step_time_us", c.simulation.step_time_us);
+    w.end_object();
+  }
+  w.end_array();
 }
 
 void write_memory_track_and_flows(JsonWriter& w, const Graph& g, const Simulation& sim, const std::vector<std::int64_t>& curve) {
@@ -308,6 +325,10 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
     w.key("comm");
     write_comm(w, g, *r.comm, r.simulation_before_comm, r.simulation);
   }
+  if (!r.compared.empty()) {
+    w.key("compare");
+    write_compared(w, r.compared);
+  }
   if (r.device_fit) {
     w.key("device_fit");
     write_device_fit(w, *r.device_fit);
@@ -330,7 +351,7 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
   w.key("predicted");
   write_prediction(w, r.predicted);
   w.key("runtime");
-  write_runtime_report(w, g, r, opts.hardware);
+  write_runtime_report(w, g, *r.pricing);
   w.key("simulation");
   write_simulation(w, g, r.simulation, opts.runtime_source == "calibrated" ? std::string_view(r.predicted.runtime_source) : "runtime_us");
   w.end_object();
@@ -352,6 +373,12 @@ std::string device_fit_section_json(const DeviceFit& f) {
 std::string prediction_section_json(const Prediction& p) {
   JsonWriter w;
   write_prediction(w, p);
+  return w.take_text();
+}
+
+std::string compare_section_json(const std::vector<ComparedPasses>& compared) {
+  JsonWriter w;
+  write_compared(w, compared);
   return w.take_text();
 }
 

@@ -24,6 +24,8 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r);
 // report takes them from here, so that they are the plan's bytes.
 std::string final_section_json(const PlanResult& r);
 std::string prediction_section_json(const Prediction& p);
+// schedplan/1 `compare` alone (the compared comm passes' rows), for the page's first report.
+std::string compare_section_json(const std::vector<ComparedPasses>& compared);
 // schedplan/1 `device_fit` alone (the page's overview).
 std::string device_fit_section_json(const DeviceFit& f);
 // The whole plan as one newline-ended line.

@@ -44,10 +44,6 @@ void refuse_unknown(const json& obj, const Known& known, Name name_of, const std
   }
 }
 
-void refuse_unknown(const json& obj, std::initializer_list<std::string_view> known, const std::string& where) {
-  refuse_unknown(obj, known, [](std::string_view k) { return k; }, where);
-}
-
 // A law's fields: one per term (core/cost/time_model.h, kLawTermInfo: its
 // name and whether a profile may leave it out; the first laws had only the
 // required ones), and kernels_per_node.
@@ -181,8 +177,9 @@ json contention_to_json(const ContentionLaw& law) {
 TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
-  refuse_unknown(j, {"laws", "launch_gap_us", "cudagraph_gap_us", "host_us_per_kernel", "host_us_per_extern", "host_us_per_convolution",
-                      "host_us_per_convolution_backward", "host_us_per_collective", "host_us_per_collective_kernel", "host_us_per_item", "host_call_us", "host_us_per_input", "host_us_per_allocation", "host_probe_us", "samples", "sm_count", "l2_bytes"}, where);
+  std::vector<std::string_view> known = {"laws", "launch_gap_us", "cudagraph_gap_us", "host_probe_us", "samples", "sm_count", "l2_bytes"};
+  for (const HostTermInfo& t : kHostTermInfo) known.push_back(t.field);
+  refuse_unknown(j, known, [](std::string_view k) { return k; }, where);
   TimeModel m;
   const json& laws = field(j, "laws", where);
   if (!laws.is_object()) throw Error("hardware profile: " + where + ".laws: expected an object {class: law}");
@@ -196,24 +193,15 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
       throw Error("hardware profile: " + where + ".laws: missing field " + quoted_name(to_string(c)));
   m.launch_gap_us = non_negative(j, "launch_gap_us", where);
   m.cudagraph_gap_us = non_negative(j, "cudagraph_gap_us", where);
-  m.host_us_per_kernel = non_negative(j, "host_us_per_kernel", where);
-  m.host_us_per_extern = non_negative(j, "host_us_per_extern", where);
-  // Profiles written before the convolution figures: a convolution call
-  // costs the host what any extern call does.
-  m.host_us_per_convolution = j.contains("host_us_per_convolution") ? non_negative(j, "host_us_per_convolution", where) : m.host_us_per_extern;
-  m.host_us_per_convolution_backward =
-      j.contains("host_us_per_convolution_backward") ? non_negative(j, "host_us_per_convolution_backward", where) : m.host_us_per_extern;
-  // Profiles written before the collective figures: a collective call costs
-  // the host what an extern call does, and its own kernels nothing more.
-  m.host_us_per_collective = j.contains("host_us_per_collective") ? non_negative(j, "host_us_per_collective", where) : m.host_us_per_extern;
-  m.host_us_per_collective_kernel = j.contains("host_us_per_collective_kernel") ? non_negative(j, "host_us_per_collective_kernel", where) : 0.0;
-  // And before the item figure: items cost the host nothing.
-  m.host_us_per_item = j.contains("host_us_per_item") ? non_negative(j, "host_us_per_item", where) : 0.0;
-  m.host_call_us = non_negative(j, "host_call_us", where);
-  // And before the per-input figure: the call's cost holds it.
-  m.host_us_per_input = j.contains("host_us_per_input") ? non_negative(j, "host_us_per_input", where) : 0.0;
-  // And before the per-allocation figure: the other figures hold it.
-  m.host_us_per_allocation = j.contains("host_us_per_allocation") ? non_negative(j, "host_us_per_allocation", where) : 0.0;
+  // The host terms (core/cost/host_terms.def); one a profile written before
+  // it leaves out reads as 0 or as host_us_per_extern (what any extern call
+  // costs), as its row says: those after every other.
+  for (const WhenAbsent pass : {WhenAbsent::Required, WhenAbsent::Zero, WhenAbsent::Extern})
+    for (const HostTermInfo& t : kHostTermInfo) {
+      if (t.when_absent != pass) continue;
+      if (t.when_absent == WhenAbsent::Required || j.contains(std::string(t.field))) m.*t.member = non_negative(j, t.field, where);
+      else m.*t.member = t.when_absent == WhenAbsent::Extern ? m.host_us_per_extern : 0.0;
+    }
   // Profiles written before the host's speed was recorded: not known.
   if (auto it = j.find("host_probe_us"); it != j.end()) {
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
@@ -246,13 +234,10 @@ json time_model_to_json(const TimeModel& m) {
       if (law.routes_conv_families || !is_conv_family_term(t.term)) out[std::string(t.field)] = law[t.term];
     out[std::string(kKernelsPerNode)] = law.kernels_per_node;
   }
-  return {{"laws", std::move(laws)},          {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
-          {"host_us_per_kernel", m.host_us_per_kernel}, {"host_us_per_extern", m.host_us_per_extern},
-          {"host_us_per_convolution", m.host_us_per_convolution}, {"host_us_per_convolution_backward", m.host_us_per_convolution_backward},
-          {"host_us_per_collective", m.host_us_per_collective}, {"host_us_per_collective_kernel", m.host_us_per_collective_kernel},
-          {"host_us_per_item", m.host_us_per_item}, {"host_call_us", m.host_call_us}, {"host_us_per_input", m.host_us_per_input},
-          {"host_us_per_allocation", m.host_us_per_allocation}, {"host_probe_us", m.host_probe_us}, {"samples", m.samples},
-          {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
+  json out = {{"laws", std::move(laws)}, {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
+              {"host_probe_us", m.host_probe_us}, {"samples", m.samples}, {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
+  for (const HostTermInfo& t : kHostTermInfo) out[std::string(t.field)] = m.*t.member;
+  return out;
 }
 
 HardwareProfile hardware_profile_from_json(const json& j) {

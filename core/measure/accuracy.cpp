@@ -33,7 +33,7 @@ ErrorSummary summarize(std::vector<double> errors) {
 
 // Each kernel class's calibrated time against the measured kernels mapped
 // to its nodes, added into `classes`.
-void add_class_times(const Graph& g, const MeasuredGraph& m, const HardwareProfile& hw, bool collectives_measured,
+void add_class_times(const Graph& g, const MeasuredGraph& m, const Pricing& pricing, bool collectives_measured,
                      std::map<KernelClass, ClassAccuracy>& classes, std::vector<NodeAccuracy>& nodes) {
   std::vector<double> measured(g.nodes.size(), 0.0);
   std::vector<int> kernels(g.nodes.size(), 0);
@@ -44,9 +44,9 @@ void add_class_times(const Graph& g, const MeasuredGraph& m, const HardwareProfi
       measured[v] += k.duration_us;
       if (kernels[v]++ == 0) first[v] = k.name;
     }
-  const std::vector<double> estimated = calibrated_runtimes_us(g, hw);
+  const std::vector<double>& estimated = pricing.calibrated_us;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const KernelClass cls = classify_node(g, g.nodes[v]);
+    const KernelClass cls = pricing.classes[v];
     if (cls == KernelClass::None || (cls == KernelClass::Collective && !collectives_measured)) continue;
     ClassAccuracy& ca = classes[cls];
     ca.cls = cls;
@@ -80,7 +80,10 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
     // Inductor picked, 43.7 MB measured).
     const Order ran = order_as_run(g);
     const auto [host_hw, host_speed] = at_measured_host_speed ? at_measuring_host(hw, c.measured) : std::pair{hw, 1.0};
-    Prediction p = predict(g, ran, host_hw, {}, collectives_measured);
+    const Pricing pricing = price_graph(g, host_hw, {.price_collectives = collectives_measured});
+    ExecutedMemory executed = estimate_memory_as_executed(g, ran);
+    const double wall = default_mode_wall_us(g, ran, pricing, executed);
+    Prediction p = predict(g, ran, pricing, std::move(executed), wall);
     GraphAccuracy a;
     a.graph = g.name;
     a.path = c.path;
@@ -106,7 +109,7 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
       a.peak_est = recorded.peak_bytes;
       a.reserved_est = recorded.reserved_bytes;
       r.graphs.push_back(std::move(a));
-      add_class_times(g, c.measured, hw, collectives_measured, classes, r.nodes);
+      add_class_times(g, c.measured, pricing, collectives_measured, classes, r.nodes);
       continue;
     }
     a.peak_est = p.peak_bytes;
@@ -119,7 +122,7 @@ AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const Ha
     // which the simulation already has): allocations fill that room first.
     a.reserved_est = c.measured.reserved_before_bytes + reserved_growth(p.memory, c.measured);
     r.graphs.push_back(std::move(a));
-    add_class_times(g, c.measured, hw, collectives_measured, classes, r.nodes);
+    add_class_times(g, c.measured, pricing, collectives_measured, classes, r.nodes);
   }
   for (auto& [cls, ca] : classes)
     if (ca.meas_us > 0) r.classes.push_back(ca);

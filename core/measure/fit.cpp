@@ -1,5 +1,8 @@
-// The fit: per-class non-negative least squares, launch gaps from the
-// measured timelines, the host cost by a grid search over simulated walls.
+// The fit in its four jobs: the samples (per node, features and measured
+// time), the laws (per-class non-negative least squares, borrowing), the
+// launch path (launch gaps from the measured timelines, the host terms by
+// non-negative least squares of the calls' host times) and the profile
+// assembled from them.
 #include "core/measure/fit.h"
 
 #include <algorithm>
@@ -17,12 +20,6 @@ namespace {
 
 constexpr double kBackToBackUs = 10.0;
 constexpr std::int64_t kHopperL2Bytes = std::int64_t{50} << 20;  // H100 SXM and H200  // a longer idle stretch means the host was late, not the GPU
-
-// The terms every law has (time per launch, per flop, per byte): fitted
-// from whatever nodes a class has. The others price specific effects.
-bool is_base_term(LawTerm t) {
-  return t == LawTerm::Fixed || t == LawTerm::Compute || t == LawTerm::Fp32Compute || t == LawTerm::Memory || t == LawTerm::Spill;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -166,14 +163,15 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
 ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling) {
   ClassLaw law;
   if (samples.empty()) return law;
-  // The base terms are always fitted. A term for a specific effect that
-  // too few of the class's nodes exercise takes the sibling's factor (0
-  // without one), whose share comes off the measured times.
+  // The base terms (core/cost/law_terms.def: time per launch, per flop,
+  // per byte) are always fitted. A term for a specific effect that too few
+  // of the class's nodes exercise takes the sibling's factor (0 without
+  // one), whose share comes off the measured times.
   std::vector<std::size_t> fitted;
   for (std::size_t t = 0; t < kLawTerms; ++t) {
     int support = 0;
     for (const NodeSample& s : samples) support += s.features[t] != 0 ? 1 : 0;
-    if (is_base_term(static_cast<LawTerm>(t)) || support >= kMinTermSupport) fitted.push_back(t);
+    if (kLawTermInfo[t].base || support >= kMinTermSupport) fitted.push_back(t);
     else if (sibling) law.factor[t] = sibling->factor[t];
   }
   std::vector<std::vector<double>> rows;
@@ -193,33 +191,31 @@ ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* s
   return law;
 }
 
-ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
-                       const HardwareProfile* sibling) {
-  if (cases.empty()) throw OptionError("fit: no measured graphs");
-  ProfileFit fit;
-  fit.cases = cases.size();
-  // The tile terms quantize over the measured GPU's SMs (the files say how
-  // many; the fit refuses a mix of GPUs, so they agree).
-  // The same for the L2 size; files that do not say (the exporter wrote it
-  // later) are from H100s and H200s, whose L2 is 50 MiB.
-  int sm_count = 0;
-  std::int64_t l2_bytes = 0;
+MeasuredGpu measured_gpu(const std::vector<MeasuredCase>& cases) {
+  MeasuredGpu gpu;
   for (const MeasuredCase& c : cases) {
-    sm_count = std::max(sm_count, c.measured.sm_count);
-    l2_bytes = std::max(l2_bytes, c.measured.l2_cache_bytes);
+    gpu.sm_count = std::max(gpu.sm_count, c.measured.sm_count);
+    gpu.l2_bytes = std::max(gpu.l2_bytes, c.measured.l2_cache_bytes);
   }
-  if (l2_bytes == 0) l2_bytes = kHopperL2Bytes;
+  if (gpu.l2_bytes == 0) gpu.l2_bytes = kHopperL2Bytes;
+  return gpu;
+}
+
+std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<MeasuredCase>& cases, const HardwareProfile& base,
+                                                              const MeasuredGpu& gpu) {
   std::map<KernelClass, std::vector<NodeSample>> by_class;
   for (const MeasuredCase& c : cases)
-    for (NodeSample& s : node_samples(c, base, sm_count, l2_bytes)) by_class[s.cls].push_back(s);
-  TimeModel tm;
-  tm.sm_count = sm_count;
-  tm.l2_bytes = l2_bytes;
+    for (NodeSample& s : node_samples(c, base, gpu.sm_count, gpu.l2_bytes)) by_class[s.cls].push_back(s);
+  return by_class;
+}
+
+LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling) {
+  LawFit fit;
   auto fit_class = [&](KernelClass cls, const std::vector<NodeSample>& samples) {
     const ClassLaw* sibling_law = nullptr;
     if (sibling && sibling->time_model)
       if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;
-    tm.laws[cls] = fit_class_law(samples, sibling_law);
+    fit.laws[cls] = fit_class_law(samples, sibling_law);
     fit.samples += samples.size();
   };
   // Two or three nodes do not make a law: a class with fewer than
@@ -240,20 +236,44 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   auto borrow_laws = [&] {
     for (int round = 0; round < 2; ++round)
       for (auto [cls, from] : borrow)
-        if (!tm.laws.count(cls) && tm.laws.count(from)) {
-          tm.laws[cls] = tm.laws[from];
+        if (!fit.laws.count(cls) && fit.laws.count(from)) {
+          fit.laws[cls] = fit.laws[from];
           fit.borrowed.push_back(std::string(to_string(cls)) + "<-" + std::string(to_string(from)));
         }
   };
   borrow_laws();
   for (auto& [cls, samples] : by_class)
-    if (!tm.laws.count(cls)) fit_class(cls, samples);  // a few nodes, and no related law to borrow
+    if (!fit.laws.count(cls)) fit_class(cls, samples);  // a few nodes, and no related law to borrow
   borrow_laws();
   for (KernelClass c : kKernelClassesWithLaws)
-    if (class_needs_law(c) && !tm.laws.count(c))
+    if (class_needs_law(c) && !fit.laws.count(c))
       throw Error("fit: no measured kernel of class \"" + std::string(to_string(c)) + "\" nor of a class it could borrow from");
-  tm.samples = static_cast<int>(fit.samples);
+  return fit;
+}
 
+HostCounts measured_host_counts(const MeasuredCase& c) {
+  const Graph& g = c.graph;
+  // The device kernels each collective call launched, as measured (the
+  // fake process group's all_gather copies once per rank).
+  std::vector<int> collective_kernels(g.nodes.size(), 0);
+  for (const MeasuredKernel& k : c.measured.kernels)
+    if (!k.node.empty()) ++collective_kernels[g.find_node(k.node)];
+  HostCounts counts = call_host_counts(g);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const KernelClass cls = classify_node(g, g.nodes[v]);
+    const HostCounts node = node_host_counts(g.nodes[v], cls, cls == KernelClass::Collective ? collective_kernels[v] : 0);
+    for (std::size_t t = 0; t < kHostTerms; ++t) counts[t] += node[t];
+  }
+  // The buffers the wrapper allocated afresh in the order the call ran (as
+  // the accuracy report predicts it): memory as executed's, the others
+  // reused a dead buffer.
+  for (int n : fresh_allocations_per_node(g, estimate_memory_as_executed(g, order_as_run(g))))
+    counts[static_cast<std::size_t>(HostTerm::Allocation)] += n;
+  return counts;
+}
+
+LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases) {
+  LaunchPathFit fit;
   // Launch gaps from the timelines; the CUDA-graph gap from the graph-mode walls.
   std::vector<double> gaps, graph_gaps;
   for (const MeasuredCase& c : cases) {
@@ -266,69 +286,58 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
     if (c.measured.wall_time_us_cudagraphs && !ks.empty())
       graph_gaps.push_back(std::max(0.0, *c.measured.wall_time_us_cudagraphs - c.measured.kernel_time_us) / static_cast<double>(ks.size()));
   }
-  tm.launch_gap_us = median(gaps);
-  tm.cudagraph_gap_us = graph_gaps.empty() ? tm.launch_gap_us : median(graph_gaps);
+  fit.launch_gap_us = median(gaps);
+  fit.cudagraph_gap_us = graph_gaps.empty() ? fit.launch_gap_us : median(graph_gaps);
 
   // The host: non-negative least squares of the call's host time (else its
-  // wall time, which a launch-bound call follows) on what its wrapper does:
-  // the call itself, its graph inputs, Triton launches, other extern calls, convolution
+  // wall time, which a launch-bound call follows) on what its wrapper does,
+  // one column per host term (core/cost/host_terms.def: the call itself,
+  // its graph inputs, Triton launches, other extern calls, convolution
   // calls, convolution backward calls, collective calls, the device kernels
-  // the collective calls launched (measured: the fake process group's
-  // all_gather copies once per rank), the multi-output items (`buf3 =
-  // buf2[0]` with its size, stride and alignment asserts) and the buffers
-  // allocated afresh (`empty_strided`), weighted by relative error. The
-  // hosts the files were measured on ran at different speeds (the zoo's
-  // host probe, 84-101 µs over the checked-in graphs' samples): each call's host time is first restated at the median probe of
-  // the files that record one, which the profile keeps as its host speed.
+  // the collective calls launched, the multi-output items and the buffers
+  // allocated afresh), weighted by relative error. The hosts the files were
+  // measured on ran at different speeds (the zoo's host probe, 84-101 µs
+  // over the checked-in graphs' samples): each call's host time is first
+  // restated at the median probe of the files that record one, which the
+  // profile keeps as its host speed.
   std::vector<double> probes;
   for (const MeasuredCase& c : cases)
     if (c.measured.host_probe_us) probes.push_back(*c.measured.host_probe_us);
-  tm.host_probe_us = median(probes);
-  enum HostColumn {
-    kCall, kInput, kTritonLaunch, kExternCall, kConvolutionCall, kConvolutionBackwardCall, kCollectiveCall, kCollectiveKernel, kItem,
-    kAllocation, kHostColumns
-  };
+  fit.host_probe_us = median(probes);
   std::vector<std::vector<double>> calls;
   std::vector<double> host_us, host_weight;
   for (const MeasuredCase& c : cases) {
-    std::vector<double> row(kHostColumns, 0.0);
-    row[kCall] = 1;
-    row[kInput] = static_cast<double>(c.graph.num_inputs);
-    for (const Node& n : c.graph.nodes) {
-      switch (classify_node(c.graph, n)) {
-        case KernelClass::None: row[kItem] += is_item_node(c.graph, n) ? 1 : 0; break;
-        case KernelClass::TritonPointwise:
-        case KernelClass::TritonReduction: row[kTritonLaunch] += 1; break;
-        case KernelClass::Convolution: row[kConvolutionCall] += 1; break;
-        case KernelClass::ConvolutionBackward: row[kConvolutionBackwardCall] += 1; break;
-        case KernelClass::Collective: row[kCollectiveCall] += 1; break;
-        default: row[kExternCall] += 1; break;
-      }
-    }
-    for (const MeasuredKernel& k : c.measured.kernels)
-      if (!k.node.empty() && classify_node(c.graph, c.graph.nodes[c.graph.find_node(k.node)]) == KernelClass::Collective) row[kCollectiveKernel] += 1;
-    // The buffers the wrapper allocated afresh in the order the call ran
-    // (as the accuracy report predicts it): memory as executed's, the
-    // others reused a dead buffer.
-    for (int n : fresh_allocations_per_node(c.graph, estimate_memory_as_executed(c.graph, order_as_run(c.graph)))) row[kAllocation] += n;
-    const double speed = c.measured.host_probe_us && tm.host_probe_us > 0 ? tm.host_probe_us / *c.measured.host_probe_us : 1.0;
+    const HostCounts counts = measured_host_counts(c);
+    const double speed = c.measured.host_probe_us && fit.host_probe_us > 0 ? fit.host_probe_us / *c.measured.host_probe_us : 1.0;
     const double t = c.measured.host_time_us.value_or(c.measured.wall_time_us) * speed;
-    calls.push_back(std::move(row));
+    calls.emplace_back(counts.begin(), counts.end());
     host_us.push_back(t);
     host_weight.push_back(1.0 / std::pow(std::max(t, 1e-3), 2.0));
   }
   const std::vector<double> host = nonnegative_least_squares(calls, host_us, host_weight);
-  tm.host_call_us = host[kCall];
-  tm.host_us_per_input = host[kInput];
-  tm.host_us_per_kernel = host[kTritonLaunch];
-  tm.host_us_per_extern = host[kExternCall];
-  tm.host_us_per_convolution = host[kConvolutionCall];
-  tm.host_us_per_convolution_backward = host[kConvolutionBackwardCall];
-  tm.host_us_per_collective = host[kCollectiveCall];
-  tm.host_us_per_collective_kernel = host[kCollectiveKernel];
-  tm.host_us_per_item = host[kItem];
-  tm.host_us_per_allocation = host[kAllocation];
+  for (std::size_t t = 0; t < kHostTerms; ++t) fit.host[t] = host[t];
+  return fit;
+}
 
+ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
+                       const HardwareProfile* sibling) {
+  if (cases.empty()) throw OptionError("fit: no measured graphs");
+  const MeasuredGpu gpu = measured_gpu(cases);
+  LawFit laws = fit_laws(gather_samples(cases, base, gpu), sibling);
+  const LaunchPathFit path = fit_launch_path(cases);
+  TimeModel tm;
+  tm.laws = std::move(laws.laws);
+  tm.samples = static_cast<int>(laws.samples);
+  tm.sm_count = gpu.sm_count;
+  tm.l2_bytes = gpu.l2_bytes;
+  tm.launch_gap_us = path.launch_gap_us;
+  tm.cudagraph_gap_us = path.cudagraph_gap_us;
+  tm.host_probe_us = path.host_probe_us;
+  for (const HostTermInfo& t : kHostTermInfo) tm.*t.member = path.host[static_cast<std::size_t>(t.term)];
+  ProfileFit fit;
+  fit.cases = cases.size();
+  fit.samples = laws.samples;
+  fit.borrowed = std::move(laws.borrowed);
   fit.profile = base;
   fit.profile.name = name;
   fit.profile.kernel_launch_us = 0;  // the time model's fixed terms hold it

@@ -19,15 +19,12 @@
 //   next one already launched: start within `kBackToBackUs` of the previous
 //   end). The CUDA-graph gap: the median of (wall - kernel time) / kernels
 //   over graphs measured under CUDA graphs.
-// - The host: host_call_us, host_us_per_kernel (Triton launches),
-//   host_us_per_convolution, host_us_per_convolution_backward (cuDNN calls),
-//   host_us_per_collective (functional collective calls),
-//   host_us_per_collective_kernel (per device kernel those calls launched:
-//   the fake process group's copies), host_us_per_item (per
-//   multi-output item) and host_us_per_extern (other extern
-//   calls) are a non-negative least squares fit of each call's measured
-//   host time (else its wall time) on its launch counts, weighted by
-//   relative error.
+// - The host: one figure per host term (core/cost/host_terms.def: the call,
+//   its inputs, Triton launches, convolution and convolution backward calls,
+//   collective calls and the device kernels they launched, multi-output
+//   items, other extern calls, fresh allocations), a non-negative least
+//   squares fit of each call's measured host time (else its wall time) on
+//   its counts per term, weighted by relative error.
 // - A class nobody measured, or fewer than kMinTermSupport of whose nodes
 //   were, borrows a related class's law (attention and
 //   convolution from gemm, backward classes from their forward, copy and
@@ -35,6 +32,7 @@
 //   profile says which under "borrowed".
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +67,44 @@ ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* s
 std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y,
                                               const std::vector<double>& w);
 
+// The fit's four jobs, in the order fit_profile runs them.
+//
+// 1. The samples: the GPU the files were measured on (its SMs, which the
+// tile terms quantize over, and its L2 size, the memory term's split; files
+// that do not say are from H100s and H200s, 50 MiB of L2), and every node
+// with measured kernels, by class.
+struct MeasuredGpu {
+  int sm_count = 0;
+  std::int64_t l2_bytes = 0;
+};
+MeasuredGpu measured_gpu(const std::vector<MeasuredCase>& cases);
+std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<MeasuredCase>& cases, const HardwareProfile& base,
+                                                              const MeasuredGpu& gpu);
+
+// 2. The laws: each class with kMinTermSupport samples or more fitted
+// (fit_class_law), the others borrowing a related class's law (or fitted on
+// their few when none is). Throws Error when a class has neither.
+struct LawFit {
+  std::map<KernelClass, ClassLaw> laws;
+  std::vector<std::string> borrowed;  // "attention<-gemm", ...
+  std::size_t samples = 0;            // the samples the fitted laws saw
+};
+LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling);
+
+// 3. The launch path: the launch gaps, the host's speed (the median probe
+// of the files that record one) and one figure per host term
+// (core/cost/host_terms.def), fitted to each call's counts
+// (measured_host_counts: the call, its inputs, its nodes' host terms with
+// the collective kernels as measured, the fresh allocations in the order it
+// ran).
+HostCounts measured_host_counts(const MeasuredCase& c);
+struct LaunchPathFit {
+  double launch_gap_us = 0, cudagraph_gap_us = 0, host_probe_us = 0;
+  HostCounts host{};  // µs per host term
+};
+LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases);
+
+// 4. The profile: `base` with the time model the three jobs fitted.
 struct ProfileFit {
   HardwareProfile profile;
   std::vector<std::string> borrowed;  // "attention<-gemm", ...

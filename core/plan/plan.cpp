@@ -33,91 +33,126 @@ void front_end_stage(PlanResult& r, const PlanOptions& opts) {
   r.fused_graph = std::make_shared<const Graph>(build_fused_graph(*r.input, r.front_end->deps, r.front_end->fusion.groups));
 }
 
-void memory_stage(PlanResult& r, const PlanOptions& opts) {
-  const Graph& g = r.planned();
-  r.memory = reorder_for_peak_memory(g, g.baseline_order(), opts.memory_methods, opts.on_invalid_memory_order);
+// The memory method's order as the final order, until the comm passes move it.
+void take_memory_order(PlanResult& r) {
   r.order = r.memory.order();
   r.final_memory = r.memory.estimate;
   r.final_peak_live = r.memory.peak_live;
+  r.executed.reset();
 }
 
-// The scheduler's estimate over r.order as memory as executed takes it:
-// final_memory, made with the baseline's planning info, unless the order
-// changes freeable inputs' sizes.
-const PeakMemoryEstimate* scheduler_estimate_of_order(const PlanResult& r) {
-  return freeable_input_sizes_depend_on_order(r.planned()) ? nullptr : &r.final_memory;
-}
-
-// The default-mode launch path over r.order with calibrated runtimes (none
-// otherwise): the host's allocations are those memory as executed makes in
-// that order, kept for the prediction.
-void price_launch_path(PlanResult& r, const PlanOptions& opts) {
+void memory_stage(PlanResult& r, const PlanOptions& opts) {
   const Graph& g = r.planned();
-  const HardwareProfile& hw = opts.hardware;
-  r.launch = LaunchModel{};
-  r.launch_memory.reset();
-  if (opts.runtime_source != "calibrated") return;
-  if (hw.time_model && hw.time_model->host_us_per_allocation > 0)
-    r.launch_memory = estimate_memory_as_executed(g, r.order, {}, scheduler_estimate_of_order(r));
-  r.launch = launch_model(g, hw, false, false, r.launch_memory ? &*r.launch_memory : nullptr);
+  r.memory = reorder_for_peak_memory(g, g.baseline_order(), opts.memory_methods, opts.on_invalid_memory_order);
+  take_memory_order(r);
 }
 
-// Per node once: what the comm passes, the simulation and the report use.
-void runtimes_stage(PlanResult& r, const PlanOptions& opts) {
-  const Graph& g = r.planned();
-  r.runtimes_us.resize(g.nodes.size());
-  r.runtime_sources.resize(g.nodes.size());
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const RuntimeEstimate e = estimate_node_runtime(g, v, opts.hardware, opts.use_graph_runtimes);
-    r.runtimes_us[v] = e.us;
-    r.runtime_sources[v] = e.source;
+// Once per plan: every later stage reads these times.
+void pricing_stage(PlanResult& r, const PlanOptions& opts) {
+  const SimulatedTimes simulated = opts.runtime_source == "calibrated" ? SimulatedTimes::Calibrated : SimulatedTimes::PassTimes;
+  r.pricing = std::make_shared<const Pricing>(price_graph(r.planned(), opts.hardware, {opts.use_graph_runtimes, simulated, true}));
+}
+
+// Memory as executed over r.order, estimated once per order (with the
+// scheduler's estimate final_memory, made with the baseline's planning
+// info, unless the order changes freeable inputs' sizes).
+const ExecutedMemory& executed_memory(PlanResult& r) {
+  if (!r.executed) {
+    const Graph& g = r.planned();
+    r.executed = estimate_memory_as_executed(g, r.order, {}, freeable_input_sizes_depend_on_order(g) ? nullptr : &r.final_memory);
   }
-  r.calibrated_runtimes_us = calibrated_runtimes_us(g, opts.hardware);
-  const bool calibrated = opts.runtime_source == "calibrated";
-  r.simulated_runtimes_us = calibrated ? r.calibrated_runtimes_us : r.runtimes_us;
-  // Contention is the calibrated model's, as the launch path is.
-  r.contention = calibrated ? contention_model(g, opts.hardware) : ContentionModel{};
-  price_launch_path(r, opts);
+  return *r.executed;
+}
+
+// `order` simulated as the pricing says: its simulated times, the launch
+// path when it times by the calibrated model (the host's fresh allocations
+// those of `executed`, memory as executed over this order), and contention.
+Simulation simulate_priced(const Graph& g, const Pricing& p, const Order& order, const ExecutedMemory* executed) {
+  const ContentionModel contention = contention_model(p);  // the calibrated model's, as the launch path is
+  if (!p.simulates_launch_path()) return simulate_two_streams(g, order, p.simulated_us(), LaunchModel{}, contention);
+  return simulate_two_streams(g, order, p.simulated_us(), launch_path(g, p, false, executed), contention);
+}
+
+Simulation simulate_order(PlanResult& r) {
+  const Pricing& p = *r.pricing;
+  return simulate_priced(r.planned(), p, r.order, p.simulates_launch_path() && p.prices_allocations() ? &executed_memory(r) : nullptr);
 }
 
 // As in Inductor, after memory reordering; the final order's memory is
 // estimated again since the passes may raise the peak within their budget.
 void comms_stage(PlanResult& r, const PlanOptions& opts) {
   const Graph& g = r.planned();
-  r.simulation_before_comm = simulate_two_streams(g, r.order, r.simulated_runtimes_us, r.launch, r.contention);
+  r.simulation_before_comm = simulate_order(r);
   if (opts.comm_passes.empty()) return;
-  r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.runtimes_us);
+  r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.pricing->pass_us);
   r.order = r.comm->order;
+  r.executed.reset();
   const MemoryPlanningInfo& info = *r.memory.info;  // of g.baseline_order(), as the memory stage planned from
   r.final_memory = estimate_peak_memory(g, info, r.order);
   r.final_peak_live = live_buffers_at(g, info, r.order, r.final_memory.peak_step);
 }
 
-void simulation_stage(PlanResult& r, const PlanOptions& opts) {
-  // With calibrated runtimes (the default) that simulation is the one the
-  // prediction's default-mode wall time needs: same order, runtimes and
-  // launch path (the final order's allocations, when the comm passes moved it).
-  const bool calibrated = opts.runtime_source == "calibrated";
-  if (r.comm) price_launch_path(r, opts);
-  r.simulation = r.comm ? simulate_two_streams(r.planned(), r.order, r.simulated_runtimes_us, r.launch, r.contention)
-                        : r.simulation_before_comm;
-  r.predicted = predict(r.planned(), r.order, opts.hardware, r.calibrated_runtimes_us,
-                        calibrated ? std::optional(r.simulation.step_time_us) : std::nullopt, scheduler_estimate_of_order(r),
-                        r.launch_memory ? &*r.launch_memory : nullptr);
-  if (opts.device_memory_bytes > 0) r.device_fit = check_device_fit(r.planned(), r.predicted, opts.device_memory_bytes);
+void simulation_stage(PlanResult& r, const PlanOptions&) { r.simulation = r.comm ? simulate_order(r) : r.simulation_before_comm; }
+
+// The final order's `predicted` figures. Under the calibrated model (the
+// default) the simulation is the default mode's wall: same order, times and
+// launch path.
+void predict_stage(PlanResult& r, const PlanOptions& opts) {
+  const Graph& g = r.planned();
+  const Pricing& p = *r.pricing;
+  const ExecutedMemory& executed = executed_memory(r);
+  const double wall = p.simulated == SimulatedTimes::Calibrated ? r.simulation.step_time_us : default_mode_wall_us(g, r.order, p, executed);
+  r.predicted = predict(g, r.order, p, std::move(*r.executed), wall);
+  r.executed.reset();  // predicted.memory holds it
+  if (opts.device_memory_bytes > 0) r.device_fit = check_device_fit(g, r.predicted, opts.device_memory_bytes);
+}
+
+// Each compared list through the same comms and simulation stages, from the
+// same memory plan and pricing: a row equals `plan --comm-passes` with it.
+void compare_stage(PlanResult& r, const PlanOptions& opts) {
+  if (!opts.compare) return;
+  for (auto& [label, passes] : compared_comm_passes()) {
+    PlanResult run;
+    run.input = r.input;
+    run.fused_graph = r.fused_graph;
+    run.memory = r.memory;
+    take_memory_order(run);
+    run.pricing = r.pricing;
+    PlanOptions with = opts;
+    with.comm_passes = passes;
+    with.compare = false;
+    comms_stage(run, with);
+    simulation_stage(run, with);
+    r.compared.push_back({label, passes, std::move(run.simulation), run.final_memory.peak});
+  }
 }
 
 constexpr PlanStage kStages[] = {
     {"front_end", "front_end, fused_graph", front_end_stage},
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
-    {"runtimes", "runtimes_us, runtime_sources, calibrated_runtimes_us, simulated_runtimes_us, contention, launch, launch_memory", runtimes_stage},
+    {"pricing", "pricing", pricing_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
-    {"simulation", "simulation, launch, launch_memory, predicted, device_fit", simulation_stage},
+    {"simulation", "simulation", simulation_stage},
+    {"predict", "predicted, device_fit", predict_stage},
+    {"compare", "compared", compare_stage},
 };
 
 }  // namespace
 
 std::span<const PlanStage> plan_stages() { return kStages; }
+
+Simulation simulate_plan_order(const PlanResult& r, const Order& order) {
+  const Graph& g = r.planned();
+  const Pricing& p = *r.pricing;
+  std::optional<ExecutedMemory> executed;
+  if (p.simulates_launch_path() && p.prices_allocations())
+    executed = estimate_memory_as_executed(g, order, {}, nullptr);
+  return simulate_priced(g, p, order, executed ? &*executed : nullptr);
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> compared_comm_passes() {
+  return {{"inductor recommended", inductor_recommended_comm_passes()}, {"overlap_schedule", {"overlap_schedule"}}};
+}
 
 PlanResult run_plan(std::shared_ptr<const Graph> input, const PlanOptions& opts) { return run_plan(std::move(input), opts, {}); }
 
@@ -207,12 +242,17 @@ std::string plan_to_text(const PlanResult& r) {
     }
     out += "\n";
   }
+  for (const ComparedPasses& c : r.compared) {
+    std::snprintf(line, sizeof line, "compared %s: step %.1f us, exposed comm %.1f us, peak %s\n", c.label.c_str(), c.simulation.step_time_us,
+                  c.simulation.exposed_comm_us, human_bytes(c.peak_bytes).c_str());
+    out += line;
+  }
   return out;
 }
 
 std::string plan_overlap_view_text(const PlanResult& r) {
   const Graph& g = r.planned();
-  return overlap_view_to_text(g, overlap_view(g, r.order, r.simulated_runtimes_us, r.simulation));
+  return overlap_view_to_text(g, overlap_view(g, r.order, r.pricing->simulated_us(), r.simulation));
 }
 
 }  // namespace schedlab

@@ -15,6 +15,7 @@
 #include "core/graph/graph.h"
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
+#include "core/cost/pricing.h"
 #include "core/fusion/fusion.h"
 #include "core/memory/methods.h"
 #include "core/predict/device_fit.h"
@@ -44,7 +45,24 @@ struct PlanOptions {
   // "Will it fit?": the device's memory in bytes (`--device-memory 80GiB`,
   // "device_memory"); 0: not asked. The plan then reports `device_fit`.
   std::int64_t device_memory_bytes = 0;
+  // Also run the compared comm passes (compared_comm_passes()) on the
+  // memory-planned order, each as this pipeline runs it (`simulate
+  // --compare`, `plan --compare`, schedplan/1 `compare`).
+  bool compare = false;
 };
+
+// One comm-pass list run beside the plan's own: the step `plan
+// --comm-passes` with these passes reports, by construction (the same
+// comms and simulation stages on the same memory plan and pricing).
+struct ComparedPasses {
+  std::string label;                     // "inductor recommended", "overlap_schedule"
+  std::vector<std::string> comm_passes;
+  Simulation simulation;                 // of the order the passes left
+  std::int64_t peak_bytes = 0;           // that order's peak (the memory methods' estimator)
+};
+
+// The lists `compare` runs: Inductor's recommended comm passes and overlap_schedule.
+std::vector<std::pair<std::string, std::vector<std::string>>> compared_comm_passes();
 
 struct PlanResult {
   // The graph given to run_plan, and for a pre-fusion one the fused graph
@@ -59,24 +77,20 @@ struct PlanResult {
   // peak within their budget): the same estimator as the memory methods'.
   PeakMemoryEstimate final_memory;
   std::vector<LiveBuffer> final_peak_live;  // alive at final_memory.peak_step, largest first
-  // Per-node runtimes (a node's runtime_us, else the cost model under
-  // opts.hardware) the comm passes and the simulation use.
-  std::vector<double> runtimes_us;
-  std::vector<std::string_view> runtime_sources;  // per node: "runtime_us", "roofline", "collective" or "none"
-  std::vector<double> calibrated_runtimes_us;     // the calibrated model's (core/cost), what the reports time by
-  std::vector<double> simulated_runtimes_us;      // what the simulation used (opts.runtime_source)
-  LaunchModel launch;                             // host and launch gaps of the calibrated model
-  ContentionModel contention;                     // the profile's contention law per node (empty: none)
-  // Memory as executed over the order `launch` was priced for, when its host
-  // pays per allocation (the profile's host_us_per_allocation); the
-  // prediction reuses it.
-  std::optional<ExecutedMemory> launch_memory;
+  // The planned graph priced once on opts.hardware (core/cost/pricing.h):
+  // what the comm passes read, what the simulation and the prediction time
+  // by. Shared, as the graphs are: compared runs read the same one.
+  std::shared_ptr<const Pricing> pricing;
+  // Memory as executed over `order`, once the launch path (its host pays per
+  // fresh allocation) or the prediction needed it; reset when the order changes.
+  std::optional<ExecutedMemory> executed;
   std::optional<CommPipelineResult> comm;  // when comm passes ran
   Simulation simulation_before_comm;       // of the memory-reordered order
   Simulation simulation;                   // of the final order
   std::optional<FrontEndResult> front_end;  // for a pre-fusion graph
   Prediction predicted;                     // of the final order (schedplan/1 `predicted`)
   std::optional<DeviceFit> device_fit;      // with opts.device_memory_bytes (schedplan/1 `device_fit`)
+  std::vector<ComparedPasses> compared;     // opts.compare: each compared list, as the plan would run it
 };
 
 // One stage of the pipeline: it reads what the earlier stages left in the
@@ -87,7 +101,13 @@ struct PlanStage {
   void (*run)(PlanResult& r, const PlanOptions& opts);
 };
 
-// front_end -> memory -> runtimes -> comms -> simulation, in this order.
+// front_end -> memory -> pricing -> comms -> simulation -> predict ->
+// compare, in this order.
+// Another order of the planned graph simulated as the plan's own are: the
+// pricing's times, its launch path (the fresh allocations of memory as
+// executed over that order) and its contention (the page's per-pass steps).
+Simulation simulate_plan_order(const PlanResult& r, const Order& order);
+
 std::span<const PlanStage> plan_stages();
 
 // Every stage in order: what `plan`, `simulate`, `bench`, the WASM module

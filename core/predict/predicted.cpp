@@ -10,11 +10,6 @@
 namespace schedlab {
 
 
-int fake_collective_kernels(const Node& n) {
-  if (!n.collective || n.collective->kind != CollectiveOp::AllGather) return 0;
-  return static_cast<int>(std::min<std::int64_t>(n.collective->group_size, 1 << 20));
-}
-
 std::vector<int> fresh_allocations_per_node(const Graph& g, const ExecutedMemory& executed) {
   std::vector<int> out(g.nodes.size(), 0);
   for (const ExecutedEvent& e : executed.events)
@@ -22,104 +17,73 @@ std::vector<int> fresh_allocations_per_node(const Graph& g, const ExecutedMemory
   return out;
 }
 
-LaunchModel launch_model(const Graph& g, const HardwareProfile& hw, bool cudagraphs, bool fake_collectives, const ExecutedMemory* executed) {
+LaunchModel launch_path(const Graph& g, const Pricing& p, bool cudagraphs, const ExecutedMemory* executed) {
   LaunchModel m;
-  if (!hw.time_model) return m;
-  const TimeModel& tm = *hw.time_model;
-  m.host_us.assign(g.nodes.size(), 0.0);
-  m.gap_us.assign(g.nodes.size(), 0.0);
-  m.host_call_us = cudagraphs ? 0.0 : tm.host_call_us + tm.host_us_per_input * static_cast<double>(g.num_inputs);
-  if (!cudagraphs && executed && tm.host_us_per_allocation > 0) {
+  const LaunchCosts& costs = p.launch;
+  if (costs.empty()) return m;
+  if (cudagraphs) {
+    m.host_us.assign(g.nodes.size(), 0.0);
+    m.gap_us = costs.cudagraph_gap_us;
+    return m;
+  }
+  m.host_us = costs.host_us;
+  m.gap_us = costs.gap_us;
+  m.host_call_us = costs.host_call_us;
+  if (executed && costs.host_us_per_allocation > 0) {
     const std::vector<int> fresh = fresh_allocations_per_node(g, *executed);
-    for (NodeId v = 0; v < g.num_nodes(); ++v) m.host_us[v] += tm.host_us_per_allocation * fresh[v];
-  }
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const KernelClass c = classify_node(g, g.nodes[v]);
-    if (c == KernelClass::None) {
-      // An item of a multi-output result launches nothing; the wrapper's
-      // statement for it costs the host (waits and nops nothing).
-      if (!cudagraphs && is_item_node(g, g.nodes[v])) m.host_us[v] += tm.host_us_per_item;
-      continue;
-    }
-    const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
-    // A collective on a real NCCL group costs the host what the profile's
-    // sweep measured, where it has one.
-    const bool real_collective = c == KernelClass::Collective && !fake_collectives && hw.collective_times &&
-                                 hw.collective_times->host_us_per_issue > 0;
-    if (!cudagraphs) m.host_us[v] += real_collective ? hw.collective_times->host_us_per_issue : host_us_per_node(tm, c);
-    if (!cudagraphs && fake_collectives && c == KernelClass::Collective)
-      m.host_us[v] += fake_collective_kernels(g.nodes[v]) * tm.host_us_per_collective_kernel;
-    m.gap_us[v] = kernels * (cudagraphs ? tm.cudagraph_gap_us : tm.launch_gap_us);
+    for (NodeId v = 0; v < g.num_nodes(); ++v)
+      if (fresh[v] > 0) m.host_us[v] = costs.host_us_per_allocation * fresh[v] + m.host_us[v];
   }
   return m;
 }
 
-ContentionModel contention_model(const Graph& g, const HardwareProfile& hw) {
+ContentionModel contention_model(const Pricing& p) {
   ContentionModel m;
-  if (!hw.contention) return m;
-  m.comm_slowdown.assign(g.nodes.size(), 1.0);
-  m.compute_slowdown.assign(g.nodes.size(), 1.0);
-  m.comm_start_fraction.assign(g.nodes.size(), 0.0);
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const ContentionShare share = contention_share(*hw.contention, classify_node(g, g.nodes[v]));
-    m.comm_slowdown[v] = share.comm_slowdown;
-    m.compute_slowdown[v] = share.compute_slowdown;
-    m.comm_start_fraction[v] = share.start_fraction;
+  if (p.contention.empty() || p.simulated != SimulatedTimes::Calibrated) return m;
+  for (const ContentionShare& share : p.contention) {
+    m.comm_slowdown.push_back(share.comm_slowdown);
+    m.compute_slowdown.push_back(share.compute_slowdown);
+    m.comm_start_fraction.push_back(share.start_fraction);
   }
   return m;
 }
 
-namespace {
+double default_mode_wall_us(const Graph& g, const Order& order, const Pricing& p, const ExecutedMemory& executed) {
+  return simulate_two_streams(g, order, p.calibrated_us, launch_path(g, p, false, &executed), contention_model(p)).step_time_us;
+}
 
-// predict's figures for runtimes `us` (calibrated; unpriced collectives
-// already zeroed).
-Prediction predict_from_runtimes(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& us,
-                                 std::optional<double> default_mode_wall_us, const std::map<std::string, std::int64_t>& observed_bytes,
-                                 bool price_collectives, const PeakMemoryEstimate* scheduler_estimate,
-                                 const ExecutedMemory* executed) {
+Prediction predict(const Graph& g, const Order& order, const Pricing& pricing, ExecutedMemory executed, double default_mode_wall_us) {
   Prediction p;
-  p.hardware = hw.name;
-  p.runtime_source = hw.time_model ? "calibrated" : "roofline";
-  p.host_probe_us = hw.time_model ? hw.time_model->host_probe_us : 0.0;
+  p.hardware = pricing.hardware;
+  p.runtime_source = pricing.model;
+  p.host_probe_us = pricing.host_probe_us;
+  const std::vector<double>& us = pricing.calibrated_us;
   double inductor = 0;
   bool inductor_complete = true;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.nodes[v];
-    const KernelClass c = classify_node(g, n);
-    if (c == KernelClass::None || (c == KernelClass::Collective && !price_collectives)) continue;
+    const KernelClass c = pricing.classes[v];
+    if (c == KernelClass::None || (c == KernelClass::Collective && !pricing.price_collectives)) continue;
     p.kernel_time_us = add_us(p.kernel_time_us, us[v], "kernel time");
     p.class_time_us[c] += us[v];
     if (n.runtime_us) inductor = add_us(inductor, *n.runtime_us, "Inductor's kernel time");
     else inductor_complete = false;
   }
   if (inductor_complete) p.inductor_kernel_time_us = inductor;
-  p.memory = executed ? *executed : estimate_memory_as_executed(g, order, observed_bytes, scheduler_estimate);
-  // Collectives that take no time contend with nothing.
-  const ContentionModel contention = price_collectives ? contention_model(g, hw) : ContentionModel{};
-  p.wall_time_us = default_mode_wall_us
-                       ? *default_mode_wall_us
-                       : simulate_two_streams(g, order, us, launch_model(g, hw, false, !price_collectives, &p.memory), contention).step_time_us;
-  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_model(g, hw, true, !price_collectives), contention).step_time_us;
+  p.memory = std::move(executed);
+  p.wall_time_us = default_mode_wall_us;
+  p.wall_time_us_cudagraphs = simulate_two_streams(g, order, us, launch_path(g, pricing, true), contention_model(pricing)).step_time_us;
   p.peak_bytes = p.memory.peak_bytes;
   p.reserved_bytes = p.memory.reserved_bytes;
   return p;
 }
 
-}  // namespace
-
 Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::map<std::string, std::int64_t>& observed_bytes,
                    bool price_collectives) {
-  std::vector<double> us = calibrated_runtimes_us(g, hw);
-  if (!price_collectives)
-    for (NodeId v = 0; v < g.num_nodes(); ++v)
-      if (classify_node(g, g.nodes[v]) == KernelClass::Collective) us[v] = 0;
-  return predict_from_runtimes(g, order, hw, us, std::nullopt, observed_bytes, price_collectives, nullptr, nullptr);
-}
-
-Prediction predict(const Graph& g, const Order& order, const HardwareProfile& hw, const std::vector<double>& calibrated_us,
-                   std::optional<double> default_mode_wall_us, const PeakMemoryEstimate* scheduler_estimate,
-                   const ExecutedMemory* executed) {
-  return predict_from_runtimes(g, order, hw, calibrated_us, default_mode_wall_us, {}, true, scheduler_estimate, executed);
+  const Pricing pricing = price_graph(g, hw, {.price_collectives = price_collectives});
+  ExecutedMemory executed = estimate_memory_as_executed(g, order, observed_bytes);
+  const double wall = default_mode_wall_us(g, order, pricing, executed);
+  return predict(g, order, pricing, std::move(executed), wall);
 }
 
 std::string prediction_to_text(const Prediction& p) {

@@ -86,14 +86,27 @@ ExecutionSchedule build_execution_schedule(const Graph& g, const MemoryPlanningI
   return s;
 }
 
-Order order_by_method(const Graph& g, const MemoryPlanningInfo& info, std::string_view method) {
-  const MemoryMethod* m = find_memory_method(method);
-  if (!m) {
+ExecutionPlan plan_execution(std::shared_ptr<const Graph> g, const HardwareProfile& hw, std::string_view method,
+                             std::string_view plan_json_text) {
+  if (!find_memory_method(method)) {
     std::string known;
     for (const auto& k : memory_methods()) known += (known.empty() ? "" : ", ") + std::string(k.name);
     throw OptionError("--order: unknown method \"" + std::string(method) + "\" (known: " + known + ")");
   }
-  return m->run(g, info, g.baseline_order());
+  PlanOptions opts;
+  opts.memory_methods = {std::string(method)};
+  opts.fuse = false;
+  opts.hardware = hw;
+  ExecutionPlan out{run_plan(std::move(g), opts), {}, 0};
+  const PlanResult& r = out.plan;
+  if (plan_json_text.empty()) {
+    out.order = r.order;
+    out.estimated_peak = r.final_memory.peak;
+  } else {
+    out.order = order_from_plan_json(r.planned(), plan_json_text);
+    out.estimated_peak = estimate_peak_memory(r.planned(), *r.memory.info, out.order).peak;
+  }
+  return out;
 }
 
 Order order_from_plan_json(const Graph& g, std::string_view plan_json_text) {

@@ -21,6 +21,7 @@
 
 #include "core/graph/graph.h"
 #include "core/memory/planning_info.h"
+#include "core/plan/plan.h"
 
 namespace schedlab::gpu {
 
@@ -61,10 +62,19 @@ struct ExecutionSchedule {
 // estimate does; `order` must be a permutation of all nodes (Error otherwise).
 ExecutionSchedule build_execution_schedule(const Graph& g, const MemoryPlanningInfo& info, const Order& order);
 
-// The order an executor run uses: "baseline", a core/memory method name
-// ("lpmf", "bfs", "dfs"), or the `order` of a schedplan/1 document. Throws
-// Error naming the unknown node or method, or a node missing from the plan.
-Order order_by_method(const Graph& g, const MemoryPlanningInfo& info, std::string_view method);
+// What an executor run executes, planned as every front end plans: run_plan
+// (core/plan) on the graph as it is (no fusion, no comm passes) with
+// `method` alone as the memory method ("baseline", or a core/memory method:
+// "lpmf", "bfs", "dfs") on `hw`; with a schedplan/1 document's text, that
+// plan's `order` instead, its peak estimated with the plan's planning info.
+// Throws Error naming the unknown node or method, or a node missing from the plan.
+struct ExecutionPlan {
+  PlanResult plan;
+  Order order;                     // what runs
+  std::int64_t estimated_peak = 0;  // the memory methods' estimator over `order`
+};
+ExecutionPlan plan_execution(std::shared_ptr<const Graph> g, const HardwareProfile& hw, std::string_view method,
+                             std::string_view plan_json_text = {});
 Order order_from_plan_json(const Graph& g, std::string_view plan_json_text);
 
 }  // namespace schedlab::gpu

@@ -22,7 +22,6 @@
 #include "core/io/graph_reader.h"
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
-#include "core/memory/estimate.h"
 #include "core/memory/methods.h"
 #include "native-cuda/host/calibration.h"
 #include "native-cuda/host/execution_schedule.h"
@@ -47,14 +46,16 @@ struct RunRequest {
 
 // Plans the order, executes it on `rt` and returns the report (this rank's).
 nlohmann::json execute_and_report(const RunRequest& q, GpuRuntime& rt) {
-  const Graph g = load_graph_file(q.graph_path);
-  const auto info = compute_planning_info(g, g.baseline_order());
-  const Order order = !q.plan_path.empty() ? order_from_plan_json(g, read_text_file(q.plan_path))
-                                           : order_by_method(g, info, q.order_method.empty() ? "baseline" : q.order_method);
+  const ExecutionPlan planned = plan_execution(std::make_shared<const Graph>(load_graph_file(q.graph_path)), q.hw,
+                                               q.order_method.empty() ? "baseline" : q.order_method,
+                                               q.plan_path.empty() ? std::string() : read_text_file(q.plan_path));
+  const Graph& g = planned.plan.planned();
+  const MemoryPlanningInfo& info = *planned.plan.memory.info;
+  const Order& order = planned.order;
   const ExecutionSchedule schedule = build_execution_schedule(g, info, order);
   std::vector<StandIn> stand_ins;
   for (NodeId v = 0; v < g.num_nodes(); ++v) stand_ins.push_back(plan_stand_in(g, info, v));
-  const std::int64_t estimated_peak = estimate_peak_memory(g, info, order).peak;
+  const std::int64_t estimated_peak = planned.estimated_peak;
   const RunMeasurements m = execute_schedule(rt, g, schedule, stand_ins, q.opts);
   nlohmann::json report = run_report_json(g, schedule, stand_ins, q.hw, estimated_peak, m);
   report["order_source"] = !q.plan_path.empty() ? "plan " + q.plan_path : "method " + (q.order_method.empty() ? "baseline" : q.order_method);

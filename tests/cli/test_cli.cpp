@@ -150,3 +150,28 @@ TEST_CASE("gen writes graphs that load and plan", "[cli][gen]") {
   std::filesystem::remove(rep);
 }
 #endif
+
+#ifndef __EMSCRIPTEN__
+// The case: ddp_step_0_inf's overlap_schedule row under --compare
+// read 642,060.9 us (the passes' runtime_us, no host) while
+// --comm-passes overlap_schedule read 1,205.2 us. The rows are the plan's now.
+TEST_CASE("simulate --compare rows read as simulate --comm-passes with those passes", "[cli][compare]") {
+  const std::string graph = schedlab::test::data_path("exported/ddp_step_0_inf.post.json");
+  const auto row = [](const std::string& out, const std::string& label) {
+    const std::size_t at = out.find("\n" + label + " ");
+    REQUIRE(at != std::string::npos);
+    std::string line = out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+    return line.substr(label.size());
+  };
+  const Run compared = run_cli("simulate " + graph + " --compare");
+  REQUIRE(compared.code == 0);
+  const Run alone = run_cli("simulate " + graph + " --comm-passes overlap_schedule");
+  REQUIRE(alone.code == 0);
+  std::string after = row(alone.out, "after 1 comm passes");
+  after = after.substr(after.find_first_not_of(' '));
+  std::string os = row(compared.out, "overlap_schedule");
+  os = os.substr(os.find_first_not_of(' '));
+  CHECK(os == after);
+  CHECK_THAT(compared.out, !Catch::Contains("642060.9"));
+}
+#endif

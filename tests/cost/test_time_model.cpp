@@ -2,6 +2,9 @@
 // profile, and the launch model's host and gaps in the simulation.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "core/cost/cost_model.h"
 #include "core/cost/kernel_class.h"
 #include "core/cost/law_features.h"
@@ -172,16 +175,75 @@ TEST_CASE("the host pays each buffer the wrapper allocates afresh, not one it re
   CHECK(counted == allocated);
   CHECK(reused > 0);  // a KV-cache decode step reuses most of its buffers
   // 3 us per fresh allocation, at the allocating node, default mode only.
-  const LaunchModel without = launch_model(g, hw, false, false, &executed);
+  const LaunchModel without = launch_path(g, price_graph(g, hw), false, &executed);
   hw.time_model->host_us_per_allocation = 3;
-  const LaunchModel with = launch_model(g, hw, false, false, &executed);
+  const Pricing pricing = price_graph(g, hw);
+  const LaunchModel with = launch_path(g, pricing, false, &executed);
   for (NodeId v = 0; v < g.num_nodes(); ++v) CHECK(with.host_us[v] == Approx(without.host_us[v] + 3.0 * fresh[v]));
-  const LaunchModel no_memory = launch_model(g, hw, false, false, nullptr);
+  const LaunchModel no_memory = launch_path(g, pricing, false, nullptr);
   CHECK(no_memory.host_us == without.host_us);
-  const LaunchModel graphs = launch_model(g, hw, true, false, &executed);
+  const LaunchModel graphs = launch_path(g, pricing, true, &executed);
   for (double us : graphs.host_us) CHECK(us == 0);
   // predict prices them over the order it is given.
   const double wall = predict(g, g.baseline_order(), hw).wall_time_us;
   hw.time_model->host_us_per_allocation = 0;
   CHECK(wall > predict(g, g.baseline_order(), hw).wall_time_us);
+}
+
+// The law and host terms are one table each (core/cost/law_terms.def,
+// host_terms.def): every row reaches the profile writer and reader, scales
+// with the host's speed when it is a host term, and is named in the docs.
+TEST_CASE("every law and host term is a row that profiles, host speed and docs follow", "[cost][time][terms]") {
+  HardwareProfile hw = builtin_profile("h100-sxm");
+  TimeModel& m = *hw.time_model;
+  for (const HostTermInfo& t : kHostTermInfo) m.*t.member = 1.0 + static_cast<double>(t.term);
+  for (auto& [cls, law] : m.laws)
+    for (const LawTermInfo& t : kLawTermInfo) law[t.term] = 0.5 + static_cast<double>(t.term);
+  const HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
+  for (const HostTermInfo& t : kHostTermInfo) {
+    INFO(t.field);
+    CHECK((*back.time_model).*t.member == m.*t.member);
+    CHECK(at_host_speed(m, 2 * m.host_probe_us).*t.member == 2 * (m.*t.member));
+  }
+  for (const auto& [cls, law] : back.time_model->laws)
+    for (const LawTermInfo& t : kLawTermInfo) {
+      INFO(t.field);
+      CHECK(law[t.term] == 0.5 + static_cast<double>(t.term));
+    }
+#ifndef __EMSCRIPTEN__
+  std::ifstream in(test::data_path("../../docs/cost-model.md"));
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  for (const LawTermInfo& t : kLawTermInfo) {
+    INFO(t.field);
+    CHECK(doc.find("`" + std::string(t.field) + "`") != std::string::npos);
+  }
+  for (const HostTermInfo& t : kHostTermInfo) {
+    INFO(t.field);
+    CHECK(doc.find("`" + std::string(t.field) + "`") != std::string::npos);
+  }
+#endif
+}
+
+// A node's host counts price the launch path and the fit alike: one call
+// term per node by class, an item's statement, the fake group's copies.
+TEST_CASE("host term counts per call and per node", "[cost][time][terms]") {
+  const Graph g = load_graph_file(test::data_path("exported/fsdp_step_0_inf.post.json"));
+  const HostCounts call = call_host_counts(g);
+  CHECK(call[static_cast<std::size_t>(HostTerm::Call)] == 1);
+  CHECK(call[static_cast<std::size_t>(HostTerm::Input)] == g.num_inputs);
+  const TimeModel& m = *builtin_profile("h200").time_model;
+  for (const Node& n : g.nodes) {
+    const KernelClass c = classify_node(g, n);
+    const HostCounts counts = node_host_counts(n, c, 3);
+    double calls = 0;
+    for (const HostTermInfo& t : kHostTermInfo)
+      if (t.term != HostTerm::CollectiveKernel) calls += counts[static_cast<std::size_t>(t.term)];
+    INFO(n.name);
+    CHECK(calls == (c != KernelClass::None || is_item_node(g, n) ? 1 : 0));
+    CHECK(counts[static_cast<std::size_t>(HostTerm::CollectiveKernel)] == (c == KernelClass::Collective ? 3 : 0));
+    if (c != KernelClass::None) CHECK(host_us(m, node_host_counts(n, c, 0)) == host_us_per_node(m, c));
+  }
 }

@@ -44,8 +44,11 @@ TEST_CASE("execution schedule holds the estimated bytes at every step", "[gpu][s
     SECTION(path) {
       const Graph g = load_graph_file(test::data_path(path));
       const auto info = compute_planning_info(g, g.baseline_order());
+      const auto graph = std::make_shared<const Graph>(g);
       for (const auto& method : memory_methods()) {
-        const Order order = order_by_method(g, info, method.name);
+        const ExecutionPlan planned = plan_execution(graph, builtin_profile("h200"), method.name);
+        const Order& order = planned.order;
+        CHECK(planned.estimated_peak == estimate_peak_memory(g, info, order).peak);
         const auto est = estimate_peak_memory(g, info, order);
         const auto s = build_execution_schedule(g, info, order);
         INFO(std::string(method.name));
@@ -106,8 +109,12 @@ TEST_CASE("execution order from a plan, a method, or refused", "[gpu][schedule]"
   CHECK(test::names(g, from_plan) == plan["order"].get<std::vector<std::string>>());
   CHECK(build_execution_schedule(g, info, from_plan).peak_bytes == plan["memory"]["peak"].get<std::int64_t>());
 
-  CHECK(order_by_method(g, info, "baseline") == g.baseline_order());
-  CHECK_THROWS_WITH(order_by_method(g, info, "fastest"), Catch::Contains("unknown method \"fastest\""));
+  const auto graph = std::make_shared<const Graph>(g);
+  CHECK(plan_execution(graph, builtin_profile("h200"), "baseline").order == g.baseline_order());
+  const ExecutionPlan by_plan = plan_execution(graph, builtin_profile("h200"), "baseline", plan.dump());
+  CHECK(by_plan.order == from_plan);
+  CHECK(by_plan.estimated_peak == plan["memory"]["peak"].get<std::int64_t>());
+  CHECK_THROWS_WITH(plan_execution(graph, builtin_profile("h200"), "fastest"), Catch::Contains("unknown method \"fastest\""));
   CHECK_THROWS_WITH(order_from_plan_json(g, R"({"order": ["op0", "nope"]})"), Catch::Contains("order[1]: node \"nope\""));
   CHECK_THROWS_WITH(order_from_plan_json(g, R"({"graph": "x"})"), Catch::Contains("\"order\" array"));
   CHECK_THROWS_WITH(order_from_plan_json(g, "{"), Catch::Contains("not valid JSON"));

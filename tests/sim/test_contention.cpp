@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/cost/cost_model.h"
+#include "core/cost/pricing.h"
 #include "core/predict/predicted.h"
 #include "core/sim/simulate.h"
 #include "tests/test_util.h"
@@ -88,14 +89,14 @@ TEST_CASE("contention: neutral factors give the two-stream model on real graphs"
     REQUIRE(b.collectives.size() == a.collectives.size());
     for (std::size_t i = 0; i < a.collectives.size(); ++i) CHECK(b.collectives[i].end_us == Approx(a.collectives[i].end_us));
     // With the launch path a collective starts no earlier than the host issues it.
-    const Simulation hosted = simulate_two_streams(g, g.baseline_order(), rt, launch_model(g, hw, false), neutral);
+    const Simulation hosted = simulate_two_streams(g, g.baseline_order(), rt, launch_path(g, price_graph(g, hw), false), neutral);
     for (const CollectiveTiming& ct : hosted.collectives) CHECK(ct.start_us >= ct.issue_us);
   }
 }
 
 TEST_CASE("contention: the built-in profiles' law per node", "[sim][contention]") {
   Graph g = load_graph_file(test::data_path("inductor/fsdp_1.post.json"));
-  const ContentionModel m = contention_model(g, builtin_profile("h100-sxm"));
+  const ContentionModel m = contention_model(price_graph(g, builtin_profile("h100-sxm")));
   REQUIRE(m.comm_slowdown.size() == g.nodes.size());
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     CHECK(m.comm_slowdown[v] >= 1.0);
@@ -104,5 +105,9 @@ TEST_CASE("contention: the built-in profiles' law per node", "[sim][contention]"
     CHECK(m.comm_start_fraction[v] <= 1.0);
   }
   // A datasheet profile carries none: overlap stays free.
-  CHECK(contention_model(g, builtin_profile("h100-sxm-datasheet")).empty());
+  CHECK(contention_model(price_graph(g, builtin_profile("h100-sxm-datasheet"))).empty());
+  // Nor when collectives are not priced (the zoo's fake process group), nor
+  // when the simulation times by what the comm passes read.
+  CHECK(contention_model(price_graph(g, builtin_profile("h100-sxm"), {true, SimulatedTimes::Calibrated, false})).empty());
+  CHECK(contention_model(price_graph(g, builtin_profile("h100-sxm"), {true, SimulatedTimes::PassTimes, true})).empty());
 }

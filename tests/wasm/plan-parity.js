@@ -66,7 +66,8 @@ async function main() {
   for (const f of fixtures) {
     const graphPath = path.join(dir, f);
     const text = fs.readFileSync(graphPath, 'utf8');
-    const variants = [{ flags: [], options: '' }, ...methods.map((m) => ({ flags: ['--memory-methods', m], options: JSON.stringify({ memory_methods: [m] }) }))];
+    const variants = [{ flags: [], options: '' }, ...methods.map((m) => ({ flags: ['--memory-methods', m], options: JSON.stringify({ memory_methods: [m] }) })),
+      { flags: ['--compare'], options: JSON.stringify({ compare: true }) }];
     for (const { flags, options } of variants) {
       check(`plan ${f} ${flags.join(' ') || '(defaults)'}`, () => {
         const out = path.join(tmp, 'plan.json');
@@ -98,7 +99,7 @@ async function main() {
         try {
           const stages = [];
           session.run(bytes, flags.length ? JSON.stringify({ comm_passes: passes }) : '', (name) => stages.push(name));
-          assert.deepStrictEqual(stages, ['load', 'front_end', 'memory', 'runtimes', 'comms', 'simulation', 'views']);
+          assert.deepStrictEqual(stages, ['load', 'front_end', 'memory', 'pricing', 'comms', 'simulation', 'predict', 'compare', 'views']);
           const ov = session.overview();
           assert.strictEqual(ov.graph, plan.graph);
           assert.strictEqual(ov.nodes, plan.nodes);

@@ -549,7 +549,8 @@ function graphDetail({ input, planned }, plan) {
 }
 
 // Step time and exposed communication of the two-stream simulation (and
-// before the comm passes, when they ran).
+// before the comm passes, when they ran), with the compared comm passes'
+// (plan.compare: each what the plan reports with those passes).
 function simulationStat(plan) {
   const sim = plan.simulation;
   if (!sim) return '';
@@ -558,7 +559,10 @@ function simulationStat(plan) {
   if (plan.comm) {
     detail += ` · before comm passes: ${formatUs(plan.comm.step_time_before_us)}, exposed ${formatUs(plan.comm.exposed_comm_before_us)}`;
   }
-  return stat('Step time (simulated)', formatUs(sim.step_time_us), detail);
+  const compared = (plan.compare || []).map((c) =>
+    h('span', { class: 'compare-row' }, ` · ${c.label}: ${formatUs(c.step_time_us)}, exposed ${formatUs(c.exposed_comm_us)}`));
+  return stat('Step time (simulated)', formatUs(sim.step_time_us),
+    compared.length ? h('span', {}, detail, h('span', { 'data-testid': 'compare-rows' }, ...compared)) : detail);
 }
 
 // Which peak the page leads with, said in one line: the scheduler's (the

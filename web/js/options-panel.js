@@ -2,7 +2,7 @@
 // their knobs, the hardware profile, a loaded profile file) and the page's
 // URL, which carries the graph's URL and every option that differs from the
 // CLI's defaults:
-//   ?graph=URL&comm-passes=a,b,c&memory-methods=x,y&fuse=0&hardware=NAME&knob.NAME=V&device-memory=80GiB&step=N
+//   ?graph=URL&comm-passes=a,b,c&memory-methods=x,y&fuse=0&compare=1&hardware=NAME&knob.NAME=V&device-memory=80GiB&step=N
 import { breakableName, h } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -144,6 +144,7 @@ export class OptionsPanel {
       options.comm_passes = checked('comm-pass');
       const knobs = this.changedKnobs();
       if (Object.keys(knobs).length) options.comm = knobs;
+      if ($('compare-option').checked) options.compare = true;
     }
     options.fuse = $('fuse-option').checked;
     const hw = $('hardware-select').value;
@@ -171,6 +172,7 @@ export class OptionsPanel {
       this.setPasses(names);
     }
     if (params.has('fuse')) $('fuse-option').checked = !['0', 'false', 'no'].includes(params.get('fuse'));
+    if (params.has('compare')) $('compare-option').checked = !['0', 'false', 'no'].includes(params.get('compare'));
     if (params.has('hardware')) {
       const hw = params.get('hardware');
       if (this.controls.hardware.includes(hw)) $('hardware-select').value = hw;
@@ -192,6 +194,7 @@ export class OptionsPanel {
     if (o.memory_methods.join(',') !== defaults) params.set('memory-methods', o.memory_methods.join(','));
     if (o.comm_passes && o.comm_passes.length) params.set('comm-passes', o.comm_passes.join(','));
     if (!o.fuse) params.set('fuse', '0');
+    if (o.compare) params.set('compare', '1');
     if (typeof o.hardware === 'string') params.set('hardware', o.hardware);
     for (const [k, v] of Object.entries(o.comm || {})) params.set(`knob.${k}`, String(v));
     if (o.device_memory !== undefined) params.set('device-memory', String(o.device_memory));

@@ -67,9 +67,11 @@ const STAGE_LABELS = {
   load: 'parsing and checking the graph',
   front_end: 'dependencies, dead code and fusion',
   memory: 'memory methods',
-  runtimes: 'runtimes',
+  pricing: 'pricing the nodes',
   comms: 'comm passes',
-  simulation: 'simulation and prediction',
+  simulation: 'simulation',
+  predict: 'prediction',
+  compare: 'compared comm passes',
   views: 'memory curves',
 };
 
