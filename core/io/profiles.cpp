@@ -44,6 +44,10 @@ void refuse_unknown(const json& obj, const Known& known, Name name_of, const std
   }
 }
 
+void refuse_unknown(const json& obj, std::initializer_list<std::string_view> known, const std::string& where) {
+  refuse_unknown(obj, known, [](std::string_view k) { return k; }, where);
+}
+
 // A law's fields: one per term (core/cost/time_model.h, kLawTermInfo: its
 // name and whether a profile may leave it out; the first laws had only the
 // required ones), and kernels_per_node.
