@@ -186,10 +186,14 @@ struct TimeModel {
   std::int64_t l2_bytes = 0;             // L2 cache size splitting the memory term (0: no split)
 };
 
+// A TimeModel member (an alias: nvcc's host pass reads `double TimeModel::*m`
+// back with parentheses that -Wparentheses refuses).
+using TimeModelMember = double TimeModel::*;
+
 struct HostTermInfo {
   HostTerm term;
   std::string_view field;      // the TimeModel member's and the profile field's name
-  double TimeModel::*member;
+  TimeModelMember member;
   HostTermPer per;
   WhenAbsent when_absent;
   std::string_view summary;    // what the host pays it for
