@@ -22,6 +22,7 @@
 #include "core/cost/cost_model.h"
 #include "core/fusion/fusion.h"
 #include "core/io/graph_reader.h"
+#include "core/io/json_input.h"
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
 #include "core/memory/estimate.h"
@@ -79,7 +80,10 @@ json graph_summary(const Graph& g) {
 }
 
 CallResult validate(const std::string& graph_json) {
-  return guarded([&] { return graph_summary(load_graph(graph_json)).dump(); });
+  return guarded([&] {
+    check_json_text(graph_json);  // the reader policy, as the CLI applies it to a file
+    return graph_summary(load_graph(graph_json)).dump();
+  });
 }
 
 CallResult memory_method_table() {
@@ -154,7 +158,9 @@ class PlanSession {
     return guarded([&] {
       start(options_json);
       on_stage(std::string("load"));
-      auto input = std::make_shared<const Graph>(load_graph(std::string_view(reinterpret_cast<const char*>(data), size)));
+      const std::string_view text(reinterpret_cast<const char*>(data), size);
+      check_json_text(text);  // the reader policy, as the CLI applies it to a file: the same message
+      auto input = std::make_shared<const Graph>(load_graph(text));
       PlanResult r = run_plan(std::move(input), opts_, [&](const PlanStage& stage) { on_stage(std::string(stage.name)); });
       on_stage(std::string("views"));
       finish(std::move(r));

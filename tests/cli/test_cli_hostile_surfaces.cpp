@@ -175,9 +175,10 @@ TEST_CASE("issue 30, class 4: generators compute their sizes exactly and refuse 
 
 TEST_CASE("issue 30, class 6: stdin and files are bounded by the reader policy as they are read", "[cli][hostile]") {
   const fs::path d = scratch("memory");
+  CliRun r;
 #ifndef SCHEDLAB_TEST_ASAN
   // /dev/zero on stdin: refused in its first chunk, within 200 MB of address space (it buffered 4 GB).
-  CliRun r = run_bounded("validate - < /dev/zero", 60, "ulimit -v 2000000;");
+  r = run_bounded("validate - < /dev/zero", 60, "ulimit -v 2000000;");
   CHECK(r.code == 1);
   CHECK(r.out == "schedlab validate: -: not valid JSON: line 1, column 1: a control character (byte 0)\n");
 #endif

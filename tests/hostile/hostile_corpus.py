@@ -210,7 +210,7 @@ def cases() -> list[Case]:
                                        "k.json": profile_text('{"base": "h200", "flops_per_s": {"f32": 1e14, "a\\nb": 0}}')},
              plan_with("k.json"), (1,), r'flops_per_s\."a\?b"'),
         Case("profile_host_costs_sum_past_finite",
-             {"g.json": small_valid, "h.json": lambda: fitted_profile(host_call_us=1e308, host_us_per_kernel=1e308)},
+             {"g.json": small_valid, "h.json": lambda: fitted_profile(host_us_per_kernel=1e308)},
              ["simulate", "{g.json}", "--hardware", "{h.json}"], (1,), r"h\.json: hardware profile: time_model\.host_us_per_kernel"),
         Case("profile_rate_tiny", {"g.json": small_valid, "r.json": profile_text('{"base": "h200", "dram_bytes_per_s": 1e-300}')},
              plan_with("r.json"), (1,), r"r\.json: hardware profile: dram_bytes_per_s"),
