@@ -36,6 +36,17 @@ SimulationGraph make_simulation_graph(const Graph& g) {
 
 namespace {
 
+// The step's totals once both streams (and the host) are done, for both
+// loops: its time, the compute stream's idle time, the exposed sum.
+void close_step(Simulation& sim, double compute_clock, double comm_free, double host_clock) {
+  sim.step_time_us = std::max({compute_clock, comm_free, host_clock});
+  // Finite runtimes can still sum past the largest double.
+  if (!std::isfinite(sim.step_time_us) || !std::isfinite(sim.comm_busy_us) || !std::isfinite(sim.compute_busy_us))
+    throw Error("simulation: the runtimes sum to more than a finite number of microseconds");
+  sim.compute_idle_us = sim.step_time_us - sim.compute_busy_us;
+  for (const auto& ct : sim.collectives) sim.exposed_comm_us += ct.exposed_us;
+}
+
 // The communication stream under contention: the collectives issued and not
 // yet done, in issue order, each with the work it has left (µs alone). Its
 // clock `now` is where its progress has been accounted to; the compute side
@@ -214,11 +225,7 @@ Simulation simulate_contended(const SimulationGraph& sg, const Order& order, con
       compute_clock = ct.end_us;
     }
   }
-  sim.step_time_us = std::max({compute_clock, comm_free, host_clock});
-  if (!std::isfinite(sim.step_time_us) || !std::isfinite(sim.comm_busy_us) || !std::isfinite(sim.compute_busy_us))
-    throw Error("simulation: the runtimes sum to more than a finite number of microseconds");
-  sim.compute_idle_us = sim.step_time_us - sim.compute_busy_us;
-  for (const auto& ct : sim.collectives) sim.exposed_comm_us += ct.exposed_us;
+  close_step(sim, compute_clock, comm_free, host_clock);
   return sim;
 }
 
@@ -301,12 +308,7 @@ Simulation simulate_two_streams(const Graph& g, const SimulationGraph& sg, const
       compute_clock = ct.end_us;
     }
   }
-  sim.step_time_us = std::max({compute_clock, comm_free, host_clock});
-  // Finite runtimes can still sum past the largest double.
-  if (!std::isfinite(sim.step_time_us) || !std::isfinite(sim.comm_busy_us) || !std::isfinite(sim.compute_busy_us))
-    throw Error("simulation: the runtimes sum to more than a finite number of microseconds");
-  sim.compute_idle_us = sim.step_time_us - sim.compute_busy_us;
-  for (const auto& ct : sim.collectives) sim.exposed_comm_us += ct.exposed_us;
+  close_step(sim, compute_clock, comm_free, host_clock);
   return sim;
 }
 
