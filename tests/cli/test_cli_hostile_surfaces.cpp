@@ -286,7 +286,7 @@ TEST_CASE("issue 30, class 9: one output policy for every writer", "[cli][hostil
 
 TEST_CASE("issue 30, class 9: SIGHUP mid-write leaves no temporary, as SIGINT and SIGTERM do not", "[cli][hostile]") {
   const fs::path d = scratch("sighup");
-  REQUIRE(run_bounded("gen layered --nodes 300000 -o " + (d / "big.json").string()).code == 0);
+  REQUIRE(run_bounded("gen layered --nodes 40000 -o " + (d / "big.json").string()).code == 0);
   for (int sig : {SIGHUP, SIGINT, SIGTERM, SIGPIPE}) {
     INFO("signal " << sig);
     const pid_t pid = fork();
