@@ -59,6 +59,23 @@ CachingAllocatorSim::Handle CachingAllocatorSim::new_segment(bool small, std::in
   return static_cast<Handle>(blocks_.size() - 1);
 }
 
+void CachingAllocatorSim::release_cached_segments() {
+  for (bool small : {false, true}) {
+    FreeSet& free_blocks = pool(small);
+    for (auto it = free_blocks.begin(); it != free_blocks.end();) {
+      Block& b = blocks_[std::get<2>(*it)];
+      if (b.prev != kNoBlock || b.next != kNoBlock) {
+        ++it;
+        continue;
+      }
+      reserved_ -= b.size;
+      --segments_;
+      b.live = false;
+      it = free_blocks.erase(it);
+    }
+  }
+}
+
 void CachingAllocatorSim::split(Handle h, std::int64_t size) {
   Block rest;
   rest.addr = blocks_[h].addr + size;
@@ -85,7 +102,12 @@ CachingAllocatorSim::Handle CachingAllocatorSim::allocate(std::int64_t bytes) {
     h = std::get<2>(*it);
     free_blocks.erase(it);
   } else {
-    h = new_segment(small, segment_size(size));
+    const std::int64_t segment = segment_size(size);
+    if (cap_ > 0 && add_checked(reserved_, segment) > cap_) {
+      release_cached_segments();
+      if (reserved_ + segment > cap_) return kOutOfMemory;
+    }
+    h = new_segment(small, segment);
   }
   const std::int64_t remaining = blocks_[h].size - size;
   if (small ? remaining >= kAllocMinBlock : remaining > kAllocSmallSize) split(h, size);

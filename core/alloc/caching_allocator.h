@@ -17,7 +17,13 @@
 // - a block is split when the rest is >= 512 bytes (small pool) or > 1 MiB
 //   (large pool); unsplit, the whole block counts as allocated;
 // - a freed block merges with free neighbours of its segment; segments are
-//   never released (no empty_cache during a call), so reserved only grows.
+//   never released (no empty_cache during a call), so reserved only grows;
+// - under a cap on reserved bytes (set_reserved_cap: PyTorch's
+//   set_per_process_memory_fraction, or a full device), a new segment that
+//   would pass it first releases every cached segment that is wholly free
+//   (release_cached_blocks; max_split_size unset, so the partial release
+//   before it does nothing), then is refused: allocate returns
+//   kOutOfMemory and the state is as the refusal left it.
 // A simulation starts from an empty cache, or from a recorded one
 // (add_segment: a segment with its blocks as they were, e.g. the measuring
 // process's at the start of a measured call), whose free blocks the
@@ -57,11 +63,14 @@ using AllocatorState = std::vector<CachedSegment>;  // address order
 class CachingAllocatorSim {
  public:
   using Handle = std::int32_t;
-  static constexpr Handle kNoBlock = -1;  // what a 0-byte request returns
+  static constexpr Handle kNoBlock = -1;      // what a 0-byte request returns
+  static constexpr Handle kOutOfMemory = -4;  // a request refused under the cap
 
   // Throws Error for a negative size or a sum past 63 bits.
   Handle allocate(std::int64_t bytes);
   void release(Handle h);  // kNoBlock is a no-op; a handle twice is an Error
+  // The cap on reserved bytes; 0 (the default) is none.
+  void set_reserved_cap(std::int64_t bytes) { cap_ = bytes; }
   // Adds a segment as recorded, after every segment so far: its free blocks
   // join their pool, its allocated ones count as allocated until released.
   // Returns one handle per block, in its order. Throws Error when the
@@ -95,6 +104,7 @@ class CachingAllocatorSim {
   void insert_free(Handle h);
   void erase_free(Handle h);
   Handle new_segment(bool small, std::int64_t size);
+  void release_cached_segments();
   void split(Handle h, std::int64_t size);
   void absorb(Handle into, Handle neighbour);
 
@@ -102,6 +112,7 @@ class CachingAllocatorSim {
   FreeSet small_free_, large_free_;
   std::int64_t next_addr_ = 0;
   std::int64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0, segments_ = 0;
+  std::int64_t cap_ = 0;
 };
 
 }  // namespace schedlab

@@ -56,6 +56,7 @@ void write_device_fit(JsonWriter& w, const DeviceFit& f) {
   w.begin_object();
   w.field("allocator_margin_bytes", f.allocator_margin_bytes);
   w.field("allocator_need_bytes", f.allocator_need_bytes);
+  w.field("allocator_need_low_bytes", f.allocator_need_low_bytes);
   w.field("allocator_verdict", f.allocator_verdict);
   w.field("data_dependent_buffers", f.data_dependent_buffers);
   w.field("device_bytes", f.device_bytes);
@@ -67,6 +68,7 @@ void write_device_fit(JsonWriter& w, const DeviceFit& f) {
   w.end_array();
   w.field("margin_bytes", f.margin_bytes);
   w.field("need_bytes", f.need_bytes);
+  w.field("need_low_bytes", f.need_low_bytes);
   w.field("reserved_peak_bytes", f.reserved_peak_bytes);
   w.field("uncertainty_bytes", f.uncertainty_bytes);
   w.field("verdict", f.verdict);

@@ -23,6 +23,7 @@ std::string_view to_string(WorkspaceSource s) {
     case WorkspaceSource::Observed: return "observed";
     case WorkspaceSource::OperandCopies: return "operand_copies";
     case WorkspaceSource::AttentionLaw: return "attention_law";
+    case WorkspaceSource::InputTransform: return "input_transform";
   }
   return "observed";
 }
@@ -395,7 +396,14 @@ std::int64_t attention_backward_workspace(const Replay& r, const Node& node) {
 // which engine the heuristics pick, and so whether it copies operands, keeps
 // split-K partial sums or needs nothing, no law of the shape predicts
 // (docs/memory-as-executed.md). An attention backward allocates its
-// accumulators (above). nullopt: no workspace.
+// accumulators (above). A forward convolution (ungrouped, not transposed)
+// whose input channels are not a multiple of 8, as a network's first layer
+// on RGB images, copies its input into a layout cuDNN's kernels take: in
+// the fit validation's allocator histories on the H100
+// (docs/data/fit/snapshots), 11 of 15 such stems allocated exactly their
+// input's bytes beside the output (NCHW and channels-last, f32); ViT's
+// patch convolution allocated nothing, and Swin's, DeiT's and a bf16
+// channels-last ResNet's 1.9-3.1x the input. nullopt: no workspace.
 std::optional<KernelWorkspace> workspace_of(const Replay& r, NodeId v) {
   const Node& node = r.g.nodes[v];
   if (node.workspace_bytes) return KernelWorkspace{v, node.name, *node.workspace_bytes, WorkspaceSource::Observed};
@@ -408,6 +416,11 @@ std::optional<KernelWorkspace> workspace_of(const Replay& r, NodeId v) {
   } else if (cls == KernelClass::ConvolutionBackward) {
     for (const Dep& d : node.reads)
       if (!d.is_weak()) bytes = checked_add(bytes, r.bytes[d.buf], "workspace bytes");
+  } else if (cls == KernelClass::Convolution && node.convolution && !node.convolution->transposed && node.convolution->groups == 1 &&
+             node.convolution->input.size() >= 2 && node.convolution->input[1] % 8 != 0 && !node.reads.empty() &&
+             !node.reads[0].is_weak()) {
+    bytes = r.bytes[node.reads[0].buf];
+    source = WorkspaceSource::InputTransform;
   }
   if (bytes <= 0) return std::nullopt;
   return KernelWorkspace{v, node.name, bytes, source};
@@ -789,6 +802,7 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
 
   ExecutedMemory out;
   out.workspaces = std::move(r.workspaces);
+  out.input_storage_bytes.assign(r.bytes.begin(), r.bytes.begin() + g.num_inputs);
   for (const Line& l : lines) {
     if (l.kind == ExecutedEvent::Kind::Free && l.reused) continue;  // a later allocation takes the storage over
     if (l.kind == ExecutedEvent::Kind::Reuse)

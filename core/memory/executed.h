@@ -72,6 +72,7 @@ enum class WorkspaceSource : std::uint8_t {
   Observed,       // the node's `workspace_bytes`, observed on the GPU the graph was measured on
   OperandCopies,  // a convolution backward without it: its operands' bytes (cuDNN's layout copies)
   AttentionLaw,   // an attention backward: its accumulators, from the shape, per backend
+  InputTransform, // a forward convolution on input channels cuDNN's kernels do not take (not a multiple of 8): a copy of its input
 };
 std::string_view to_string(WorkspaceSource s);
 
@@ -103,6 +104,9 @@ struct ExecutedMemory {
   // Every node priced with a workspace, in execution order: the observed
   // ones (0 bytes included) and those a rule gave bytes.
   std::vector<KernelWorkspace> workspaces;
+  // Per graph input (BufId < num_inputs): the storage bytes the replays hold
+  // it in (0: nothing), for replaying `events` again (capped.h).
+  std::vector<std::int64_t> input_storage_bytes;
 };
 
 // `observed_bytes`: sizes of buffers whose size is data-dependent (by name),

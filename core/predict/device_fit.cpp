@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/cost/kernel_class.h"
+#include "core/memory/capped.h"
 #include "core/util/units.h"
 
 namespace schedlab {
@@ -33,10 +34,10 @@ constexpr std::int64_t kNcclBytesPerCommunicator = 16 * 2 * (4 * kMiB + 4608 * 1
 
 }  // namespace
 
-std::string_view fit_verdict(std::int64_t capacity_bytes, std::int64_t need_bytes, std::int64_t uncertainty_bytes) {
-  const std::int64_t margin = capacity_bytes - need_bytes;
-  if (margin > uncertainty_bytes) return "fits";
-  if (margin < -uncertainty_bytes) return "does_not_fit";
+std::string_view fit_verdict(std::int64_t capacity_bytes, std::int64_t need_low_bytes, std::int64_t need_bytes,
+                             std::int64_t uncertainty_bytes) {
+  if (capacity_bytes - need_bytes > uncertainty_bytes) return "fits";
+  if (capacity_bytes - need_low_bytes < -uncertainty_bytes) return "does_not_fit";
   return "within_margin";
 }
 
@@ -48,17 +49,19 @@ DeviceFit check_device_fit(const Graph& g, const Prediction& p, std::int64_t dev
                      "typical CUDA 12+ context with lazy module loading, outside the caching allocator (the GPU validation "
                      "records the real one)"});
   const bool has_gemm = p.class_time_us.count(KernelClass::Gemm) != 0;
-  f.fixed.push_back({"cublas_workspace", has_gemm ? cublas_workspace_bytes(p.hardware) : 0, true,
+  const std::int64_t cublas = has_gemm ? cublas_workspace_bytes(p.hardware) : 0;
+  f.fixed.push_back({"cublas_workspace", cublas, true,
                      has_gemm ? "PyTorch's default cuBLAS workspace (CUBLAS_WORKSPACE_CONFIG unset) for the compute stream, held "
-                                "by the caching allocator"
+                                "by the caching allocator through the step (in the allocator need)"
                               : "no matmul in the graph"});
   std::int64_t workspace_peak = 0;
   for (const auto& ws : p.memory.workspaces) workspace_peak = std::max(workspace_peak, ws.bytes);
   f.fixed.push_back({"cudnn_workspaces", 0, true,
                      p.memory.workspaces.empty()
                          ? "no kernel workspace in the graph"
-                         : "in the reserved peak already: " + std::to_string(p.memory.workspaces.size()) +
-                               " kernel workspaces (predicted.workspaces), the largest " + human_bytes(workspace_peak)});
+                         : "in the allocator need already: " + std::to_string(p.memory.workspaces.size()) +
+                               " kernel workspaces (predicted.workspaces), the largest " + human_bytes(workspace_peak) +
+                               "; the low end of the need leaves them out"});
   std::set<std::int64_t> groups;
   for (const Node& n : g.nodes)
     if (n.collective) groups.insert(n.collective->group_size);
@@ -67,17 +70,21 @@ DeviceFit check_device_fit(const Graph& g, const Prediction& p, std::int64_t dev
                                     : std::to_string(groups.size()) +
                                           " communicator(s) (one per group size) x NCCL's default buffers (16 channels x 2 "
                                           "ring peers x Simple 4 MiB + LL128 4.5 MiB + LL 256 KiB), outside the caching allocator"});
-  f.allocator_need_bytes = f.reserved_peak_bytes;
-  f.need_bytes = f.reserved_peak_bytes;
-  for (const auto& c : f.fixed) {
-    f.need_bytes += c.bytes;
-    if (c.in_allocator) f.allocator_need_bytes += c.bytes;
-  }
+  // The allocator's costs are held in the capped replay (cuBLAS's workspace
+  // as a resident block; kernel workspaces are among its events).
+  f.allocator_need_bytes = smallest_running_cap(g, p.memory, {cublas, true});
+  f.allocator_need_low_bytes = smallest_running_cap(g, p.memory, {cublas, false});
+  std::int64_t outside = 0;
+  for (const auto& c : f.fixed)
+    if (!c.in_allocator) outside += c.bytes;
+  f.need_bytes = f.allocator_need_bytes + outside;
+  f.need_low_bytes = f.allocator_need_low_bytes + outside;
   f.margin_bytes = device_bytes - f.need_bytes;
-  f.uncertainty_bytes = static_cast<std::int64_t>(std::ceil(kReservedPeakUncertainty * static_cast<double>(f.reserved_peak_bytes)));
-  f.verdict = std::string(fit_verdict(device_bytes, f.need_bytes, f.uncertainty_bytes));
+  f.uncertainty_bytes = static_cast<std::int64_t>(std::ceil(kReservedPeakUncertainty * static_cast<double>(f.allocator_need_bytes)));
+  f.verdict = std::string(fit_verdict(device_bytes, f.need_low_bytes, f.need_bytes, f.uncertainty_bytes));
   f.allocator_margin_bytes = device_bytes - f.allocator_need_bytes;
-  f.allocator_verdict = std::string(fit_verdict(device_bytes, f.allocator_need_bytes, f.uncertainty_bytes));
+  f.allocator_verdict =
+      std::string(fit_verdict(device_bytes, f.allocator_need_low_bytes, f.allocator_need_bytes, f.uncertainty_bytes));
   for (const Buffer& b : g.buffers) f.data_dependent_buffers += b.hint_bytes.has_value();
   return f;
 }
@@ -88,10 +95,18 @@ std::string device_fit_to_text(const DeviceFit& f) {
   else if (f.verdict == "does_not_fit") out += "does not fit, " + human_bytes(-f.margin_bytes) + " short";
   else out += "within the stated margin (" + std::string(f.margin_bytes >= 0 ? "fits by " : "short by ") +
               human_bytes(f.margin_bytes >= 0 ? f.margin_bytes : -f.margin_bytes) + ")";
-  out += " (need " + human_bytes(f.need_bytes) + " = reserved peak " + human_bytes(f.reserved_peak_bytes);
+  out += " (need " + human_bytes(f.need_bytes) + " = caching allocator " + human_bytes(f.allocator_need_bytes);
+  if (human_bytes(f.allocator_need_low_bytes) != human_bytes(f.allocator_need_bytes))
+    out += " (" + human_bytes(f.allocator_need_low_bytes) + " if kernel workspaces shrink)";
+  bool held = false;
   for (const auto& c : f.fixed)
-    if (c.bytes) out += " + " + c.name + " " + human_bytes(c.bytes);
-  out += "; stated margin +/-" + human_bytes(f.uncertainty_bytes) + ")";
+    if (c.bytes && c.in_allocator) {
+      out += std::string(held ? ", " : " with ") + c.name + " " + human_bytes(c.bytes);
+      held = true;
+    }
+  for (const auto& c : f.fixed)
+    if (c.bytes && !c.in_allocator) out += " + " + c.name + " " + human_bytes(c.bytes);
+  out += "; uncapped reserved peak " + human_bytes(f.reserved_peak_bytes) + "; stated margin +/-" + human_bytes(f.uncertainty_bytes) + ")";
   if (f.data_dependent_buffers)
     out += "; " + std::to_string(f.data_dependent_buffers) + " data-dependent buffer sizes (priced at their hints)";
   return out + "\n";

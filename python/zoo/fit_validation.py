@@ -11,10 +11,15 @@ internet), in a process of its own:
      (`schedlab plan GRAPH --device-memory CAP -o PLAN`: device_fit's
      allocator_need_bytes, its stated margin uncertainty_bytes and, per cap,
      allocator_verdict; the rule lives in core/predict/device_fit, not here);
-  3. run the compiled call uncapped (the measured reserved peak), then under
-     a cap just under the need and one just over it (each half the stated
-     margin outside it), each after emptying the cache, and record whether
-     it ran out of memory.
+  3. run the compiled call uncapped (the measured reserved peak, with the
+     allocator's history recorded: OUT/NAME/snapshot.pickle, which the page
+     opens beside the graph), then under a cap just under the need's low end
+     and one just over the need (each half the stated margin outside it),
+     each after emptying the cache, and record whether it ran out of memory;
+  4. find the real threshold by bisection (`--bisect` runs between the
+     measured allocated peak and the uncapped reserved peak): the smallest
+     cap that ran and the largest that ran out of memory, which a data test
+     holds schedlab's need against without a GPU.
 A cap passes unless it ran out of memory where schedlab said "fits", or ran
 where schedlab said "does_not_fit": every OOM predicted, no false alarm
 outside the stated margin. The parent first measures the CUDA context (the
@@ -131,10 +136,53 @@ def predicted_fit(schedlab: str, graph: Path, cap_bytes: int, plan_path: Path, h
 
 
 def caps_for(fit: dict) -> dict:
-    """The caps to run under: half the stated margin outside it, each side."""
-    need, margin = fit["allocator_need_bytes"], fit["uncertainty_bytes"]
+    """The caps to run under: half the stated margin below the need's low
+    end and above the need."""
+    need, low, margin = fit["allocator_need_bytes"], fit.get("allocator_need_low_bytes", fit["allocator_need_bytes"]), fit["uncertainty_bytes"]
     step = margin + max(margin // 2, 1)
-    return {"under": max(1, need - step), "over": need + step}
+    return {"under": max(1, low - step), "over": need + step}
+
+
+def bisect_threshold(runs_at, lo: int, hi: int, steps: int) -> dict:
+    """The smallest cap that ran and the largest that ran out of memory,
+    by bisection between `lo` and `hi` (caps in 2 MiB units, every segment's
+    multiple). `runs_at(cap)` -> (ran, record)."""
+    unit = 2 << 20
+    lo_u, hi_u = max(0, lo // unit), -(-hi // unit)
+    runs = []
+    ran_at, oom_at = None, None
+    ran, record = runs_at(hi_u * unit)
+    runs.append(record)
+    if not ran:
+        return {"ran_at": None, "oom_at": hi_u * unit, "runs": runs}
+    ran_at = hi_u * unit
+    ran, record = runs_at(lo_u * unit)
+    runs.append(record)
+    if ran:
+        return {"ran_at": lo_u * unit, "oom_at": None, "runs": runs}
+    oom_at = lo_u * unit
+    for _ in range(steps):
+        if hi_u - lo_u <= 1:
+            break
+        mid = (lo_u + hi_u) // 2
+        ran, record = runs_at(mid * unit)
+        runs.append(record)
+        if ran:
+            hi_u, ran_at = mid, mid * unit
+        else:
+            lo_u, oom_at = mid, mid * unit
+    return {"ran_at": ran_at, "oom_at": oom_at, "runs": runs}
+
+
+def threshold_in_band(row: dict) -> bool | None:
+    """Whether the measured threshold lies inside schedlab's stated band
+    [need low - margin, need + margin]; None without a measured threshold."""
+    t = row.get("threshold")
+    if not t or t.get("ran_at") is None or t.get("oom_at") is None:
+        return None
+    low = row.get("need_low_bytes", row["need_bytes"]) - row["uncertainty_bytes"]
+    high = row["need_bytes"] + row["uncertainty_bytes"]
+    return t["oom_at"] >= low and t["ran_at"] <= high
 
 
 def judge(verdict: str, oom: bool) -> bool:
@@ -153,6 +201,8 @@ def summarize(rows: list[dict]) -> dict:
         "ooms_predicted": sum(1 for _, _, c in runs if c["oom"] and c["verdict"] != "fits"),
         "false_alarms": sum(1 for _, _, c in runs if not c["oom"] and c["verdict"] == "does_not_fit"),
         "failures": [f"{name} {side}" for name, side, c in runs if not c["pass"]],
+        "thresholds_measured": sum(1 for row in rows if not row.get("error") and threshold_in_band(row) is not None),
+        "thresholds_in_band": sum(1 for row in rows if not row.get("error") and threshold_in_band(row)),
         "errors": [row["name"] for row in rows if row.get("error")],
     }
 
@@ -160,23 +210,31 @@ def summarize(rows: list[dict]) -> dict:
 def table(rows: list[dict]) -> str:
     """The Markdown table for the note."""
     mib = lambda b: f"{b / 2**20:.0f}"  # noqa: E731
-    out = ["| graph | need MiB (margin) | measured reserved MiB | cap under MiB: verdict, run | cap over MiB: verdict, run | pass |",
-           "|---|---|---|---|---|---|"]
+    out = ["| graph | need MiB: low–high (margin) | measured threshold MiB | in band | measured reserved MiB "
+           "| cap under MiB: verdict, run | cap over MiB: verdict, run | pass |",
+           "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if row.get("error"):
-            out.append(f"| {row['name']} | error: {row['error'].strip().splitlines()[-1][:80]} | | | | |")
+            out.append(f"| {row['name']} | error: {row['error'].strip().splitlines()[-1][:80]} | | | | | | |")
             continue
         cell = lambda c: f"{mib(c['cap_bytes'])}: {c['verdict']}, {'OOM' if c['oom'] else 'ran'}"  # noqa: E731
         ok = all(c["pass"] for c in row["caps"].values())
-        out.append(f"| {row['name']} | {mib(row['need_bytes'])} (±{mib(row['uncertainty_bytes'])}) | {mib(row['measured_reserved_bytes'])} "
+        low = row.get("need_low_bytes", row["need_bytes"])
+        need = f"{mib(low)}–{mib(row['need_bytes'])}" if low != row["need_bytes"] else mib(row["need_bytes"])
+        t = row.get("threshold") or {}
+        threshold = (f"{mib(t['oom_at'])}–{mib(t['ran_at'])}" if t.get("ran_at") is not None and t.get("oom_at") is not None
+                     else "" if not t else f"ran at {mib(t['ran_at'])}" if t.get("ran_at") is not None else f"OOM at {mib(t['oom_at'])}")
+        band = {None: "", True: "yes", False: "**no**"}[threshold_in_band(row)]
+        out.append(f"| {row['name']} | {need} (±{mib(row['uncertainty_bytes'])}) | {threshold} | {band} | {mib(row['measured_reserved_bytes'])} "
                    f"| {cell(row['caps']['under'])} | {cell(row['caps']['over'])} | {'yes' if ok else '**no**'} |")
     return "\n".join(out)
 
 
 # ---- on the GPU --------------------------------------------------------------------
 
-def run_capped(fn, args, cap_bytes: int, total: int) -> dict:
-    """One call of `fn` with the caching allocator capped at `cap_bytes`."""
+def run_capped(fn, args, cap_bytes: int, total: int, snapshot: Path | None = None) -> dict:
+    """One call of `fn` with the caching allocator capped at `cap_bytes`
+    (with `snapshot`, the allocator's history of the call is written there)."""
     import gc
 
     import torch
@@ -187,6 +245,8 @@ def run_capped(fn, args, cap_bytes: int, total: int) -> dict:
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     oom, message = False, ""
+    if snapshot:
+        torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=200000)
     try:
         with torch.no_grad():
             y = fn(*args)
@@ -194,6 +254,9 @@ def run_capped(fn, args, cap_bytes: int, total: int) -> dict:
         del y
     except torch.OutOfMemoryError as e:
         oom, message = True, str(e).splitlines()[0][:200]
+    if snapshot:
+        torch.cuda.memory._dump_snapshot(str(snapshot))
+        torch.cuda.memory._record_memory_history(enabled=None)
     result = {"cap_bytes": cap_bytes, "oom": oom, "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
               "peak_allocated_bytes": torch.cuda.max_memory_allocated()}
     if message:
@@ -204,7 +267,7 @@ def run_capped(fn, args, cap_bytes: int, total: int) -> dict:
     return result
 
 
-def worker(name: str, out: Path, schedlab: str, hardware: str) -> dict:
+def worker(name: str, out: Path, schedlab: str, hardware: str, bisect_steps: int = 0) -> dict:
     import torch
 
     import schedlab_export
@@ -227,18 +290,26 @@ def worker(name: str, out: Path, schedlab: str, hardware: str) -> dict:
     row["compile_s"] = round(time.time() - started, 1)
     total = torch.cuda.get_device_properties(0).total_memory
     row["total_bytes"] = total
-    uncapped = run_capped(compiled, args, total, total)
+    uncapped = run_capped(compiled, args, total, total, snapshot=case_dir / "snapshot.pickle")
     row["measured_reserved_bytes"] = uncapped["peak_reserved_bytes"]
     row["measured_allocated_bytes"] = uncapped["peak_allocated_bytes"]
     fit = predicted_fit(schedlab, posts[0], total, case_dir / "plan.json", hardware)
     row["need_bytes"], row["uncertainty_bytes"] = fit["allocator_need_bytes"], fit["uncertainty_bytes"]
+    row["need_low_bytes"] = fit.get("allocator_need_low_bytes", fit["allocator_need_bytes"])
     row["reserved_peak_bytes"] = fit["reserved_peak_bytes"]
+    row["predicted_allocated_bytes"] = json.loads((case_dir / "plan.json").read_text())["predicted"]["peak_bytes"]
     row["caps"] = {}
     for side, cap in caps_for(fit).items():
         verdict = predicted_fit(schedlab, posts[0], cap, case_dir / f"plan.{side}.json", hardware)["allocator_verdict"]
         run = run_capped(compiled, args, cap, total)
         run.update({"verdict": verdict, "pass": judge(verdict, run["oom"])})
         row["caps"][side] = run
+    if bisect_steps:
+        def runs_at(cap):
+            r = run_capped(compiled, args, cap, total)
+            return not r["oom"], {"cap_bytes": cap, "oom": r["oom"]}
+        row["threshold"] = bisect_threshold(runs_at, int(uncapped["peak_allocated_bytes"] * 0.9),
+                                            uncapped["peak_reserved_bytes"] + (2 << 20), bisect_steps)
     return row
 
 
@@ -260,6 +331,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--timeout", type=float, default=600, help="seconds per model")
+    ap.add_argument("--bisect", type=int, default=7, help="bisection runs for the measured threshold (0: none)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--context", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -269,7 +341,7 @@ def main(argv=None) -> int:
     if args.worker:
         args.out.mkdir(parents=True, exist_ok=True)
         try:
-            row = worker(args.worker, args.out, args.schedlab, args.hardware)
+            row = worker(args.worker, args.out, args.schedlab, args.hardware, args.bisect)
         except Exception:  # noqa: BLE001 - reported in the row
             row = {"name": args.worker, "error": traceback.format_exc()}
         (args.out / f"{args.worker}.row.json").write_text(json.dumps(row, indent=1))
@@ -281,7 +353,7 @@ def main(argv=None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     me = [sys.executable, str(Path(__file__).resolve()), "--schedlab", args.schedlab, "--out", str(args.out),
-          "--hardware", args.hardware]
+          "--hardware", args.hardware, "--bisect", str(args.bisect)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
     context = json.loads(subprocess.run(me + ["--context"], capture_output=True, text=True, env=env, check=True).stdout)
 

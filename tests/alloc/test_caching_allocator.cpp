@@ -129,3 +129,36 @@ TEST_CASE("allocator: a malformed recorded segment is refused", "[alloc]") {
   CHECK_THROWS_AS(a.add_segment({true, 2 * MiB, {{2 * MiB, false}, {0, false}}}), Error);
   CHECK(a.reserved_bytes() == 0);
 }
+
+TEST_CASE("allocator: under a cap, wholly free segments are released before a request is refused", "[alloc][cap]") {
+  CachingAllocatorSim a;
+  a.set_reserved_cap(120 * MiB);
+  const auto x = a.allocate(40 * MiB);  // a 40 MiB segment of its own
+  const auto y = a.allocate(30 * MiB);  // 30 MiB
+  const auto s = a.allocate(4 * MiB);   // a 20 MiB segment, split: 16 MiB free beside it
+  REQUIRE(a.reserved_bytes() == 90 * MiB);
+  a.release(x);
+  // No free block holds 60 MiB and a new segment would pass the cap
+  // (90 + 60): the wholly free 40 MiB segment is released, then it fits.
+  const auto z = a.allocate(60 * MiB);
+  CHECK(z >= 0);
+  CHECK(a.reserved_bytes() == 110 * MiB);
+  CHECK(a.segments() == 3);
+  // The free 16 MiB tail's segment still holds a live block: nothing to
+  // release, so 20 MiB more (110 + 20) is refused, and nothing changes.
+  CHECK(a.allocate(20 * MiB) == CachingAllocatorSim::kOutOfMemory);
+  CHECK(a.reserved_bytes() == 110 * MiB);
+  CHECK(a.allocated_bytes() == 94 * MiB);
+  a.release(s);
+  // Now that segment is wholly free: released for a 24 MiB one (90 + 24).
+  CHECK(a.allocate(24 * MiB) >= 0);
+  CHECK(a.reserved_bytes() == 114 * MiB);
+  a.release(y);
+  a.release(z);
+  // Without a cap nothing is ever released.
+  CachingAllocatorSim b;
+  const auto w = b.allocate(40 * MiB);
+  b.release(w);
+  CHECK(b.allocate(60 * MiB) >= 0);
+  CHECK(b.reserved_bytes() == 100 * MiB);
+}

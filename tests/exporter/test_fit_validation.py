@@ -26,9 +26,38 @@ class FitValidation(unittest.TestCase):
         self.assertGreaterEqual(len(fv.MODELS), 20)
         self.assertEqual({m["library"] for m in fv.MODELS.values()}, {"torchvision", "timm", "transformers"})
 
-    def test_caps_lie_half_the_margin_outside_it(self):
+    def test_caps_lie_half_the_margin_outside_the_band(self):
         caps = fv.caps_for({"allocator_need_bytes": 1000, "uncertainty_bytes": 100})
         self.assertEqual(caps, {"under": 850, "over": 1150})
+        caps = fv.caps_for({"allocator_need_bytes": 1000, "allocator_need_low_bytes": 800, "uncertainty_bytes": 100})
+        self.assertEqual(caps, {"under": 650, "over": 1150})
+
+    def test_bisection_finds_the_threshold(self):
+        unit = 2 << 20
+        threshold = 301 * unit
+        calls = []
+
+        def runs_at(cap):
+            calls.append(cap)
+            return cap >= threshold, {"cap_bytes": cap, "oom": cap < threshold}
+
+        t = fv.bisect_threshold(runs_at, 250 * unit, 400 * unit, steps=10)
+        self.assertEqual((t["oom_at"], t["ran_at"]), (300 * unit, 301 * unit))
+        self.assertEqual(len(t["runs"]), len(calls))
+        short = fv.bisect_threshold(runs_at, 250 * unit, 400 * unit, steps=2)
+        self.assertLess(short["oom_at"], short["ran_at"])
+        self.assertLessEqual(short["oom_at"], 300 * unit)
+        self.assertGreaterEqual(short["ran_at"], 301 * unit)
+        self.assertEqual(fv.bisect_threshold(runs_at, 302 * unit, 400 * unit, 5)["oom_at"], None)  # runs at the bottom
+        self.assertEqual(fv.bisect_threshold(runs_at, 1, 200 * unit, 5)["ran_at"], None)          # never runs
+
+    def test_threshold_in_band(self):
+        row = {"need_bytes": 1000, "need_low_bytes": 800, "uncertainty_bytes": 100}
+        self.assertIsNone(fv.threshold_in_band(row))
+        self.assertTrue(fv.threshold_in_band(dict(row, threshold={"oom_at": 700, "ran_at": 702})))
+        self.assertTrue(fv.threshold_in_band(dict(row, threshold={"oom_at": 1098, "ran_at": 1100})))
+        self.assertFalse(fv.threshold_in_band(dict(row, threshold={"oom_at": 1100, "ran_at": 1102})))
+        self.assertFalse(fv.threshold_in_band(dict(row, threshold={"oom_at": 600, "ran_at": 602})))
 
     def test_pass_rule(self):
         self.assertTrue(fv.judge("does_not_fit", True))
@@ -46,7 +75,7 @@ class FitValidation(unittest.TestCase):
         self.assertEqual(s["failures"], ["b under", "b over"])
         self.assertEqual(s["errors"], ["c"])
         text = fv.table([good, bad, {"name": "c", "error": "Traceback\nImportError: no timm"}])
-        self.assertIn("| a | 1000 (±100) | 990 | 850: does_not_fit, OOM | 1150: fits, ran | yes |", text)
+        self.assertIn("| a | 1000 (±100) |  |  | 990 | 850: does_not_fit, OOM | 1150: fits, ran | yes |", text)
         self.assertIn("| b |", text)
         self.assertIn("**no**", text)
         self.assertIn("error: ImportError: no timm", text)
