@@ -56,15 +56,17 @@ function envelope(curve, lo, hi, maxPoints) {
   return out;
 }
 
-// series: [{name, curve, peak, peakStep, className}].
+// series: [{name, curve, peak, peakStep, className, flat}] (flat: a level
+// drawn for reference, with no peak marker or label).
 // onHover(step | null), onPin(step): the page follows the chart.
 export class MemoryChart {
-  constructor(container, { height = 280, onHover = null, onPin = null, stepLabel = null } = {}) {
+  constructor(container, { height = 280, onHover = null, onPin = null, stepLabel = null, unit = 'step' } = {}) {
     this.container = container;
     this.height = height;
     this.onHover = onHover;
     this.onPin = onPin;
     this.stepLabel = stepLabel; // step -> text for the tooltip (e.g. the node name)
+    this.unit = unit;           // what the x axis counts ('step'; a snapshot's 'allocator event')
     this.series = [];
     this.view = null;  // [from, to] steps shown
     this.pinned = null;
@@ -171,7 +173,7 @@ export class MemoryChart {
       this.placeMarkers();
     }
     this.plot.setAttribute('aria-valuenow', this.pinned);
-    this.plot.setAttribute('aria-valuetext', `step ${this.pinned}${this.stepLabel ? `, ${this.stepLabel(this.pinned)}` : ''}`);
+    this.plot.setAttribute('aria-valuetext', `${this.unit} ${this.pinned}${this.stepLabel ? `, ${this.stepLabel(this.pinned)}` : ''}`);
     this.container.dataset.pinned = this.pinned;
     if (notify && this.onPin) this.onPin(this.pinned);
   }
@@ -269,7 +271,7 @@ export class MemoryChart {
     Object.assign(this.guideEl.style, { left: `${px}px`, top: `${plotTop + MARGIN.top * scale}px`, height: `${this.geom.plotH * scale}px` });
     this.guideEl.hidden = false;
     const label = this.stepLabel ? this.stepLabel(step) : '';
-    this.tipHead.textContent = `step ${step}${label ? ` · ${label}` : ''}`;
+    this.tipHead.textContent = `${this.unit} ${step}${label ? ` · ${label}` : ''}`;
     this.series.forEach((ser, i) => {
       this.tipRows[i].textContent = `${ser.name}: ${humanBytes(ser.curve[Math.min(step, ser.curve.length - 1)])}`;
     });
@@ -322,7 +324,7 @@ export class MemoryChart {
     this.container.dataset.viewFrom = lo;
     this.container.dataset.viewTo = hi;
     const svg = s('svg', { class: 'memory-chart', viewBox: `0 0 ${width} ${height}`, width, height, role: 'img',
-      'aria-label': this.series.map((ser) => `${ser.name}: peak ${humanBytes(ser.peak)} at step ${ser.peakStep}`).join('; ') });
+      'aria-label': this.series.map((ser) => `${ser.name}: peak ${humanBytes(ser.peak)} at ${this.unit} ${ser.peakStep}`).join('; ') });
     const maxBytes = Math.max(1, ...this.series.map((x) => x.peak));
     const { unit, div } = byteScale(maxBytes);
     const yTicks = niceTicks(maxBytes / div, 5);
@@ -343,7 +345,7 @@ export class MemoryChart {
     }
     svg.append(s('line', { class: 'axis', x1: MARGIN.left, x2: width - MARGIN.right, y1: MARGIN.top + plotH, y2: MARGIN.top + plotH }));
     svg.append(s('text', { class: 'axis-title', x: width - MARGIN.right, y: height - 4, 'text-anchor': 'end' },
-      lo > 0 || hi < this.steps ? `steps ${lo}–${hi} of ${this.steps}` : 'step'));
+      lo > 0 || hi < this.steps ? `${this.unit}s ${lo}–${hi} of ${this.steps}` : this.unit));
     const clip = `clip-${Math.random().toString(36).slice(2)}`;
     const defs = s('defs');
     const clipPath = s('clipPath', { id: clip });
@@ -360,7 +362,7 @@ export class MemoryChart {
         d += k === 0 ? `M${x(i).toFixed(1)},${y(v).toFixed(1)}` : `H${x(i).toFixed(1)}V${y(v).toFixed(1)}`;
       });
       svg.append(s('path', { class: `line ${ser.className}`, d, 'clip-path': `url(#${clip})` }));
-      if (ser.peakStep >= lo && ser.peakStep <= hi) {
+      if (!ser.flat && ser.peakStep >= lo && ser.peakStep <= hi) {
         const px = x(ser.peakStep);
         const py = y(ser.peak);
         svg.append(s('circle', { class: `peak ${ser.className}`, cx: px, cy: py, r: 4 }));
@@ -374,7 +376,7 @@ export class MemoryChart {
       const ly = 12 + (i % 2) * LABEL_LINE;
       svg.append(s('line', { class: `leader ${ser.className}`, x1: px, x2: px, y1: ly + 3, y2: py - 5 }));
       const text = s('text', { class: `peak-label ${ser.className}`, x: px, y: ly, 'text-anchor': 'middle' },
-        `${ser.name}: peak ${humanBytes(ser.peak)} at step ${ser.peakStep}`);
+        `${ser.name}: peak ${humanBytes(ser.peak)} at ${this.unit} ${ser.peakStep}`);
       svg.append(text);
       const textW = text.getComputedTextLength() || 0;
       if (textW > width - 8) {
