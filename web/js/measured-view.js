@@ -11,7 +11,7 @@
 //     the measured lifetime and size (measured.js mapSnapshotAllocations), with
 //     what could not be mapped.
 import { formatUs, h, humanBytes } from './format.js';
-import { mapSnapshotAllocations, predictedAllocations } from './measured.js';
+import { mapSnapshotAllocations, perStepCurves, predictedAllocations } from './measured.js';
 import { MemoryChart } from './memory-chart.js';
 
 const ROWS_SHOWN = 40;
@@ -166,7 +166,25 @@ function snapshotBuffers(s, executed) {
   if (map.notTried.predicted || map.notTried.allocations) {
     notMapped.push(`past the mapping's size limit, not tried: ${map.notTried.predicted} predicted, ${map.notTried.allocations} measured allocations`);
   }
+  const curves = perStepCurves(executed.events, executed.steps, s, map);
+  const stepBox = h('div', { class: 'chart', 'data-testid': 'snapshot-steps-chart' });
+  const peakOf = (curve) => curve.reduce((best, v, i) => (v > best.peak ? { peak: v, peakStep: i } : best), { peak: 0, peakStep: 0 });
+  const names = [];  // the node at each step that has events (the tooltip's)
+  for (const [, , node, step] of executed.events) names[step] = node;
+  requestAnimationFrame(() => {
+    const chart = new MemoryChart(stepBox, { height: 220, stepLabel: (i) => names[i] || '' });
+    chart.setSeries([
+      { name: 'predicted (memory as executed)', curve: curves.predicted, ...peakOf(curves.predicted), className: 'kept' },
+      { name: 'measured allocated', curve: curves.allocated, ...peakOf(curves.allocated), className: 'chosen' },
+      { name: 'measured reserved', curve: curves.reserved, ...peakOf(curves.reserved), className: 'baseline' },
+    ]);
+    stepBox.dataset.predictedPeak = peakOf(curves.predicted).peak;
+    stepBox.dataset.allocatedPeak = peakOf(curves.allocated).peak;
+  });
   return [
+    h('h4', {}, 'Per step of the order that ran: predicted against measured memory, above what was allocated when the call began'),
+    h('p', { class: 'hint' }, 'Memory as executed\'s allocations (workspaces included) less its frees, and the snapshot\'s allocated and reserved bytes, each allocator event at the step of the last mapped allocation before it; each step shows the most it reached. Reserved: what the cache had to add (none when an earlier call left it warm).'),
+    stepBox,
     h('h4', {}, `Per buffer: predicted against measured lifetime and size (${map.pairs.length} of ${predicted.length} predicted allocations mapped to ${map.pairs.length} of ${s.allocations.length} measured ones; ${same} with the predicted lifetime)`),
     h('p', { class: 'hint', 'data-testid': 'snapshot-mapping', 'data-mapped': map.pairs.length, 'data-predicted': predicted.length,
       'data-allocations': s.allocations.length, 'data-same-lifetime': same,

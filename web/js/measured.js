@@ -448,6 +448,43 @@ export function mapSnapshotAllocations(predicted, allocations, steps) {
     p.measuredStart = p.predicted.start;
     [p.measuredEndFrom, p.measuredEndTo] = p.allocation.free === null ? [null, null] : stepsAround(p.allocation.free);
   }
-  return { pairs, unmappedPredicted, unmappedAllocations,
+  return { pairs, unmappedPredicted, unmappedAllocations, anchors,
     notTried: { predicted: predicted.length - np, allocations: allocations.length - na } };
+}
+
+// Both sides per step of the order that ran, above what was allocated when
+// the call began: memory as executed's allocated bytes (its events:
+// allocations, workspaces included, less frees) and the snapshot's
+// allocated and reserved bytes, each event placed at the step of the last
+// mapped allocation at or before it (map: mapSnapshotAllocations). Each
+// step holds the most its events reached (a step without events keeps the
+// level before it). -> {predicted, allocated, reserved}: Float64Arrays of
+// `steps` values.
+export function perStepCurves(events, steps, snapshot, map) {
+  // [[step, level after the event]] in event order -> the most per step.
+  const perStep = (points) => {
+    const out = new Float64Array(steps);
+    let at = 0;
+    let level = 0;
+    for (const [step, value] of points) {
+      for (; at < step; at++) out[at + 1] = level;
+      level = value;
+      out[step] = Math.max(out[step], value);
+    }
+    for (; at + 1 < steps; at++) out[at + 1] = level;
+    return out;
+  };
+  let level = 0;
+  const predicted = perStep(events.map(([kind, , , step, bytes]) => {
+    if (kind === 'a') level += bytes;
+    else if (kind === 'f') level -= bytes;
+    return [step, level];
+  }));
+  const stepOfEvent = [];
+  for (let e = 0, k = 0, step = 0; e + 1 < snapshot.allocatedCurve.length; e++) {
+    while (k < map.anchors.length && map.anchors[k][0] <= e) step = map.anchors[k++][1];
+    stepOfEvent.push(step);
+  }
+  const measured = (curve) => perStep(stepOfEvent.map((step, e) => [step, curve[e + 1] - curve[0]]));
+  return { predicted, allocated: measured(snapshot.allocatedCurve), reserved: measured(snapshot.reservedCurve) };
 }

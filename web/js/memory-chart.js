@@ -370,27 +370,44 @@ export class MemoryChart {
       }
     }
     // Peak labels: one line each in the top margin, joined to their marker by
-    // a leader; measured once in the page and kept inside the chart.
+    // a leader; measured once in the page and kept inside the chart. Each
+    // takes the first of the margin's two lines where it meets no label
+    // placed before it (series order: the first series first); a label
+    // with no room on either is left out.
     this.plot.replaceChildren(svg);
-    labels.forEach(({ ser, px, py }, i) => {
-      const ly = 12 + (i % 2) * LABEL_LINE;
-      svg.append(s('line', { class: `leader ${ser.className}`, x1: px, x2: px, y1: ly + 3, y2: py - 5 }));
-      const text = s('text', { class: `peak-label ${ser.className}`, x: px, y: ly, 'text-anchor': 'middle' },
+    const rows = [[], []];  // [left, right] extents placed on each line
+    labels.forEach(({ ser, px, py }) => {
+      const text = s('text', { class: `peak-label ${ser.className}`, x: px, y: 12, 'text-anchor': 'middle' },
         `${ser.name}: peak ${humanBytes(ser.peak)} at ${this.unit} ${ser.peakStep}`);
       svg.append(text);
       const textW = text.getComputedTextLength() || 0;
+      let left = px - textW / 2;
       if (textW > width - 8) {
         text.setAttribute('textLength', width - 8);
         text.setAttribute('lengthAdjust', 'spacingAndGlyphs');
         text.setAttribute('x', 4);
         text.setAttribute('text-anchor', 'start');
+        left = 4;
       } else if (px + textW / 2 > width - 4) {
         text.setAttribute('x', width - 4);
         text.setAttribute('text-anchor', 'end');
+        left = width - 4 - textW;
       } else if (px - textW / 2 < 4) {
         text.setAttribute('x', 4);
         text.setAttribute('text-anchor', 'start');
+        left = 4;
       }
+      const right = left + Math.min(textW, width - 8);
+      const overlap = (row) => row.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, right + 8) - Math.max(a, left - 8)), 0);
+      const line = overlap(rows[0]) === 0 ? 0 : overlap(rows[1]) === 0 ? 1 : -1;
+      if (line < 0) {
+        text.remove();  // no room: the marker stays, the legend and the tooltip name it
+        return;
+      }
+      rows[line].push([left, right]);
+      const ly = 12 + line * LABEL_LINE;
+      text.setAttribute('y', ly);
+      svg.insertBefore(s('line', { class: `leader ${ser.className}`, x1: px, x2: px, y1: ly + 3, y2: py - 5 }), text);
     });
 
     this.pinLine = s('line', { class: 'pin', y1: MARGIN.top, y2: MARGIN.top + plotH, visibility: 'hidden' });
