@@ -430,6 +430,13 @@ print(json.dumps([{"span": s.span_us, "compute": s.compute_busy_us, "comm": s.co
       assert(!text.includes('\n'), `${name}: more than one line`);
       assert.strictEqual(await peakText(page), peak, 'the report went away');
     }
+    // Through "Open file…" (a pickle's first byte says measurement): the same line, the graph stays.
+    const source = await page.locator('#current-source').textContent();
+    await page.evaluate(() => document.getElementById('notice-slot').replaceChildren());
+    await page.setInputFiles('#file-input', path.join(tmp, 'broken.pickle'));
+    assert(/^broken\.pickle: pickle: truncated at byte/.test(await notice()));
+    assert.strictEqual(await page.locator('#current-source').textContent(), source);
+    assert.strictEqual(await peakText(page), peak, 'the report went away');
   });
 
   // ---- 5. the first visit --------------------------------------------------------------
