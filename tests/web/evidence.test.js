@@ -332,6 +332,14 @@ print(json.dumps([{"span": s.span_us, "compute": s.compute_busy_us, "comm": s.co
     assert.strictEqual(rows[1][2], humanBytes(expected.peak_allocated));
     await page.locator('[data-testid="snapshot-chart"] svg, [data-testid="snapshot-chart"] canvas').first().waitFor();
     await page.locator('#measured-card').screenshot({ path: path.join(shots, 'evidence-snapshot-1440.png') });
+    // A snapshot taken without the allocator's history: its segments, and a line saying why no buffer maps.
+    const bare = path.join(tmp, 'no-history.pickle');
+    const write = spawnSync('python3', ['-c', 'import pickle, sys; pickle.dump({"segments": [{"total_size": 2097152, "blocks": []}], "device_traces": [[]]}, open(sys.argv[1], "wb"))', bare], { encoding: 'utf8' });
+    assert.strictEqual(write.status, 0, write.stderr);
+    await page.setInputFiles('#measure-input', bare);
+    const line = await page.locator('[data-testid="snapshot-no-trace"]').textContent({ timeout: 20000 });
+    assert(line.startsWith('no-history.pickle holds no allocator trace') && line.includes('_record_memory_history'), line);
+    assert.strictEqual(await page.locator('[data-testid="snapshot-buffers"]').count(), 0);
   });
 
   // Real snapshots (python/zoo/memory_snapshot.py on a GPU), each beside its graph.

@@ -132,6 +132,10 @@ const steps = (a, b) => (a === b ? `step ${a}` : `steps ${a}–${b}`);
 // Per buffer: memory as executed over the order the compiled call ran in
 // (the worker's executedAsRun) against the snapshot's allocations.
 function snapshotBuffers(s, executed) {
+  if (!s.allocations.length) {
+    return [h('p', { class: 'flag', 'data-testid': 'snapshot-no-trace' },
+      `${s.name} holds no allocator trace (device_traces is empty), so no buffer can be set beside its allocation: record one with torch.cuda.memory._record_memory_history() before the call, as python/zoo/memory_snapshot.py does.`)];
+  }
   const predicted = predictedAllocations(executed.events);
   const map = mapSnapshotAllocations(predicted, s.allocations, executed.steps);
   const label = (a) => (a.workspaceOf ? `workspace of ${a.workspaceOf}` : a.buffers.join(' → '));
