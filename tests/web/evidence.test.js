@@ -269,6 +269,7 @@ async function main() {
     const colls = await page.$$eval('[data-testid="measured-collectives"] thead th', (ths) => ths.length);
     assert.strictEqual(colls, 2 + 4);
     await page.locator('#timeline-card').screenshot({ path: path.join(shots, 'evidence-4-ranks-timeline-1440.png') });
+    await page.locator('#measured-card').screenshot({ path: path.join(shots, 'evidence-4-ranks-measured-1440.png') });
     const narrow = await newContext({ viewport: { width: 390, height: 844 } });
     const phone = await narrow.newPage();
     await phone.goto(`${url}?graph=test-data/dist4_fsdp_fwd_bwd_0_inf.post.json`);

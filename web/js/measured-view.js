@@ -24,8 +24,9 @@ function diffPct(predicted, measured) {
   return `${p > 0 ? '+' : '−'}${Math.abs(p).toFixed(1)}%`;
 }
 
-function table(testid, head, rows, caption) {
-  return h('div', { class: 'table-scroll short' },
+// full: all rows in view (the breakdown's few metrics), else a short scroller.
+function table(testid, head, rows, caption, { full = false } = {}) {
+  return h('div', { class: full ? 'table-scroll' : 'table-scroll short' },
     h('table', { 'data-testid': testid },
       caption ? h('caption', { class: 'muted' }, caption) : '',
       h('thead', {}, h('tr', {}, head.map((c, i) => h('th', { class: i ? 'num' : '' }, c)))),
@@ -93,7 +94,7 @@ function breakdownTable(simulated, sides) {
     ['idle: GPU waits for the host (host-bound)', (b) => (b.hostBoundUs === null ? '—' : formatUs(b.hostBoundUs))],
   ];
   const all = [['simulated (final order)', simulated], ...sides];
-  return table('breakdown', ['', ...all.map(([name]) => name)], metrics.map(([label, f]) => [label, ...all.map(([, b]) => (b ? f(b) : '—'))]));
+  return table('breakdown', ['', ...all.map(([name]) => name)], metrics.map(([label, f]) => [label, ...all.map(([, b]) => (b ? f(b) : '—'))]), '', { full: true });
 }
 
 function rankBreakdown(r) {
@@ -245,7 +246,7 @@ export function renderMeasured(container, { plan, items, nodeTimes, simulated, e
   if (ranks.length) {
     parts.push(
       h('h3', {}, `Step breakdown (Holistic Trace Analysis's): simulated against ${ranks.length} measured rank${ranks.length > 1 ? 's' : ''}`),
-      breakdownTable(simulated, ranks.map((r) => [`rank ${r.rank}: ${r.name}${stepNote(r)}`, r.kind === 'trace' ? r.breakdown : rankBreakdown(r)])),
+      breakdownTable(simulated, ranks.map((r) => [[`rank ${r.rank}: `, h('span', { class: 'file-name' }, r.name), stepNote(r)], r.kind === 'trace' ? r.breakdown : rankBreakdown(r)])),
       collectiveTable(plan, ranks));
     const traced = ranks.filter((r) => r.kind === 'trace' && r.perClass.size);
     if (traced.length) parts.push(classTables((plan.predicted || {}).kernel_time_us_by_class, traced[0].perClass));
