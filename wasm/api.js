@@ -64,6 +64,10 @@ Module['checkOptions'] = (optionsJson) => { schedlabUnwrap(Module['rawCheckOptio
 //     kernel, dtype, shape, last_user, category}] for the buffers of order i
 //     alive anywhere in steps [from, to] (category: input, activation,
 //     output or collective);
+//   executedAsRun() -> {steps, events: [[kind, buffer, node, step, bytes |
+//     donor]]}: memory as executed over the order the compiled call runs in
+//     (kind "a" allocate, "f" free, "r" reuse of the donor's storage; buffer
+//     "" a kernel's workspace), for a measured allocator trace;
 //   summary() -> {input, planned}: validate()'s counts of the input graph and
 //     of the planned one (the fused graph when the input was pre-fusion);
 //   for order i of the planned graph (0: its baseline, 1: the plan's final
@@ -96,6 +100,7 @@ Module['openPlanSession'] = () => {
     inputNames: () => JSON.parse(schedlabUnwrap(raw.inputNames())),
     bufferProducers: () => JSON.parse(schedlabUnwrap(raw.bufferProducers())),
     lifetimes: (order, from, to) => JSON.parse(schedlabUnwrap(raw.lifetimes(order, from, to))),
+    executedAsRun: () => JSON.parse(schedlabUnwrap(raw.executedAsRun())),
     summary: () => JSON.parse(schedlabUnwrap(raw.summary())),
     namesText: (order) => schedlabUnwrap(raw.namesText(order)),
     nameAt: (order, step) => schedlabUnwrap(raw.nameAt(order, step)),

@@ -25,7 +25,9 @@
 #include "core/io/json_input.h"
 #include "core/io/options.h"
 #include "core/io/plan_writer.h"
+#include "core/measure/fit.h"
 #include "core/memory/estimate.h"
+#include "core/memory/executed.h"
 #include "core/memory/methods.h"
 #include "core/memory/planning_info.h"
 #include "core/plan/plan.h"
@@ -340,6 +342,30 @@ class PlanSession {
     });
   }
 
+  // Memory as executed over the order a compiled call runs in (order_as_run:
+  // Inductor's own memory reordering of the graph), event by event, to set
+  // beside a measured allocator trace (a torch.cuda.memory._snapshot()):
+  // {steps, events: [[kind "a" | "f" | "r", buffer ("": a kernel's
+  // workspace), node, step, bytes ("a", "f") | donor ("r")]]}.
+  CallResult executed_as_run() {
+    return guarded([&] {
+      const Graph& g = planned();
+      const Order order = order_as_run(g);
+      std::vector<std::int32_t> step_of(g.nodes.size(), -1);
+      for (std::size_t i = 0; i < order.size(); ++i) step_of[order[i]] = static_cast<std::int32_t>(i);
+      const ExecutedMemory m = estimate_memory_as_executed(g, order);
+      json events = json::array();
+      for (const ExecutedEvent& e : m.events) {
+        const char* kind = e.kind == ExecutedEvent::Kind::Allocate ? "a" : e.kind == ExecutedEvent::Kind::Free ? "f" : "r";
+        json item = json::array({kind, e.buf == kNone ? std::string() : g.buffers[e.buf].name, g.nodes[e.at].name, step_of[e.at]});
+        if (e.kind == ExecutedEvent::Kind::Reuse) item.push_back(g.buffers[e.donor].name);
+        else item.push_back(e.bytes);
+        events.push_back(std::move(item));
+      }
+      return json{{"steps", order.size()}, {"events", std::move(events)}}.dump();
+    });
+  }
+
   // The bands of an order's stacked-lifetime view (core/memory held_bands:
   // they sum to the memory curve at every step) held anywhere in steps
   // [from, to]: start and last held step, bytes, and what the buffer is
@@ -505,6 +531,7 @@ EMSCRIPTEN_BINDINGS(schedlab) {
       .function("inputNames", &PlanSession::input_names)
       .function("bufferProducers", &PlanSession::buffer_producers)
       .function("lifetimes", &PlanSession::lifetimes)
+      .function("executedAsRun", &PlanSession::executed_as_run)
       .function("summary", &PlanSession::summary)
       .function("liveAt", &PlanSession::live_at);
 }

@@ -39,6 +39,13 @@ function humanBytes(bytes) {  // web/js/format.js's
   return u === 0 ? `${sign}${v} B` : `${sign}${v.toFixed(2)} ${units[u]}`;
 }
 
+function formatUs(us) {  // web/js/format.js's
+  const digits = (v) => (v < 10 ? 2 : v < 100 ? 1 : 0);
+  if (us >= 1e6) return `${(us / 1e6).toFixed(digits(us / 1e6))} s`;
+  if (us >= 1000) return `${(us / 1000).toFixed(digits(us / 1000))} ms`;
+  return `${us.toFixed(us === 0 ? 0 : digits(us))} µs`;
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const { site, shots, tmp, url, newContext, test, finish } = await launch(args);
@@ -113,8 +120,7 @@ async function main() {
     assert(moved.some((m) => m > 0), `no pass moved a node: ${moved}`);
     assert(moved.every((m, i) => Number(rows[i][1].split(' of ')[1]) === plan.order.length));
     // The last pass ends at the plan's own simulated step.
-    const fmtUs = (us) => (us >= 1000 ? `${(us / 1000).toFixed(us / 1000 < 10 ? 2 : us / 1000 < 100 ? 1 : 0)} ms` : `${us.toFixed(us < 10 ? 2 : us < 100 ? 1 : 0)} µs`);
-    assert(rows[rows.length - 1][2].endsWith(fmtUs(plan.simulation.step_time_us)), `${rows[rows.length - 1][2]} vs ${plan.simulation.step_time_us}`);
+    assert(rows[rows.length - 1][2].endsWith(formatUs(plan.simulation.step_time_us)), `${rows[rows.length - 1][2]} vs ${plan.simulation.step_time_us}`);
     for (const r of rows) assert(!/\d{5,}\.\d\d MiB/.test(r[4]), `peak printed as ${r[4]}`);
   });
 
@@ -240,6 +246,79 @@ async function main() {
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="breakdown"] thead th').length === 4, null, { timeout: 20000 });
   });
 
+  // A real 4-GPU step (tests/data/dist4: python/dist/run_steps.py on 4 H100s).
+  const dist4 = data('tests', 'data', 'dist4', 'steps', 'run1', 'fsdp_fwd_bwd', 'recommended');
+
+  await test('four ranks\' measured traces: one measured lane group per rank under the simulated lanes, a breakdown column each', async () => {
+    await open(serve(path.join(dist4, 'fsdp_fwd_bwd_0_inf.post.json'), 'dist4_fsdp_fwd_bwd_0_inf.post.json'));
+    // Opened out of rank order: the page orders them.
+    const traces = [3, 1, 0, 2].map((r) => path.join(dist4, `measured.rank${r}.trace.json`));
+    await page.setInputFiles('#measure-input', traces);
+    await page.waitForFunction(() => document.getElementById('measured').dataset.ready === '1', null, { timeout: 20000 });
+    await page.waitForFunction(() => document.getElementById('timeline').dataset.measuredGroups === '4', null, { timeout: 20000 });
+    assert.strictEqual(await page.$eval('#timeline', (t) => t.dataset.measuredRanks), '0,1,2,3');
+    const head = await page.$$eval('[data-testid="breakdown"] thead th', (ths) => ths.map((t) => t.textContent));
+    assert.deepStrictEqual(head.slice(2).map((t) => t.split(':')[0]), ['rank 0', 'rank 1', 'rank 2', 'rank 3']);
+    const rows = await page.$$eval('[data-testid="breakdown"] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const exposed = rows.find((r) => r[0] === 'exposed communication');
+    for (let r = 0; r < 4; r++) {
+      const other = JSON.parse(fs.readFileSync(path.join(dist4, `measured.rank${r}.trace.json`), 'utf8')).otherData;
+      assert.strictEqual(other.rank, r);
+      assert.strictEqual(exposed[2 + r], formatUs(other.exposed_comm_us), `rank ${r}: ${exposed[2 + r]} vs ${other.exposed_comm_us} us`);
+    }
+    const colls = await page.$$eval('[data-testid="measured-collectives"] thead th', (ths) => ths.length);
+    assert.strictEqual(colls, 2 + 4);
+    await page.locator('#timeline-card').screenshot({ path: path.join(shots, 'evidence-4-ranks-timeline-1440.png') });
+    await page.locator('#measured-card').screenshot({ path: path.join(shots, 'evidence-4-ranks-measured-1440.png') });
+    const narrow = await newContext({ viewport: { width: 390, height: 844 } });
+    const phone = await narrow.newPage();
+    await phone.goto(`${url}?graph=test-data/dist4_fsdp_fwd_bwd_0_inf.post.json`);
+    await peakText(phone);
+    await planned(phone);
+    await phone.setInputFiles('#measure-input', traces);
+    await phone.waitForFunction(() => document.getElementById('timeline').dataset.measuredGroups === '4', null, { timeout: 20000 });
+    await phone.waitForFunction(() => document.getElementById('measured').dataset.ready === '1', null, { timeout: 20000 });
+    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert(overflow <= 1, `sideways scroll of ${overflow} px at 390 px with four ranks open`);
+    await phone.locator('#timeline-card').screenshot({ path: path.join(shots, 'evidence-4-ranks-timeline-390.png') });
+    await phone.locator('#measured-card').screenshot({ path: path.join(shots, 'evidence-4-ranks-measured-390.png') });
+    await narrow.close();
+  });
+
+  await test('a raw torch.profiler trace python/dist kept (profile.rank0.json.gz): its median step beside the simulated one', async () => {
+    const raw = path.join(tmp, 'raw-profiles');
+    fs.mkdirSync(raw, { recursive: true });
+    const member = 'steps/fsdp_fwd_bwd/recommended/profile.rank0.json.gz';
+    const tar = spawnSync('tar', ['xzf', data('tests', 'data', 'dist4', 'raw-profiles', 'run1-rank0-profiles.tgz'), '-C', raw, member], { encoding: 'utf8' });
+    assert.strictEqual(tar.status, 0, tar.stderr);
+    // python/dist's own analysis of each profiled step: the oracle.
+    const py = spawnSync('python3', ['-c', `
+import gzip, json, sys
+sys.path.insert(0, sys.argv[1])
+import trace_analysis as ta
+kernels, marks, launches = ta.gpu_events(json.load(gzip.open(sys.argv[2])))
+steps = [ta.analyse_step(g) for g in ta.split_steps(kernels, marks, launches)]
+print(json.dumps([{"span": s.span_us, "compute": s.compute_busy_us, "comm": s.comm_busy_us, "exposed": s.exposed_comm_us} for s in steps]))
+`, data('python', 'dist'), path.join(raw, member)], { encoding: 'utf8' });
+    assert.strictEqual(py.status, 0, py.stderr);
+    const steps = JSON.parse(py.stdout);
+    const order = steps.map((st, i) => [st.span, i]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const median = order[(order.length - 1) >> 1][1];
+    await page.setInputFiles('#measure-input', path.join(raw, member));
+    await page.waitForFunction((n) => [...document.querySelectorAll('[data-testid="breakdown"] thead th')].some((t) => t.textContent.includes(`of ${n} profiled`)),
+      steps.length, { timeout: 20000 });
+    const head = await page.$$eval('[data-testid="breakdown"] thead th', (ths) => ths.map((t) => t.textContent));
+    assert.strictEqual(head.length, 3, head.join(' | '));
+    assert(head[2].includes(`step ${median + 1} of ${steps.length} profiled`), head[2]);
+    const rows = await page.$$eval('[data-testid="breakdown"] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const cell = (label) => rows.find((r) => r[0].startsWith(label))[2];
+    assert.strictEqual(cell('step'), formatUs(steps[median].span));
+    assert.strictEqual(cell('compute busy'), formatUs(steps[median].compute));
+    assert.strictEqual(cell('communication busy'), formatUs(steps[median].comm));
+    assert.strictEqual(cell('exposed communication'), formatUs(steps[median].exposed));
+    await page.waitForFunction(() => document.getElementById('timeline').dataset.measuredGroups === '1', null, { timeout: 20000 });
+  });
+
   await test('a torch.cuda.memory._snapshot() pickle: allocated and reserved curves against the prediction', async () => {
     // No real snapshot is checked in yet: one made here with Python's pickle,
     // with the snapshot's structure (segments, device_traces).
@@ -254,6 +333,14 @@ async function main() {
     assert.strictEqual(rows[1][2], humanBytes(expected.peak_allocated));
     await page.locator('[data-testid="snapshot-chart"] svg, [data-testid="snapshot-chart"] canvas').first().waitFor();
     await page.locator('#measured-card').screenshot({ path: path.join(shots, 'evidence-snapshot-1440.png') });
+    // A snapshot taken without the allocator's history: its segments, and a line saying why no buffer maps.
+    const bare = path.join(tmp, 'no-history.pickle');
+    const write = spawnSync('python3', ['-c', 'import pickle, sys; pickle.dump({"segments": [{"total_size": 2097152, "blocks": []}], "device_traces": [[]]}, open(sys.argv[1], "wb"))', bare], { encoding: 'utf8' });
+    assert.strictEqual(write.status, 0, write.stderr);
+    await page.setInputFiles('#measure-input', bare);
+    const line = await page.locator('[data-testid="snapshot-no-trace"]').textContent({ timeout: 20000 });
+    assert(line.startsWith('no-history.pickle holds no allocator trace') && line.includes('_record_memory_history'), line);
+    assert.strictEqual(await page.locator('[data-testid="snapshot-buffers"]').count(), 0);
   });
 
   // Real snapshots (python/zoo/memory_snapshot.py on a GPU), each beside its graph.
@@ -271,6 +358,52 @@ async function main() {
       const rows = await page.$$eval('[data-testid="snapshot-peaks"] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
       assert.strictEqual(rows[0][2], humanBytes(expected.peak_reserved));
       assert.strictEqual(rows[1][2], humanBytes(expected.peak_allocated));
+      // Per buffer: memory as executed's allocations mapped to the snapshot's, by size and order.
+      const mapping = page.locator('[data-testid="snapshot-mapping"]');
+      await mapping.waitFor({ timeout: 20000 });
+      const m = await mapping.evaluate((el) => Object.fromEntries(Object.entries(el.dataset).map(([k, v]) => [k, Number(v)])));
+      assert.strictEqual(m.allocations, expected.allocations.length, JSON.stringify(m));
+      assert.strictEqual(m.mapped + m.unmappedPredicted, m.predicted, JSON.stringify(m));
+      assert.strictEqual(m.mapped + m.unmappedAllocations, m.allocations, JSON.stringify(m));
+      assert(m.mapped >= 0.9 * m.predicted, `only ${m.mapped} of ${m.predicted} predicted allocations mapped`);
+      assert(m.sameLifetime >= 0.9 * m.mapped, `only ${m.sameLifetime} of ${m.mapped} mapped allocations with the predicted lifetime`);
+      // docs/web.md's figures: resnet18's every predicted allocation maps and
+      // all but the returned output (the caller frees it) are freed where
+      // predicted; a cuDNN workspace and 14 allocations of 131 bytes are not
+      // the graph's.
+      const documented = {
+        'resnet18_0_inf.snapshot.pickle': { predicted: 32, mapped: 32, sameLifetime: 31, unmappedAllocations: 15, predictedPeak: 513802240, allocatedPeak: 565257744 },
+      }[file] || {};
+      // Per step of the order that ran: memory as executed against the measured allocated bytes.
+      const steps = page.locator('[data-testid="snapshot-steps-chart"]');
+      await steps.locator('svg').first().waitFor();
+      const peaks = await steps.evaluate((el) => ({ predictedPeak: Number(el.dataset.predictedPeak), allocatedPeak: Number(el.dataset.allocatedPeak) }));
+      assert(peaks.predictedPeak > 0 && Math.abs(peaks.predictedPeak - peaks.allocatedPeak) <= 0.25 * peaks.allocatedPeak, JSON.stringify(peaks));
+      for (const [k, v] of Object.entries(documented)) assert.strictEqual({ ...m, ...peaks }[k], v, `${k}: ${{ ...m, ...peaks }[k]}, docs/web.md says ${v}`);
+      const buffers = await page.$$eval('[data-testid="snapshot-buffers"] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+      assert.strictEqual(buffers.length, Math.min(40, m.mapped));
+      const sizes = new Set(expected.allocations.map(humanBytes));
+      for (const [buffer, predicted, measured, diff, , , lifetime] of buffers) {
+        assert(sizes.has(measured), `${buffer}: measured ${measured} is no allocation's size`);
+        assert(predicted === measured || /^\d+ B$/.test(diff), `${buffer}: ${predicted} against ${measured}`);
+        assert(/^(±0 steps|[+−]\d+ steps?|one side held to the end)$/.test(lifetime), `${buffer}: ${lifetime}`);
+      }
+      if (m.unmappedPredicted + m.unmappedAllocations) {
+        const unmapped = await page.locator('[data-testid="snapshot-unmapped"]').textContent();
+        assert(/Not mapped: /.test(unmapped), unmapped);
+      }
+      await page.locator('#measured-card').screenshot({ path: path.join(shots, `evidence-${file.replace('.snapshot.pickle', '')}-1440.png`) });
+      const narrow = await newContext({ viewport: { width: 390, height: 844 } });
+      const phone = await narrow.newPage();
+      await phone.goto(`${url}?graph=test-data/${path.basename(graph)}`);
+      await peakText(phone);
+      await planned(phone);
+      await phone.setInputFiles('#measure-input', path.join(snapshotDir, file));
+      await phone.locator('[data-testid="snapshot-steps-chart"] svg').first().waitFor({ timeout: 20000 });
+      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+      assert(overflow <= 1, `sideways scroll of ${overflow} px at 390 px with a snapshot open`);
+      await phone.locator('#measured-card').screenshot({ path: path.join(shots, `evidence-${file.replace('.snapshot.pickle', '')}-390.png`) });
+      await narrow.close();
     });
   }
 
@@ -283,6 +416,18 @@ async function main() {
       'broken.pickle': [Buffer.from([0x80, 0x04, 0x95, 1, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0x8c, 0x05]), /^broken\.pickle: pickle: truncated at byte/],
       'object.pickle': [Buffer.from([0x80, 0x02, 0x63, 0x6f, 0x73, 0x0a, 0x73, 0x79, 0x73, 0x74, 0x65, 0x6d, 0x0a]), /^object\.pickle: pickle: byte 2 builds a Python object/],
       'other.json': ['{"format": "schedplan/1"}', /^other\.json: format "schedplan\/1": expected a schedmeasured\/1 file/],
+      // Measured files with a field missing or of the wrong type.
+      'no-memory.measured.json': ['{"format": "schedmeasured/1", "kernels": []}', /^no-memory\.measured\.json: memory: expected an object \(schedmeasured\/1/],
+      'bad-kernel.measured.json': ['{"format": "schedmeasured/1", "memory": {"peak_allocated_bytes": 1, "peak_reserved_bytes": 2}, "kernels": [{"duration_us": "slow"}], "kernel_time_us": 1}',
+        /^bad-kernel\.measured\.json: kernels\[0\]\.duration_us: expected a number$/],
+      // Traces: not an array of events; a gzip that is not one.
+      'events.json': ['{"traceEvents": 5}', /^events\.json: no "format", "traceEvents" or "profile": expected a schedmeasured\/1 file, a Chrome trace/],
+      'broken.trace.json.gz': [Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02]), /^broken\.trace\.json\.gz: not a valid gzip file/],
+      // Pickles that are not snapshots: pickle.dumps([1, 2, 3]) and a segment's size a string
+      // (pickle.dumps({'segments': [{'total_size': 'x'}]}, protocol=3)).
+      'list.pickle': [Buffer.from('8004950b000000000000005d94284b014b024b03652e', 'hex'), /^list\.pickle: a pickle without "segments": expected a schedmeasured\/1 file/],
+      'segment.pickle': [Buffer.from('80037d710058080000007365676d656e747371015d71027d7103580a000000746f74616c5f73697a65710458010000007871057361732e', 'hex'),
+        /^segment\.pickle: segments\[0\]\.total_size: expected a number$/],
     };
     for (const [name, [content, pattern]] of Object.entries(cases)) {
       const file = path.join(tmp, name);
@@ -294,6 +439,13 @@ async function main() {
       assert(!text.includes('\n'), `${name}: more than one line`);
       assert.strictEqual(await peakText(page), peak, 'the report went away');
     }
+    // Through "Open file…" (a pickle's first byte says measurement): the same line, the graph stays.
+    const source = await page.locator('#current-source').textContent();
+    await page.evaluate(() => document.getElementById('notice-slot').replaceChildren());
+    await page.setInputFiles('#file-input', path.join(tmp, 'broken.pickle'));
+    assert(/^broken\.pickle: pickle: truncated at byte/.test(await notice()));
+    assert.strictEqual(await page.locator('#current-source').textContent(), source);
+    assert.strictEqual(await peakText(page), peak, 'the report went away');
   });
 
   // ---- 5. the first visit --------------------------------------------------------------

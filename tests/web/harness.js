@@ -65,7 +65,11 @@ async function launch(args) {
     return context;
   };
   let failures = 0;
+  // SCHEDLAB_WEB_ONLY=REGEX runs only the tests whose names match (while
+  // working on one; CI runs them all).
+  const only = process.env.SCHEDLAB_WEB_ONLY ? new RegExp(process.env.SCHEDLAB_WEB_ONLY) : null;
   const test = async (name, fn) => {
+    if (only && !only.test(name) && name !== 'no page errors') return;
     const t0 = Date.now();
     try {
       await fn();

@@ -1,11 +1,12 @@
 """Writes a pickle with the structure of torch.cuda.memory._snapshot()
 (segments with blocks, device_traces of allocator events), as
 torch.cuda.memory._dump_snapshot() does (pickle.dump), for the page's
-snapshot reader until a real snapshot is checked in. Prints the peaks the
-page must find: {"peak_allocated", "peak_reserved"} (absolute bytes).
+snapshot reader's exact figures. Prints the peaks the page must find:
+{"peak_allocated", "peak_reserved"} (absolute bytes); with --peaks, of a
+real snapshot, also the sizes of its allocations in order.
 
 usage: python3 tests/web/make-snapshot.py OUT.pickle
-       python3 tests/web/make-snapshot.py --peaks SNAPSHOT.pickle   (the peaks of a real one, for the test)
+       python3 tests/web/make-snapshot.py --peaks SNAPSHOT.pickle   (the peaks and allocations of a real one)
 """
 
 import json
@@ -32,9 +33,17 @@ def peaks(snapshot):
     return {"peak_allocated": peak_a, "peak_reserved": peak_r}
 
 
+def allocations(snapshot):
+    """The allocations of the device trace the peaks come from, each with
+    its size (the page maps them to the graph's buffers)."""
+    events = max(snapshot.get("device_traces") or [[]], key=len)
+    return [e["size"] for e in events if e["action"] == "alloc"]
+
+
 if sys.argv[1] == "--peaks":
     with open(sys.argv[2], "rb") as f:
-        print(json.dumps(peaks(pickle.load(f))))
+        snapshot = pickle.load(f)
+    print(json.dumps({**peaks(snapshot), "allocations": allocations(snapshot)}))
     sys.exit(0)
 
 MiB = 1 << 20

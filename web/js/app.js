@@ -13,7 +13,7 @@ import { renderFusion } from './fusion-view.js';
 import { renderCommTables, Timeline } from './timeline.js';
 import { describeBuffer, renderLifetimes } from './lifetime-view.js';
 import { breakdown, readMeasurement } from './measured.js';
-import { renderMeasured } from './measured-view.js';
+import { renderMeasured, stepNote } from './measured-view.js';
 
 const $ = (id) => document.getElementById(id);
 const LIFETIME_WINDOW = 24;  // steps each side of the pinned step
@@ -321,23 +321,28 @@ async function renderMeasuredCard() {
   const items = state.measured;
   $('measured-card').hidden = !items.length || !result;
   if (state.timeline) {
-    state.timeline.setMeasured(items.filter((m) => m.kind === 'trace').sort((a, b) => a.rank - b.rank)
-      .map((m) => ({ title: `measured rank ${m.rank} (${m.name})`, data: m.lanes })));
+    const traces = items.filter((m) => m.kind === 'trace').sort((a, b) => a.rank - b.rank);
+    state.timeline.setMeasured(traces.map((m) => ({ title: `measured rank ${m.rank} (${m.name}${stepNote(m)})`, data: m.lanes })));
+    $('timeline').dataset.measuredRanks = traces.map((m) => m.rank).join(',');
   }
   if (!items.length || !result) return;
   const runId = state.runId;
   const plan = result.plan;
   const needsNodes = items.some((m) => m.kind === 'measured');
   const needsLanes = items.some((m) => m.kind === 'trace' || m.kind === 'rank');
-  renderMeasured($('measured'), { plan, items, nodeTimes: null, simulated: null });
+  // A snapshot records the graph as compiled, so it is set beside memory as
+  // executed over the order the compiled call runs in, not the plan's.
+  const needsBuffers = items.some((m) => m.kind === 'snapshot');
+  renderMeasured($('measured'), { plan, items, nodeTimes: null, simulated: null, executed: null });
   try {
-    const [nodeTimes, lanes] = await Promise.all([
+    const [nodeTimes, lanes, executed] = await Promise.all([
       needsNodes ? state.planner.nodeTimes() : null,
-      needsLanes ? (state.simulatedLanes || state.planner.timeline(false).then((t) => t.after)) : null]);
+      needsLanes ? (state.simulatedLanes || state.planner.timeline(false).then((t) => t.after)) : null,
+      needsBuffers ? state.planner.executedAsRun() : null]);
     if (runId !== state.runId || items !== state.measured) return;
     if (lanes) state.simulatedLanes = lanes;
     const simulated = lanes ? breakdown(lanes.lane.map((lane, i) => ({ lane, ts: lanes.ts[i], dur: lanes.dur[i] }))) : null;
-    renderMeasured($('measured'), { plan: state.result.plan, items, nodeTimes, simulated });
+    renderMeasured($('measured'), { plan: state.result.plan, items, nodeTimes, simulated, executed });
     $('measured').dataset.ready = '1';
   } catch (e) {
     if (runId === state.runId) showNotice(`measurement: ${e.message}`);

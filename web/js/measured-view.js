@@ -7,8 +7,11 @@
 //     breakdown of the simulated step and of each rank side by side, and per
 //     collective the predicted against the measured exposed time;
 //   - a memory snapshot: the measured allocated and reserved curves with the
-//     predicted peaks drawn over them.
+//     predicted peaks drawn over them, and per buffer the predicted against
+//     the measured lifetime and size (measured.js mapSnapshotAllocations), with
+//     what could not be mapped.
 import { formatUs, h, humanBytes } from './format.js';
+import { mapSnapshotAllocations, perStepCurves, predictedAllocations } from './measured.js';
 import { MemoryChart } from './memory-chart.js';
 
 const ROWS_SHOWN = 40;
@@ -21,8 +24,9 @@ function diffPct(predicted, measured) {
   return `${p > 0 ? '+' : '−'}${Math.abs(p).toFixed(1)}%`;
 }
 
-function table(testid, head, rows, caption) {
-  return h('div', { class: 'table-scroll short' },
+// full: all rows in view (the breakdown's few metrics), else a short scroller.
+function table(testid, head, rows, caption, { full = false } = {}) {
+  return h('div', { class: full ? 'table-scroll' : 'table-scroll short' },
     h('table', { 'data-testid': testid },
       caption ? h('caption', { class: 'muted' }, caption) : '',
       h('thead', {}, h('tr', {}, head.map((c, i) => h('th', { class: i ? 'num' : '' }, c)))),
@@ -75,6 +79,9 @@ function classTables(predictedByClass, measuredByClass) {
     table('class-measured', ['kernel class (measured)', 'time'], measured.map(([c, us]) => [c, formatUs(us)])));
 }
 
+// Which of a raw profile's steps is shown ('' for a one-step trace).
+export const stepNote = (r) => (r.stepsProfiled > 1 ? ` · step ${r.stepShown + 1} of ${r.stepsProfiled} profiled (the median span)` : '');
+
 // HTA's breakdown: the simulated step beside each measured rank.
 function breakdownTable(simulated, sides) {
   const metrics = [
@@ -87,7 +94,7 @@ function breakdownTable(simulated, sides) {
     ['idle: GPU waits for the host (host-bound)', (b) => (b.hostBoundUs === null ? '—' : formatUs(b.hostBoundUs))],
   ];
   const all = [['simulated (final order)', simulated], ...sides];
-  return table('breakdown', ['', ...all.map(([name]) => name)], metrics.map(([label, f]) => [label, ...all.map(([, b]) => (b ? f(b) : '—'))]));
+  return table('breakdown', ['', ...all.map(([name]) => name)], metrics.map(([label, f]) => [label, ...all.map(([, b]) => (b ? f(b) : '—'))]), '', { full: true });
 }
 
 function rankBreakdown(r) {
@@ -121,7 +128,82 @@ function collectiveTable(plan, ranks) {
     'Per collective: predicted against measured exposed time (matched by the graph\'s node name)');
 }
 
-function snapshotView(s, plan) {
+const steps = (a, b) => (a === b ? `step ${a}` : `steps ${a}–${b}`);
+
+// Per buffer: memory as executed over the order the compiled call ran in
+// (the worker's executedAsRun) against the snapshot's allocations.
+function snapshotBuffers(s, executed) {
+  if (!s.allocations.length) {
+    return [h('p', { class: 'flag', 'data-testid': 'snapshot-no-trace' },
+      `${s.name} holds no allocator trace (device_traces is empty), so no buffer can be set beside its allocation: record one with torch.cuda.memory._record_memory_history() before the call, as python/zoo/memory_snapshot.py does.`)];
+  }
+  const predicted = predictedAllocations(executed.events);
+  const map = mapSnapshotAllocations(predicted, s.allocations, executed.steps);
+  const label = (a) => (a.workspaceOf ? `workspace of ${a.workspaceOf}` : a.buffers.join(' → '));
+  const rows = map.pairs.map((p) => {
+    const b = p.predicted;
+    const a = p.allocation;
+    // Both start where the mapping put them; the ends differ by the
+    // predicted end's distance from the steps the measured free fits.
+    const measuredHeld = p.measuredEndFrom === null;
+    const diff = b.end === null || measuredHeld ? (b.end === null && measuredHeld ? 0 : null)
+      : b.end - Math.min(Math.max(b.end, p.measuredEndFrom), p.measuredEndTo);
+    const us = !measuredHeld && a.freeUs !== null && a.allocUs !== null ? ` · ${formatUs(a.freeUs - a.allocUs)}` : '';
+    const measuredEnd = p.measuredEndFrom === p.measuredEndTo ? `${p.measuredEndFrom}` : `${p.measuredEndFrom}…${p.measuredEndTo}`;
+    return { b, diff, cells: [
+      label(b), humanBytes(b.bytes), humanBytes(a.size), humanBytes(b.bytes - a.size),
+      b.end === null ? `step ${b.start} to the end` : steps(b.start, b.end),
+      measuredHeld ? `step ${p.measuredStart} to the end` : `${String(p.measuredStart) === measuredEnd ? `step ${measuredEnd}` : `steps ${p.measuredStart}–${measuredEnd}`}${us}`,
+      diff === null ? 'one side held to the end' : diff === 0 ? '±0 steps' : `${diff > 0 ? '+' : '−'}${Math.abs(diff)} step${Math.abs(diff) === 1 ? '' : 's'}`,
+    ] };
+  });
+  const weight = (r) => (r.diff === null ? Infinity : Math.abs(r.diff)) * r.b.bytes;
+  rows.sort((x, y) => weight(y) - weight(x) || y.b.bytes - x.b.bytes);
+  const same = rows.filter((r) => r.diff === 0).length;
+  const listed = (items, f) => items.slice(0, 8).map(f).join(', ') + (items.length > 8 ? `, … ${items.length - 8} more` : '');
+  const notMapped = [];
+  if (map.unmappedPredicted.length) {
+    notMapped.push(`${map.unmappedPredicted.length} predicted allocations with no measured one of their size in order (a size known only at run time, or an allocation the GPU did not make): ${listed(map.unmappedPredicted, (a) => `${label(a)} ${humanBytes(a.bytes)}`)}`);
+  }
+  if (map.unmappedAllocations.length) {
+    notMapped.push(`${map.unmappedAllocations.length} measured allocations no predicted one explains (library workspaces, copies outside the graph): ${listed(map.unmappedAllocations, (a) => `${humanBytes(a.size)} at event ${a.alloc}`)}`);
+  }
+  if (map.notTried.predicted || map.notTried.allocations) {
+    notMapped.push(`past the mapping's size limit, not tried: ${map.notTried.predicted} predicted, ${map.notTried.allocations} measured allocations`);
+  }
+  const curves = perStepCurves(executed.events, executed.steps, s, map);
+  const stepBox = h('div', { class: 'chart', 'data-testid': 'snapshot-steps-chart' });
+  const peakOf = (curve) => curve.reduce((best, v, i) => (v > best.peak ? { peak: v, peakStep: i } : best), { peak: 0, peakStep: 0 });
+  const names = [];  // the node at each step that has events (the tooltip's)
+  for (const [, , node, step] of executed.events) names[step] = node;
+  requestAnimationFrame(() => {
+    const chart = new MemoryChart(stepBox, { height: 220, stepLabel: (i) => names[i] || '' });
+    chart.setSeries([
+      { name: 'predicted (memory as executed)', curve: curves.predicted, ...peakOf(curves.predicted), className: 'kept' },
+      { name: 'measured allocated', curve: curves.allocated, ...peakOf(curves.allocated), className: 'chosen' },
+      { name: 'measured reserved', curve: curves.reserved, ...peakOf(curves.reserved), className: 'baseline' },
+    ]);
+    stepBox.dataset.predictedPeak = peakOf(curves.predicted).peak;
+    stepBox.dataset.allocatedPeak = peakOf(curves.allocated).peak;
+  });
+  return [
+    h('h4', {}, 'Per step of the order that ran: predicted against measured memory, above what was allocated when the call began'),
+    h('p', { class: 'hint' }, 'Memory as executed\'s allocations (workspaces included) less its frees, and the snapshot\'s allocated and reserved bytes, each allocator event at the step of the last mapped allocation before it; each step shows the most it reached. Reserved: what the cache had to add (none when an earlier call left it warm).'),
+    stepBox,
+    h('h4', {}, `Per buffer: predicted against measured lifetime and size (${map.pairs.length} of ${predicted.length} predicted allocations mapped to ${map.pairs.length} of ${s.allocations.length} measured ones; ${same} with the predicted lifetime)`),
+    h('p', { class: 'hint', 'data-testid': 'snapshot-mapping', 'data-mapped': map.pairs.length, 'data-predicted': predicted.length,
+      'data-allocations': s.allocations.length, 'data-same-lifetime': same,
+      'data-unmapped-predicted': map.unmappedPredicted.length, 'data-unmapped-allocations': map.unmappedAllocations.length },
+    `Memory as executed over the order the compiled call runs in (Inductor's own, ${executed.steps} steps), allocation by allocation, matched to the snapshot's by size (exact, or rounded up to 512 bytes) and order. `
+      + 'A → B: B takes A\'s storage over (in place or from the reuse pool). A measured free is placed after the kernel of a step between the mapped allocations around it (4…6: a node that allocates nothing leaves a range). Differences are predicted less measured.'),
+    table('snapshot-buffers', ['buffer (→ reused by)', 'predicted size', 'measured size', 'difference', 'predicted lifetime', 'measured lifetime', 'difference'],
+      rows.slice(0, ROWS_SHOWN).map((r) => r.cells)),
+    rows.length > ROWS_SHOWN ? h('p', { class: 'muted' }, `… ${rows.length - ROWS_SHOWN} more allocations`) : '',
+    notMapped.length ? h('ul', { class: 'flag', 'data-testid': 'snapshot-unmapped' }, notMapped.map((line) => h('li', {}, `Not mapped: ${line}`))) : '',
+  ];
+}
+
+function snapshotView(s, plan, executed) {
   const p = plan.predicted || {};
   const box = h('div', { class: 'chart', 'data-testid': 'snapshot-chart' });
   const parts = [
@@ -132,6 +214,7 @@ function snapshotView(s, plan) {
     ]),
     h('p', { class: 'hint' }, 'Measured allocated and reserved memory per allocator event (the snapshot\'s device trace); the predicted peaks as lines.'),
     box,
+    ...(executed ? snapshotBuffers(s, executed) : []),
   ];
   requestAnimationFrame(() => {
     const n = s.allocatedCurve.length;
@@ -142,11 +225,11 @@ function snapshotView(s, plan) {
       curve.forEach((v, i) => { if (v > peak) { peak = v; at = i; } });
       return { peak, peakStep: at };
     };
-    const chart = new MemoryChart(box, { height: 220, stepLabel: (i) => `allocator event ${i}` });
+    const chart = new MemoryChart(box, { height: 220, unit: 'allocator event' });
     chart.setSeries([
       { name: 'measured reserved', curve: s.reservedCurve, ...peakOf(s.reservedCurve), className: 'baseline' },
       { name: 'measured allocated', curve: s.allocatedCurve, ...peakOf(s.allocatedCurve), className: 'chosen' },
-      { name: 'predicted reserved peak', curve: flat(p.reserved_bytes), peak: p.reserved_bytes || 0, peakStep: 0, className: 'kept' },
+      { name: 'predicted reserved peak', curve: flat(p.reserved_bytes), peak: p.reserved_bytes || 0, peakStep: 0, className: 'kept', flat: true },
     ]);
   });
   return parts;
@@ -154,18 +237,20 @@ function snapshotView(s, plan) {
 
 // items: what readMeasurement returned, in the order opened. simulated: the
 // breakdown of the plan's simulated lanes (or null while it loads).
-export function renderMeasured(container, { plan, items, nodeTimes, simulated }) {
+// executed: memory as executed over the order the compiled call runs in
+// (or null while it loads).
+export function renderMeasured(container, { plan, items, nodeTimes, simulated, executed }) {
   const parts = [];
   for (const m of items.filter((x) => x.kind === 'measured')) parts.push(...measuredFile(m, plan, nodeTimes));
   const ranks = items.filter((x) => x.kind === 'trace' || x.kind === 'rank').sort((a, b) => a.rank - b.rank);
   if (ranks.length) {
     parts.push(
       h('h3', {}, `Step breakdown (Holistic Trace Analysis's): simulated against ${ranks.length} measured rank${ranks.length > 1 ? 's' : ''}`),
-      breakdownTable(simulated, ranks.map((r) => [`rank ${r.rank}: ${r.name}`, r.kind === 'trace' ? r.breakdown : rankBreakdown(r)])),
+      breakdownTable(simulated, ranks.map((r) => [[`rank ${r.rank}: `, h('span', { class: 'file-name' }, r.name), stepNote(r)], r.kind === 'trace' ? r.breakdown : rankBreakdown(r)])),
       collectiveTable(plan, ranks));
     const traced = ranks.filter((r) => r.kind === 'trace' && r.perClass.size);
     if (traced.length) parts.push(classTables((plan.predicted || {}).kernel_time_us_by_class, traced[0].perClass));
   }
-  for (const s of items.filter((x) => x.kind === 'snapshot')) parts.push(...snapshotView(s, plan));
+  for (const s of items.filter((x) => x.kind === 'snapshot')) parts.push(...snapshotView(s, plan, executed));
   container.replaceChildren(...parts);
 }

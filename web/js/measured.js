@@ -58,7 +58,7 @@ function num(v, name, field) {
 }
 
 function readMeasured(doc, name) {
-  const memory = doc.memory || fail(name, 'memory: missing (schedmeasured/1)');
+  const memory = doc.memory && typeof doc.memory === 'object' ? doc.memory : fail(name, 'memory: expected an object (schedmeasured/1: peak_allocated_bytes, peak_reserved_bytes)');
   const kernels = Array.isArray(doc.kernels) ? doc.kernels : fail(name, 'kernels: expected an array (schedmeasured/1)');
   const perNode = new Map();
   const perClass = new Map();
@@ -78,16 +78,18 @@ function readMeasured(doc, name) {
   };
 }
 
-// A kernel name's class, for raw profiler traces (measured files name it themselves).
+// A kernel name's class, for traces (measured files name it themselves),
+// by the name rules of python/schedlab_export/measure.py's kernel class,
+// so both sides of the class tables share names (nvjet: cuBLAS's Hopper GEMMs).
+const TRITON_CLASSES = { poi: 'triton_pointwise', red: 'triton_reduction', per: 'triton_persistent_reduction', tem: 'triton_template', for: 'triton_pointwise' };
 export function kernelClass(kernel) {
   const k = kernel.toLowerCase();
   if (k.startsWith('nccl')) return 'collective';
-  if (k.startsWith('triton_per') || k.startsWith('triton_red')) return 'triton_reduction';
-  if (k.startsWith('triton')) return 'triton_pointwise';
-  if (/gemm|cutlass|xmma|cublas|matmul|sm\d+_xmma/.test(k)) return 'gemm';
+  if (k.startsWith('triton_')) return TRITON_CLASSES[k.split('_')[1]] || 'triton_pointwise';
+  if (k.startsWith('memcpy') || k.startsWith('memset')) return 'copy';
+  if (/gemm|nvjet|xmma|cublas|matmul/.test(k) || (k.includes('cutlass') && !k.includes('conv'))) return 'gemm';
   if (/flash|fmha|attention|sdpa/.test(k)) return 'attention';
-  if (/conv|cudnn|implicit_gemm|wgrad|dgrad/.test(k)) return 'convolution';
-  if (/memcpy|memset|copy/.test(k)) return 'copy';
+  if (/conv|wgrad|dgrad/.test(k)) return 'convolution';
   return 'other';
 }
 
@@ -111,6 +113,8 @@ function readTrace(doc, name) {
   const slices = [];
   const other = doc.otherData || {};
   const lanes = { compute: 0, comm: 1, exposed: 2 };
+  let stepsProfiled = 1;
+  let stepShown = 0;
   const measuredLanes = events.some((e) => e && e.ph === 'X' && (e.cat === 'compute' || e.cat === 'comm'));
   if (measuredLanes) {
     // python/dist's measured trace (or schedlab's own simulated one).
@@ -121,12 +125,11 @@ function readTrace(doc, name) {
     }
   } else {
     // torch.profiler: GPU kernels on streams; NCCL kernels are communication.
-    for (const e of events) {
-      if (!e || e.ph !== 'X' || !['kernel', 'gpu_memcpy', 'gpu_memset'].includes(e.cat)) continue;
-      const kernel = String(e.name || '?');
-      slices.push({ name: kernel, kernel, lane: kernel.toLowerCase().startsWith('nccl') ? 1 : 0, ts: Number(e.ts), dur: Number(e.dur) || 0 });
-    }
-    if (!slices.length) fail(name, `a Chrome trace without GPU kernels (no "kernel" events, no compute/comm lanes): ${EXPECTED}`);
+    const raw = rawSteps(events);
+    if (!raw.steps.length) fail(name, `a Chrome trace without GPU kernels (no "kernel" events, no compute/comm lanes): ${EXPECTED}`);
+    stepsProfiled = raw.steps.length;
+    stepShown = raw.shown;
+    slices.push(...raw.steps[raw.shown]);
     // The exposed parts of each NCCL kernel: where no compute kernel runs
     // (python/dist/trace_analysis.py's rule).
     const origin = Math.min(...slices.map((s) => s.ts));
@@ -146,7 +149,53 @@ function readTrace(doc, name) {
     const c = s.lane === 1 ? 'collective' : kernelClass(s.kernel || s.name);
     perClass.set(c, (perClass.get(c) || 0) + s.dur);
   }
-  return { kind: 'trace', name, rank, lanes: flatLanes(slices), slices, perClass, breakdown: breakdown(slices), generator: other.generator || (measuredLanes ? 'lanes' : 'torch.profiler') };
+  return { kind: 'trace', name, rank, lanes: flatLanes(slices), slices, perClass, breakdown: breakdown(slices), generator: other.generator || (measuredLanes ? 'lanes' : 'torch.profiler'),
+    stepsProfiled, stepShown };
+}
+
+// A raw torch.profiler trace's GPU kernels split into the steps it profiled,
+// as python/dist/trace_analysis.py split_steps does: by the CPU time of each
+// kernel's launch within the `schedlab_step` annotations when the trace has
+// both, else at idle gaps over 1 ms (a runner sleeps between profiled
+// steps). -> {steps: [[slice]], shown: the step of the median span (the one
+// the page puts beside the simulated step)}.
+const STEP_MARK = 'schedlab_step';
+const STEP_GAP_US = 1000;
+function rawSteps(events) {
+  const kernels = [];
+  const launchedAt = new Map();
+  const marks = [];
+  for (const e of events) {
+    if (!e || e.ph !== 'X') continue;
+    const args = e.args || {};
+    if (['kernel', 'gpu_memcpy', 'gpu_memset'].includes(e.cat)) {
+      const kernel = String(e.name || '?');
+      kernels.push({ name: kernel, kernel, lane: kernel.toLowerCase().startsWith('nccl') ? 1 : 0, ts: Number(e.ts), dur: Number(e.dur) || 0,
+        correlation: args.correlation });
+    } else if ((e.cat === 'cuda_runtime' || e.cat === 'cuda_driver') && args.correlation !== undefined) {
+      launchedAt.set(args.correlation, Number(e.ts));
+    } else if (e.cat === 'user_annotation' && String(e.name || '').startsWith(STEP_MARK)) {
+      marks.push([Number(e.ts), Number(e.ts) + (Number(e.dur) || 0)]);
+    }
+  }
+  kernels.sort((a, b) => a.ts - b.ts || a.ts + a.dur - (b.ts + b.dur));
+  marks.sort((a, b) => a[0] - b[0]);
+  let steps = [];
+  const launch = (k) => (k.correlation === undefined ? undefined : launchedAt.get(k.correlation));
+  if (marks.length && kernels.some((k) => launch(k) !== undefined)) {
+    steps = marks.map(([a, b]) => kernels.filter((k) => launch(k) !== undefined && a <= launch(k) && launch(k) <= b)).filter((g) => g.length);
+  } else {
+    let lastEnd = null;
+    for (const k of kernels) {
+      if (lastEnd === null || k.ts - lastEnd > STEP_GAP_US) steps.push([]);
+      steps[steps.length - 1].push(k);
+      lastEnd = lastEnd === null ? k.ts + k.dur : Math.max(lastEnd, k.ts + k.dur);
+    }
+  }
+  const span = (g) => Math.max(...g.map((k) => k.ts + k.dur)) - Math.min(...g.map((k) => k.ts));
+  const bySpan = steps.map((g, i) => [span(g), i]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const shown = bySpan.length ? bySpan[(bySpan.length - 1) >> 1][1] : 0;
+  return { steps: steps.map((g) => g.map(({ correlation: _, ...k }) => k)), shown };
 }
 
 function rankFromName(name) {
@@ -258,5 +307,184 @@ function readSnapshot(s, name) {
   const max = (a) => a.reduce((x, y) => Math.max(x, y), 0);
   return { kind: 'snapshot', name, device, events: events.length, segments: s.segments.length,
     allocatedCurve, reservedCurve, peakAllocated: max(allocatedCurve), peakReserved: max(reservedCurve),
-    ooms: events.filter((e) => e.action === 'oom').length };
+    ooms: events.filter((e) => e.action === 'oom').length, allocations: allocationsOf(events) };
+}
+
+// The trace's allocations in the order made: {size, alloc, free (event
+// indices; free null while still allocated at the end), allocUs, freeUs
+// (the events' time_us, null where the snapshot has none)}. A block's free
+// is the next free_completed at its address.
+function allocationsOf(events) {
+  const out = [];
+  const open = new Map();
+  const time = (e) => (typeof e.time_us === 'number' ? e.time_us : null);
+  events.forEach((e, i) => {
+    if (e.action === 'alloc') {
+      const a = { size: Number(e.size) || 0, alloc: i, free: null, allocUs: time(e), freeUs: null };
+      open.set(e.addr, a);
+      out.push(a);
+    } else if (e.action === 'free_completed' && open.has(e.addr)) {
+      const a = open.get(e.addr);
+      open.delete(e.addr);
+      a.free = i;
+      a.freeUs = time(e);
+    }
+  });
+  return out;
+}
+
+// ---- buffers against allocations ----------------------------------------------------
+
+// The caching allocator rounds a request up to 512 bytes; a trace may hold
+// either size.
+const ROUND = 512;
+const sameSize = (bytes, size) => bytes === size || Math.ceil(bytes / ROUND) * ROUND === size;
+// The mapping's table is |buffers| × |allocations| bytes: past this, only
+// the first buffers and allocations are tried (and the rest said so).
+const MAX_CELLS = 4e6;
+
+// Memory as executed's events (the worker's executedAsRun: [kind, buffer,
+// node, step, bytes | donor]) as the allocations they make, in the order
+// made: {buffers (the first allocates, the rest take its storage over in
+// place or from the reuse pool), node, bytes, start, end (steps; end null
+// while held to the end)}. A workspace (buffer "") is freed by the next
+// workspace free.
+export function predictedAllocations(events) {
+  const out = [];
+  const held = new Map();  // buffer -> its allocation
+  const workspaces = [];
+  for (const [kind, buffer, node, step, arg] of events) {
+    if (kind === 'a') {
+      const a = { buffers: buffer ? [buffer] : [], workspaceOf: buffer ? null : node, node, bytes: arg, start: step, end: null };
+      out.push(a);
+      if (buffer) held.set(buffer, a);
+      else workspaces.push(a);
+    } else if (kind === 'r') {
+      const a = held.get(arg);
+      if (!a) continue;
+      held.delete(arg);
+      a.buffers.push(buffer);
+      held.set(buffer, a);
+    } else {
+      const a = buffer ? held.get(buffer) : workspaces.pop();
+      if (!a) continue;
+      held.delete(buffer);
+      a.end = step;
+    }
+  }
+  return out;
+}
+
+// Maps predicted allocations (predictedAllocations, in the order made) to
+// a snapshot's allocations (readSnapshot), by size and order: the longest
+// sequence of pairs in both orders whose sizes agree (a longest common
+// subsequence, so one allocation either side lacks does not shift every
+// later pair). A measured free is placed between steps: after the kernel
+// of a step from the last mapped allocation before it up to the step
+// before the next one's (steps: the order's length).
+// -> {pairs: [{predicted, allocation, measuredStart, measuredEndFrom,
+// measuredEndTo (null: still allocated at the end)}],
+// unmappedPredicted, unmappedAllocations, notTried: {predicted, allocations}}.
+export function mapSnapshotAllocations(predicted, allocations, steps) {
+  let np = predicted.length;
+  let na = allocations.length;
+  while (np * na > MAX_CELLS) {
+    if (np >= na) np = Math.floor(MAX_CELLS / na);
+    else na = Math.floor(MAX_CELLS / np);
+  }
+  // lcs[i][j]: the longest mapping of predicted[i..] to allocations[j..].
+  const w = na + 1;
+  const lcs = new Uint32Array((np + 1) * w);
+  for (let i = np - 1; i >= 0; i--) {
+    for (let j = na - 1; j >= 0; j--) {
+      lcs[i * w + j] = sameSize(predicted[i].bytes, allocations[j].size)
+        ? lcs[(i + 1) * w + j + 1] + 1
+        : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
+    }
+  }
+  const pairs = [];
+  const unmappedPredicted = [];
+  const mappedAlloc = new Uint8Array(na);
+  let i = 0;
+  let j = 0;
+  while (i < np && j < na) {
+    if (sameSize(predicted[i].bytes, allocations[j].size)) {
+      pairs.push({ predicted: predicted[i], allocation: allocations[j] });
+      mappedAlloc[j] = 1;
+      i += 1;
+      j += 1;
+    } else if (lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
+      unmappedPredicted.push(predicted[i]);
+      i += 1;
+    } else {
+      j += 1;
+    }
+  }
+  for (; i < np; i++) unmappedPredicted.push(predicted[i]);
+  const unmappedAllocations = allocations.slice(0, na).filter((_, k) => !mappedAlloc[k]);
+  // A free after the allocations of step a and before those of step b
+  // came after one of the kernels of steps a .. b-1 (a node that allocates
+  // nothing leaves more than one).
+  const anchors = pairs.map((p) => [p.allocation.alloc, p.predicted.start]);
+  const stepsAround = (event) => {
+    let lo = 0;
+    let hi = anchors.length - 1;
+    let last = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (anchors[mid][0] <= event) {
+        last = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const from = last < 0 ? 0 : anchors[last][1];
+    let next = last + 1;
+    while (next < anchors.length && anchors[next][1] <= from) next += 1;
+    return [from, next < anchors.length ? anchors[next][1] - 1 : steps - 1];
+  };
+  for (const p of pairs) {
+    p.measuredStart = p.predicted.start;
+    [p.measuredEndFrom, p.measuredEndTo] = p.allocation.free === null ? [null, null] : stepsAround(p.allocation.free);
+  }
+  return { pairs, unmappedPredicted, unmappedAllocations, anchors,
+    notTried: { predicted: predicted.length - np, allocations: allocations.length - na } };
+}
+
+// Both sides per step of the order that ran, above what was allocated when
+// the call began: memory as executed's allocated bytes (its events:
+// allocations, workspaces included, less frees) and the snapshot's
+// allocated and reserved bytes, each event placed at the step of the last
+// mapped allocation at or before it (map: mapSnapshotAllocations). Each
+// step holds the most its events reached (a step without events keeps the
+// level before it). -> {predicted, allocated, reserved}: Float64Arrays of
+// `steps` values.
+export function perStepCurves(events, steps, snapshot, map) {
+  // [[step, level after the event]] in event order -> the most per step.
+  const perStep = (points) => {
+    const out = new Float64Array(steps);
+    let at = 0;
+    let level = 0;
+    for (const [step, value] of points) {
+      for (; at < step; at++) out[at + 1] = level;
+      level = value;
+      out[step] = Math.max(out[step], value);
+    }
+    for (; at + 1 < steps; at++) out[at + 1] = level;
+    return out;
+  };
+  let level = 0;
+  const predicted = perStep(events.map(([kind, , , step, bytes]) => {
+    if (kind === 'a') level += bytes;
+    else if (kind === 'f') level -= bytes;
+    return [step, level];
+  }));
+  const stepOfEvent = [];
+  for (let e = 0, k = 0, step = 0; e + 1 < snapshot.allocatedCurve.length; e++) {
+    while (k < map.anchors.length && map.anchors[k][0] <= e) step = map.anchors[k++][1];
+    stepOfEvent.push(step);
+  }
+  const measured = (curve) => perStep(stepOfEvent.map((step, e) => [step, curve[e + 1] - curve[0]]));
+  return { predicted, allocated: measured(snapshot.allocatedCurve), reserved: measured(snapshot.reservedCurve) };
 }

@@ -56,15 +56,17 @@ function envelope(curve, lo, hi, maxPoints) {
   return out;
 }
 
-// series: [{name, curve, peak, peakStep, className}].
+// series: [{name, curve, peak, peakStep, className, flat}] (flat: a level
+// drawn for reference, with no peak marker or label).
 // onHover(step | null), onPin(step): the page follows the chart.
 export class MemoryChart {
-  constructor(container, { height = 280, onHover = null, onPin = null, stepLabel = null } = {}) {
+  constructor(container, { height = 280, onHover = null, onPin = null, stepLabel = null, unit = 'step' } = {}) {
     this.container = container;
     this.height = height;
     this.onHover = onHover;
     this.onPin = onPin;
     this.stepLabel = stepLabel; // step -> text for the tooltip (e.g. the node name)
+    this.unit = unit;           // what the x axis counts ('step'; a snapshot's 'allocator event')
     this.series = [];
     this.view = null;  // [from, to] steps shown
     this.pinned = null;
@@ -171,7 +173,7 @@ export class MemoryChart {
       this.placeMarkers();
     }
     this.plot.setAttribute('aria-valuenow', this.pinned);
-    this.plot.setAttribute('aria-valuetext', `step ${this.pinned}${this.stepLabel ? `, ${this.stepLabel(this.pinned)}` : ''}`);
+    this.plot.setAttribute('aria-valuetext', `${this.unit} ${this.pinned}${this.stepLabel ? `, ${this.stepLabel(this.pinned)}` : ''}`);
     this.container.dataset.pinned = this.pinned;
     if (notify && this.onPin) this.onPin(this.pinned);
   }
@@ -269,7 +271,7 @@ export class MemoryChart {
     Object.assign(this.guideEl.style, { left: `${px}px`, top: `${plotTop + MARGIN.top * scale}px`, height: `${this.geom.plotH * scale}px` });
     this.guideEl.hidden = false;
     const label = this.stepLabel ? this.stepLabel(step) : '';
-    this.tipHead.textContent = `step ${step}${label ? ` · ${label}` : ''}`;
+    this.tipHead.textContent = `${this.unit} ${step}${label ? ` · ${label}` : ''}`;
     this.series.forEach((ser, i) => {
       this.tipRows[i].textContent = `${ser.name}: ${humanBytes(ser.curve[Math.min(step, ser.curve.length - 1)])}`;
     });
@@ -322,7 +324,7 @@ export class MemoryChart {
     this.container.dataset.viewFrom = lo;
     this.container.dataset.viewTo = hi;
     const svg = s('svg', { class: 'memory-chart', viewBox: `0 0 ${width} ${height}`, width, height, role: 'img',
-      'aria-label': this.series.map((ser) => `${ser.name}: peak ${humanBytes(ser.peak)} at step ${ser.peakStep}`).join('; ') });
+      'aria-label': this.series.map((ser) => `${ser.name}: peak ${humanBytes(ser.peak)} at ${this.unit} ${ser.peakStep}`).join('; ') });
     const maxBytes = Math.max(1, ...this.series.map((x) => x.peak));
     const { unit, div } = byteScale(maxBytes);
     const yTicks = niceTicks(maxBytes / div, 5);
@@ -343,7 +345,7 @@ export class MemoryChart {
     }
     svg.append(s('line', { class: 'axis', x1: MARGIN.left, x2: width - MARGIN.right, y1: MARGIN.top + plotH, y2: MARGIN.top + plotH }));
     svg.append(s('text', { class: 'axis-title', x: width - MARGIN.right, y: height - 4, 'text-anchor': 'end' },
-      lo > 0 || hi < this.steps ? `steps ${lo}–${hi} of ${this.steps}` : 'step'));
+      lo > 0 || hi < this.steps ? `${this.unit}s ${lo}–${hi} of ${this.steps}` : this.unit));
     const clip = `clip-${Math.random().toString(36).slice(2)}`;
     const defs = s('defs');
     const clipPath = s('clipPath', { id: clip });
@@ -360,7 +362,7 @@ export class MemoryChart {
         d += k === 0 ? `M${x(i).toFixed(1)},${y(v).toFixed(1)}` : `H${x(i).toFixed(1)}V${y(v).toFixed(1)}`;
       });
       svg.append(s('path', { class: `line ${ser.className}`, d, 'clip-path': `url(#${clip})` }));
-      if (ser.peakStep >= lo && ser.peakStep <= hi) {
+      if (!ser.flat && ser.peakStep >= lo && ser.peakStep <= hi) {
         const px = x(ser.peakStep);
         const py = y(ser.peak);
         svg.append(s('circle', { class: `peak ${ser.className}`, cx: px, cy: py, r: 4 }));
@@ -368,27 +370,44 @@ export class MemoryChart {
       }
     }
     // Peak labels: one line each in the top margin, joined to their marker by
-    // a leader; measured once in the page and kept inside the chart.
+    // a leader; measured once in the page and kept inside the chart. Each
+    // takes the first of the margin's two lines where it meets no label
+    // placed before it (series order: the first series first); a label
+    // with no room on either is left out.
     this.plot.replaceChildren(svg);
-    labels.forEach(({ ser, px, py }, i) => {
-      const ly = 12 + (i % 2) * LABEL_LINE;
-      svg.append(s('line', { class: `leader ${ser.className}`, x1: px, x2: px, y1: ly + 3, y2: py - 5 }));
-      const text = s('text', { class: `peak-label ${ser.className}`, x: px, y: ly, 'text-anchor': 'middle' },
-        `${ser.name}: peak ${humanBytes(ser.peak)} at step ${ser.peakStep}`);
+    const rows = [[], []];  // [left, right] extents placed on each line
+    labels.forEach(({ ser, px, py }) => {
+      const text = s('text', { class: `peak-label ${ser.className}`, x: px, y: 12, 'text-anchor': 'middle' },
+        `${ser.name}: peak ${humanBytes(ser.peak)} at ${this.unit} ${ser.peakStep}`);
       svg.append(text);
       const textW = text.getComputedTextLength() || 0;
+      let left = px - textW / 2;
       if (textW > width - 8) {
         text.setAttribute('textLength', width - 8);
         text.setAttribute('lengthAdjust', 'spacingAndGlyphs');
         text.setAttribute('x', 4);
         text.setAttribute('text-anchor', 'start');
+        left = 4;
       } else if (px + textW / 2 > width - 4) {
         text.setAttribute('x', width - 4);
         text.setAttribute('text-anchor', 'end');
+        left = width - 4 - textW;
       } else if (px - textW / 2 < 4) {
         text.setAttribute('x', 4);
         text.setAttribute('text-anchor', 'start');
+        left = 4;
       }
+      const right = left + Math.min(textW, width - 8);
+      const overlap = (row) => row.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, right + 8) - Math.max(a, left - 8)), 0);
+      const line = overlap(rows[0]) === 0 ? 0 : overlap(rows[1]) === 0 ? 1 : -1;
+      if (line < 0) {
+        text.remove();  // no room: the marker stays, the legend and the tooltip name it
+        return;
+      }
+      rows[line].push([left, right]);
+      const ly = 12 + line * LABEL_LINE;
+      text.setAttribute('y', ly);
+      svg.insertBefore(s('line', { class: `leader ${ser.className}`, x1: px, x2: px, y1: ly + 3, y2: py - 5 }), text);
     });
 
     this.pinLine = s('line', { class: 'pin', y1: MARGIN.top, y2: MARGIN.top + plotH, visibility: 'hidden' });

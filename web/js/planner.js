@@ -151,6 +151,12 @@ export class Planner {
     return this.request('lifetimes', { order, from, to });
   }
 
+  // -> memory as executed over the order the compiled call runs in (wasm/api.js executedAsRun).
+  async executedAsRun() {
+    await this.ready;
+    return this.request('executedAsRun');
+  }
+
   // -> `fuse --explain A B` on the input graph.
   async explain(a, b) {
     await this.ready;

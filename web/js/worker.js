@@ -286,6 +286,12 @@ const handlers = {
     return session.lifetimes(orderIndex(order), from, to);
   },
 
+  // Memory as executed over the order the compiled call runs in, event by event.
+  executedAsRun() {
+    if (!session) throw new Error('no graph planned yet');
+    return session.executedAsRun();
+  },
+
   // `schedlab fuse --explain A B` on the input graph.
   explain({ a, b }) {
     if (!session) throw new Error('no graph planned yet');

@@ -75,6 +75,15 @@ export interface BufferLifetime {
   category: 'input' | 'activation' | 'output' | 'collective';
 }
 
+/** One event of memory as executed: allocate or free (bytes), or reuse (the donor whose storage the buffer takes over); buffer "" is a kernel's workspace. */
+export type ExecutedEvent = ['a' | 'f', string, string, number, number] | ['r', string, string, number, string];
+
+/** Memory as executed over the order the compiled call runs in (Inductor's own memory reordering), event by event. */
+export interface ExecutedAsRun {
+  steps: number;
+  events: ExecutedEvent[];
+}
+
 export interface FusionExplanation {
   fused: boolean;
   group_a: string[];
@@ -109,6 +118,7 @@ export interface PlanSession {
   baselineSteps(): Int32Array;
   liveAt(order: OrderIndex, step: number): LiveBuffer[];
   lifetimes(order: OrderIndex, from: number, to: number): BufferLifetime[];
+  executedAsRun(): ExecutedAsRun;
   explain(a: string, b: string): FusionExplanation;
   inputNames(): string[];
   bufferProducers(): [string, string][];

@@ -1,7 +1,7 @@
 // The worker API (js/planner.js, js/worker.js): a Planner owns one planning
 // worker that runs the WebAssembly core off the page's thread; requests are
 // promises. The widget shares one Planner per page; a page may make its own.
-import type { GraphSummary, MemoryCurve, LiveBuffer, BufferLifetime, FusionExplanation, PlanControls, PlanOptions, RegistryEntry } from './core';
+import type { GraphSummary, MemoryCurve, LiveBuffer, BufferLifetime, ExecutedAsRun, FusionExplanation, PlanControls, PlanOptions, RegistryEntry } from './core';
 
 export type { PlanOptions } from './core';
 
@@ -60,6 +60,7 @@ export type WorkerRequest =
   | { id: number; type: 'timeline'; withBefore: boolean }
   | { id: number; type: 'live'; order: 'baseline' | 'chosen'; step: number }
   | { id: number; type: 'lifetimes'; order: 'baseline' | 'chosen'; from: number; to: number }
+  | { id: number; type: 'executedAsRun' }
   | { id: number; type: 'explain'; a: string; b: string }
   | { id: number; type: 'findBuffers'; query: string };
 
@@ -85,6 +86,8 @@ export declare class Planner {
   timeline(withBefore: boolean): Promise<{ after: TimelineLanes; before: TimelineLanes | null }>;
   live(order: 'baseline' | 'chosen', step: number): Promise<LiveBuffer[]>;
   lifetimes(order: 'baseline' | 'chosen', from: number, to: number): Promise<BufferLifetime[]>;
+  /** Memory as executed over the order the compiled call runs in, to set beside a torch.cuda.memory._snapshot(). */
+  executedAsRun(): Promise<ExecutedAsRun>;
   explain(a: string, b: string): Promise<FusionExplanation>;
   findBuffers(query: string): Promise<string[]>;
   inputNames(): Promise<string>;
