@@ -18,7 +18,7 @@
 find_program(SCHEDLAB_CLANGXX NAMES clang++ clang++-14 REQUIRED)
 find_program(SCHEDLAB_CLANG NAMES clang clang-14 REQUIRED)
 find_program(SCHEDLAB_PYTHON3_H python3 REQUIRED)
-set(SCHEDLAB_FUZZ_SECONDS 60 CACHE STRING "Seconds each fuzz target runs in ctest")
+set(SCHEDLAB_FUZZ_SECONDS 45 CACHE STRING "Seconds each fuzz target runs in ctest")
 set(SCHEDLAB_FUZZ_READER_SECONDS 30 CACHE STRING "Seconds each reader fuzz target (profiles, measured files) runs in ctest")
 set(SCHEDLAB_SANITIZE_DIR "${CMAKE_BINARY_DIR}/sanitize")
 set(SCHEDLAB_SANITIZER_ENV "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1" "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
@@ -29,7 +29,7 @@ set_tests_properties(adversarial PROPERTIES TIMEOUT 1200)
 
 add_test(NAME sanitize_build COMMAND ${CMAKE_COMMAND} -E env CC=${SCHEDLAB_CLANG} CXX=${SCHEDLAB_CLANGXX}
          ${CMAKE_SOURCE_DIR}/tests/fuzz/build-sanitized.sh ${CMAKE_SOURCE_DIR} ${SCHEDLAB_SANITIZE_DIR})
-set_tests_properties(sanitize_build PROPERTIES FIXTURES_SETUP sanitize TIMEOUT 2400)
+set_tests_properties(sanitize_build PROPERTIES FIXTURES_SETUP sanitize TIMEOUT 2400 PROCESSORS 2)  # a -j2 build: both of ctest -j2's slots
 
 add_test(NAME sanitized_suite COMMAND ${CMAKE_COMMAND} -E env ${SCHEDLAB_SANITIZER_ENV}
                                       ${SCHEDLAB_SANITIZE_DIR}/schedlab_tests --use-colour no)

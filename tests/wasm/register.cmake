@@ -17,7 +17,7 @@ set(SCHEDLAB_WEB_SITE_DIR "${CMAKE_BINARY_DIR}/web-site")
 
 # Only what the tests use: the Embind module and the suite (not the WASM CLI).
 add_test(NAME wasm_build COMMAND ${CMAKE_SOURCE_DIR}/scripts/build-wasm.sh ${SCHEDLAB_WASM_BUILD_DIR} schedlab_wasm schedlab_tests)
-set_tests_properties(wasm_build PROPERTIES FIXTURES_SETUP wasm TIMEOUT 1800)
+set_tests_properties(wasm_build PROPERTIES FIXTURES_SETUP wasm TIMEOUT 1800 PROCESSORS 2)  # a -j2 build: both of ctest -j2's slots
 
 add_test(NAME web_build COMMAND ${CMAKE_COMMAND} -E env WASM_BUILD_DIR=${SCHEDLAB_WASM_BUILD_DIR}
                                 ${CMAKE_SOURCE_DIR}/scripts/build-web.sh ${SCHEDLAB_WEB_SITE_DIR})

@@ -595,10 +595,15 @@ function deviceFitStat(plan) {
   const f = plan.device_fit;
   if (!f) return '';
   const { verdict, margin } = fitWords(f);
-  const parts = [`need ${humanBytes(f.need_bytes)} = reserved peak ${humanBytes(f.reserved_peak_bytes)}`,
-    ...f.fixed.filter((c) => c.bytes).map((c) => `${c.name.replace(/_/g, ' ')} ${humanBytes(c.bytes)}`)];
+  // The need: the smallest cap the caching allocator runs the step under
+  // (with what it holds beside the step), plus what lives outside it.
+  const low = f.allocator_need_low_bytes !== undefined && humanBytes(f.allocator_need_low_bytes) !== humanBytes(f.allocator_need_bytes)
+    ? ` (${humanBytes(f.allocator_need_low_bytes)} if kernel workspaces shrink)` : '';
+  const parts = [`need ${humanBytes(f.need_bytes)} = caching allocator ${humanBytes(f.allocator_need_bytes)}${low}`,
+    ...f.fixed.filter((c) => c.bytes && !c.in_allocator).map((c) => `${c.name.replace(/_/g, ' ')} ${humanBytes(c.bytes)}`)];
   const value = h('span', { class: `fit-${f.verdict}` }, `${verdict} · ${margin}`);
-  const detail = h('span', {}, `${parts.join(' + ')} · stated margin ±${humanBytes(f.uncertainty_bytes)} on ${humanBytes(f.device_bytes)}`,
+  const detail = h('span', {}, `${parts.join(' + ')} · uncapped reserved peak ${humanBytes(f.reserved_peak_bytes)} · `
+    + `stated margin ±${humanBytes(f.uncertainty_bytes)} on ${humanBytes(f.device_bytes)}`,
     f.data_dependent_buffers ? ` · depends on ${f.data_dependent_buffers} data-dependent sizes` : '',
     h('ul', { class: 'fit-costs' }, f.fixed.map((c) => h('li', {}, `${c.name}: ${humanBytes(c.bytes)} (${c.source})`))));
   const el = stat(`Will it fit in ${humanBytes(f.device_bytes)}?`, '', detail, 'device-fit');
