@@ -38,7 +38,9 @@ constexpr std::array<std::string_view, kKernelClasses> kNames = {
     "triton_strided_pointwise",
     "triton_strided_reduction",
     "gemm_unaligned",
-    "gemm_f32"};
+    "gemm_f32",
+    "triton_scatter",
+    "triton_scatter_reduction"};
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -216,7 +218,7 @@ bool moves_strided(const Node& n) {
   for (const auto* deps : {&n.reads, &n.writes})
     for (const Dep& d : *deps) {
       if (d.kind != DepKind::Memory || d.size.size() < 1 || d.size.back() <= 1) continue;
-      if (d.index.find("tmp") != std::string::npos || d.index.find("indirect") != std::string::npos) continue;
+      if (is_indirect_index(d.index)) continue;
       const std::string last = std::to_string(d.size.size() - 1);
       for (const char* prefix : {"c", "d"}) {
         const std::int64_t coef = coefficient_of(d.index, std::string(prefix) + last);
@@ -224,6 +226,21 @@ bool moves_strided(const Node& n) {
       }
     }
   return false;
+}
+
+// Whether a Triton kernel stores through a loaded index: an accumulating
+// scatter (atomic adds where indices collide) or an indexed store.
+bool writes_indirect(const Node& n) {
+  for (const Dep& d : n.writes)
+    if (d.kind == DepKind::Memory && is_indirect_index(d.index)) return true;
+  return false;
+}
+
+// The finer class of a Triton kernel: a scatter before a strided access.
+KernelClass triton_class(const Node& n, bool reduction) {
+  if (writes_indirect(n)) return reduction ? KernelClass::TritonScatterReduction : KernelClass::TritonScatter;
+  if (moves_strided(n)) return reduction ? KernelClass::TritonStridedReduction : KernelClass::TritonStridedPointwise;
+  return reduction ? KernelClass::TritonReduction : KernelClass::TritonPointwise;
 }
 
 // A node with no kernel name whose outputs are all items of a multi-output
@@ -239,6 +256,17 @@ bool launches_nothing(const Graph& g, const Node& n) {
 
 }  // namespace
 
+bool is_indirect_index(std::string_view index) {
+  for (std::string_view prefix : {std::string_view("tmp"), std::string_view("indirect")}) {
+    for (std::size_t at = index.find(prefix); at != std::string_view::npos; at = index.find(prefix, at + 1)) {
+      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(index[at - 1])) || index[at - 1] == '_');
+      const std::size_t digits = at + prefix.size();
+      if (starts && digits < index.size() && std::isdigit(static_cast<unsigned char>(index[digits]))) return true;
+    }
+  }
+  return false;
+}
+
 std::string_view to_string(KernelClass c) { return kNames[static_cast<std::size_t>(c)]; }
 
 std::optional<KernelClass> parse_kernel_class(std::string_view s) {
@@ -252,8 +280,8 @@ KernelClass classify_kernel(const Graph& g, const Node& n) {
     case NodeKind::Wait:
     case NodeKind::Nop: return KernelClass::None;
     case NodeKind::Collective: return KernelClass::Collective;
-    case NodeKind::Pointwise: return moves_strided(n) ? KernelClass::TritonStridedPointwise : KernelClass::TritonPointwise;
-    case NodeKind::Reduction: return moves_strided(n) ? KernelClass::TritonStridedReduction : KernelClass::TritonReduction;
+    case NodeKind::Pointwise: return triton_class(n, false);
+    case NodeKind::Reduction: return triton_class(n, true);
     case NodeKind::Template:
       // Inductor's templates are matmuls unless named otherwise.
       return contains(n.kernel, "conv") ? convolution_class(g, n, KernelClass::Convolution) : gemm_class(g, n);
@@ -286,8 +314,10 @@ KernelClass base_class(KernelClass c) {
     case KernelClass::DepthwiseConvolutionBackwardNative:
     case KernelClass::GroupedConvolutionBackward:
     case KernelClass::Convolution1dBackward: return KernelClass::ConvolutionBackward;
-    case KernelClass::TritonStridedPointwise: return KernelClass::TritonPointwise;
-    case KernelClass::TritonStridedReduction: return KernelClass::TritonReduction;
+    case KernelClass::TritonStridedPointwise:
+    case KernelClass::TritonScatter: return KernelClass::TritonPointwise;
+    case KernelClass::TritonStridedReduction:
+    case KernelClass::TritonScatterReduction: return KernelClass::TritonReduction;
     case KernelClass::GemmUnaligned:
     case KernelClass::GemmF32: return KernelClass::Gemm;
     default: return c;

@@ -45,6 +45,8 @@ enum class KernelClass : std::uint8_t {
   TritonStridedReduction,
   GemmUnaligned,               // a 16-bit matmul one of whose M, N, K is not a multiple of 16 bytes (cuBLAS's align-1 kernels)
   GemmF32,                     // an f32 matmul: the CUDA cores' SIMT kernels (matmuls do not run on TF32 by default)
+  TritonScatter,               // a Triton kernel that stores through a loaded index (index_put, index_add, scatter_add: atomic adds)
+  TritonScatterReduction,      // the same fused behind a reduction (an embedding's or a position bias's gradient)
 };
 
 inline constexpr std::array<KernelClass, 10> kKernelClassesWithLaws = {
@@ -52,7 +54,7 @@ inline constexpr std::array<KernelClass, 10> kKernelClassesWithLaws = {
     KernelClass::ConvolutionBackward, KernelClass::TritonPointwise, KernelClass::TritonReduction, KernelClass::Extern,
     KernelClass::Copy,           KernelClass::Collective};
 
-inline constexpr std::size_t kKernelClasses = static_cast<std::size_t>(KernelClass::GemmF32) + 1;
+inline constexpr std::size_t kKernelClasses = static_cast<std::size_t>(KernelClass::TritonScatterReduction) + 1;
 
 std::string_view to_string(KernelClass c);  // "gemm", "attention", ..., "none", "indexing", ...
 std::optional<KernelClass> parse_kernel_class(std::string_view s);
@@ -72,6 +74,10 @@ KernelClass base_class(KernelClass c);
 std::optional<KernelClass> law_parent(KernelClass c);
 // Whether class `c` is one of the finer classes (below None).
 inline bool is_fine_class(KernelClass c) { return static_cast<std::size_t>(c) > static_cast<std::size_t>(KernelClass::None); }
+
+// Whether an index expression goes through a loaded value (Inductor names
+// it tmpN, or indirectN): a gather when read, a scatter when written.
+bool is_indirect_index(std::string_view index);
 
 // base_class(classify_kernel(g, n)).
 KernelClass classify_node(const Graph& g, const Node& n);

@@ -2,7 +2,6 @@
 #include "core/cost/law_features.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "core/cost/implicit_gemm.h"
 #include "core/util/error.h"
@@ -16,22 +15,10 @@ namespace {
 // (convolutions), each at its own peak and its own efficiency.
 bool low_precision(std::string_view dtype) { return dtype == "bf16" || dtype == "f16" || dtype == "f8"; }
 
-// Whether an index expression loads through a value (Inductor names the
-// loaded value tmpN, or indirectN): a gather touches one element per
-// iteration, wherever it lands.
-bool is_indirect(std::string_view index) {
-  for (std::string_view prefix : {std::string_view("tmp"), std::string_view("indirect")}) {
-    for (std::size_t at = index.find(prefix); at != std::string_view::npos; at = index.find(prefix, at + 1)) {
-      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(index[at - 1])) || index[at - 1] == '_');
-      const std::size_t digits = at + prefix.size();
-      if (starts && digits < index.size() && std::isdigit(static_cast<unsigned char>(index[digits]))) return true;
-    }
-  }
-  return false;
-}
-
+// A dep indexed through a loaded value (is_indirect_index: a gather)
+// touches one element per iteration, wherever it lands.
 std::int64_t dep_priced_bytes(const Graph& g, const Dep& d) {
-  if (d.kind != DepKind::Memory || !is_indirect(d.index) || d.size.empty()) return d.bytes;
+  if (d.kind != DepKind::Memory || !is_indirect_index(d.index) || d.size.empty()) return d.bytes;
   const std::int64_t elem = dtype_size(g.buffers[d.buf].dtype);
   if (elem == 0) return d.bytes;
   std::int64_t touched = elem;
@@ -199,7 +186,7 @@ bool unaligned_rows(const Graph& g, const Node& n, KernelClass c) {
   if (c != KernelClass::TritonReduction || n.rnumel <= 1 || n.numel <= 0 || !exact_mul(n.numel, n.rnumel, full)) return false;
   for (const auto* deps : {&n.reads, &n.writes})
     for (const Dep& d : *deps) {
-      if (d.is_weak() || d.kind != DepKind::Memory || d.size.empty() || is_indirect(d.index)) continue;
+      if (d.is_weak() || d.kind != DepKind::Memory || d.size.empty() || is_indirect_index(d.index)) continue;
       std::int64_t elements = 1;
       bool fits = true;
       for (std::int64_t s : d.size) fits = fits && s > 0 && exact_mul(elements, s, elements);

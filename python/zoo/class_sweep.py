@@ -213,7 +213,7 @@ class Sweep:
 
 SWEEPS: dict[str, Sweep] = {
     "embedding_bag_sweep": Sweep(embedding_bag_sweep, ("indexing", "scatter")),
-    "scatter_sweep": Sweep(scatter_sweep, ("scatter",)),
+    "scatter_sweep": Sweep(scatter_sweep, ("triton_scatter", "scatter")),
     "depthwise_conv_sweep": Sweep(depthwise_conv_sweep, ("depthwise_convolution", "depthwise_convolution_native",
                                                           "depthwise_convolution_backward", "depthwise_convolution_backward_native")),
     "grouped_conv_sweep": Sweep(grouped_conv_sweep, ("grouped_convolution", "grouped_convolution_backward", "convolution_1d",

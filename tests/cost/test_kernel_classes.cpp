@@ -152,13 +152,17 @@ TEST_CASE("kernel classes: finer classes of the zoo, priced by their base class'
   // EfficientNet-B0 and ConvNeXt-T run their depthwise convolutions
   // channels-last (cuDNN); ViT's backward sums bias gradients over columns
   // (strided reductions); the unaligned GEMM sweep multiplies by GPT-2's
-  // vocabulary; the f32 convolution grid has its depthwise and grouped rows.
+  // vocabulary; the grouped grid has its grouped rows; the scatter-add
+  // experiment stores through its indices (`c1 + 24*tmp0`), alone and
+  // behind a sum.
   const Case cases[] = {{"exported/efficientnet_step_0_fwd.post.json", KernelClass::DepthwiseConvolution},
                         {"exported/efficientnet_step_1_bwd.post.json", KernelClass::DepthwiseConvolutionBackward},
                         {"exported/convnext_step_0_fwd.post.json", KernelClass::DepthwiseConvolution},
                         {"exported/vit_1_bwd.post.json", KernelClass::TritonStridedReduction},
                         {"exported/gemm_unaligned_sweep_0_inf.post.json", KernelClass::GemmUnaligned},
-                        {"exported/conv_grid_grouped_0_fwd.post.json", KernelClass::GroupedConvolution}};
+                        {"exported/conv_grid_grouped_0_fwd.post.json", KernelClass::GroupedConvolution},
+                        {"experiments/scatter_add/h100/scatter_add_sweep_0_inf.post.json", KernelClass::TritonScatter},
+                        {"experiments/scatter_add/h100/scatter_add_sweep_1_inf.post.json", KernelClass::TritonScatterReduction}};
   for (const Case& c : cases) {
     INFO(c.graph);
     const Graph g = load_graph_file(test::data_path(c.graph));

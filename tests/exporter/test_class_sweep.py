@@ -27,7 +27,7 @@ class ClassSweep(unittest.TestCase):
         classes = {c for s in cs.SWEEPS.values() for c in s.classes}
         for c in ("indexing", "scatter", "depthwise_convolution", "depthwise_convolution_native", "depthwise_convolution_backward",
                   "depthwise_convolution_backward_native", "grouped_convolution", "grouped_convolution_backward", "convolution_1d",
-                  "convolution_1d_backward", "triton_strided_pointwise", "triton_strided_reduction", "gemm_unaligned", "gemm_f32"):
+                  "convolution_1d_backward", "triton_strided_pointwise", "triton_strided_reduction", "gemm_unaligned", "gemm_f32", "triton_scatter"):
             self.assertIn(c, classes)
 
     def test_arguments(self):
@@ -60,7 +60,7 @@ class ClassSweep(unittest.TestCase):
                 (out / f"{stem}.measured.json").write_text(json.dumps({"kernels": [{}, {}, {}]}))
             m = cs.manifest(out, ["scatter_sweep"])
             self.assertEqual(m["format"], "class_sweep/1")
-            self.assertEqual(m["cases"], [{"case": "scatter_sweep", "classes": ["scatter"], "graphs": [
+            self.assertEqual(m["cases"], [{"case": "scatter_sweep", "classes": ["triton_scatter", "scatter"], "graphs": [
                 {"graph": "scatter_sweep_0_inf.post.json", "measured": "scatter_sweep_0_inf.measured.json", "kernels": 3},
                 {"graph": "scatter_sweep_1_inf.post.json", "measured": "scatter_sweep_1_inf.measured.json", "kernels": 3}]}])
             # A graph without its measured file, a broken one, a case with no graph: one line naming the file.
