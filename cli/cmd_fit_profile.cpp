@@ -35,11 +35,33 @@ HardwareProfile datasheet_of(const std::string& kind, const std::string& measure
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs;
-  std::string out_path, base_name, name, sibling_name, comm_path;
+  std::string out_path, base_name, name, sibling_name, comm_path, class_laws;
 };
 
+// --class-laws: "all", "default" or a comma-separated list of finer classes.
+std::vector<KernelClass> parse_class_laws(const std::string& text) {
+  if (text.empty() || text == "default") return default_own_law_classes();
+  if (text == "all") return all_fine_classes();
+  std::vector<KernelClass> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, end - start);
+    const std::optional<KernelClass> c = parse_kernel_class(name);
+    if (!c || !is_fine_class(*c)) {
+      std::string names;
+      for (KernelClass f : all_fine_classes()) names += (names.empty() ? "" : ", ") + std::string(to_string(f));
+      throw OptionError("--class-laws: " + quoted_name(name) + " is not one of the finer kernel classes (" + names + "), all or default");
+    }
+    out.push_back(*c);
+    start = end + 1;
+  }
+  return out;
+}
+
 int run(const FitProfileArgs& a) {
-  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name, comm_path] = a;
+  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws] = a;
+  const std::vector<KernelClass> own_laws = parse_class_laws(class_laws);
   std::string base_name = given_base;
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
@@ -59,7 +81,7 @@ int run(const FitProfileArgs& a) {
     sibling = load_hardware_profile(sibling_name);
     if (!sibling->time_model) throw OptionError("--sibling " + sibling_name + ": a profile without a fitted time model");
   }
-  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr);
+  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws);
   if (!comm_path.empty())
     apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
   write_output(out_path, hardware_profile_to_json(fit.profile).dump(1) + "\n");
@@ -94,6 +116,10 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                  "measured collective curves and contention law to carry into the profile (scripts/fit-comm.py -o, "
                  "from python/dist/comm_sweep.py's sweeps on this machine)")
       ->option_text("FILE");
+  app.add_option("--class-laws", a->class_laws,
+                 "finer kernel classes fitted with a law of their own when measured on 5 nodes or more (the others fit their "
+                 "parent's law): all, default (indexing, scatter, extern_memory) or a comma-separated list")
+      ->option_text("all|default|CLASS,...");
   add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
   return [a] { return run(*a); };
 }

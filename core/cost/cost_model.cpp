@@ -246,13 +246,13 @@ RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, KernelClass c,
     return estimate_node_runtime(g, v, hw, false);
   if (c == KernelClass::None) return {0.0, "none"};
   const TimeModel& tm = *hw.time_model;
-  const ClassLaw& law = tm.laws.at(c);
+  const ClassLaw& law = law_of(tm, c);
   const LawFeatures f = law_features(g, v, facts, hw, {tm.sm_count, tm.l2_bytes, law.routes_conv_families});
   return {finite_us(law_us(law, f), "node \"" + n.name + "\""), "calibrated"};
 }
 
 RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw) {
-  return calibrated_node_runtime(g, v, classify_node(g, g.nodes[v]), facts, hw);
+  return calibrated_node_runtime(g, v, classify_kernel(g, g.nodes[v]), facts, hw);
 }
 
 std::vector<double> calibrated_runtimes_us(const Graph& g, const HardwareProfile& hw) {

@@ -114,7 +114,7 @@ std::string_view node_dtype(const Graph& g, const Node& n);
 // Source "calibrated" | "roofline" | "collective" | "none". `facts`:
 // cost_facts(g) (core/cost/law_features.h), computed once per graph.
 struct CostFacts;
-// `c`: classify_node(g, g.nodes[v]). Every consumer reads these through a
+// `c`: classify_kernel(g, g.nodes[v]); its law is law_of(c). Every consumer reads these through a
 // Pricing (core/cost/pricing.h).
 RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, KernelClass c, const CostFacts& facts, const HardwareProfile& hw);
 RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw);

@@ -26,6 +26,27 @@ enum class KernelClass : std::uint8_t {
   Copy,             // single elementwise library kernels: copy_ / clone / _to_copy, random fills (randint, bernoulli, ...)
   Collective,       // NCCL collectives
   None,             // launches no kernel: waits, nops, multi-output items, views
+  // The kernel classes of docs/cost-model.md's "Kernel classes" beyond the
+  // ones above (issue 27): finer classes of kernels the ones above hold,
+  // reported by `accuracy` under their own names. Each is priced by its own
+  // law where a profile has one, else by its law parent's (law_parent).
+  Indexing,         // gather-like externs: embedding, embedding_bag, index_select, gather, take, index
+  Scatter,          // scatter-like externs (atomics): scatter(_add/_reduce), index_add, index_put, embedding and embedding-bag backward
+  ExternMemory,     // an extern nothing above names: priced by the bytes it moves
+  DepthwiseConvolution,        // groups = input channels > 1, cuDNN's per-channel kernels
+  DepthwiseConvolutionNative,  // the same run by ATen's conv_depthwise2d (NCHW, not f16: cuDNN is not asked)
+  DepthwiseConvolutionBackward,
+  DepthwiseConvolutionBackwardNative,  // conv_depthwise2d_grad_weight / grad_input kernels
+  GroupedConvolution,          // 1 < groups < input channels
+  GroupedConvolutionBackward,
+  Convolution1d,               // a dense one-dimensional convolution (ATen runs it as 2-D with a unit dim)
+  Convolution1dBackward,
+  TritonStridedPointwise,      // a Triton kernel one of whose operands moves along its fastest index with a stride, not contiguously
+  TritonStridedReduction,
+  GemmUnaligned,               // a 16-bit matmul one of whose M, N, K is not a multiple of 16 bytes (cuBLAS's align-1 kernels)
+  GemmF32,                     // an f32 matmul: the CUDA cores' SIMT kernels (matmuls do not run on TF32 by default)
+  TritonScatter,               // a Triton kernel that stores through a loaded index (index_put, index_add, scatter_add: atomic adds)
+  TritonScatterReduction,      // the same fused behind a reduction (an embedding's or a position bias's gradient)
 };
 
 inline constexpr std::array<KernelClass, 10> kKernelClassesWithLaws = {
@@ -33,9 +54,32 @@ inline constexpr std::array<KernelClass, 10> kKernelClassesWithLaws = {
     KernelClass::ConvolutionBackward, KernelClass::TritonPointwise, KernelClass::TritonReduction, KernelClass::Extern,
     KernelClass::Copy,           KernelClass::Collective};
 
-std::string_view to_string(KernelClass c);  // "gemm", "attention", ..., "none"
+inline constexpr std::size_t kKernelClasses = static_cast<std::size_t>(KernelClass::TritonScatterReduction) + 1;
+
+std::string_view to_string(KernelClass c);  // "gemm", "attention", ..., "none", "indexing", ...
 std::optional<KernelClass> parse_kernel_class(std::string_view s);
 
+// The class of the kernels node `n` launches, the finest the graph tells
+// (the classes below None included). Where it comes from:
+// docs/cost-model.md, "Kernel classes".
+KernelClass classify_kernel(const Graph& g, const Node& n);
+// The class among the first eleven that holds class `c` (c itself for
+// those): what the features of a law, the host's terms, the memory model
+// and a plan's `class_time_us` read.
+KernelClass base_class(KernelClass c);
+// The class whose law prices class `c` while a profile has no law of c's
+// own: its base class, but `copy` for indexing, scatters and unknown
+// externs (bytes at the speed of the fitted memory-bound library kernels,
+// not the law fitted on sorts). nullopt for the first eleven.
+std::optional<KernelClass> law_parent(KernelClass c);
+// Whether class `c` is one of the finer classes (below None).
+inline bool is_fine_class(KernelClass c) { return static_cast<std::size_t>(c) > static_cast<std::size_t>(KernelClass::None); }
+
+// Whether an index expression goes through a loaded value (Inductor names
+// it tmpN, or indirectN): a gather when read, a scatter when written.
+bool is_indirect_index(std::string_view index);
+
+// base_class(classify_kernel(g, n)).
 KernelClass classify_node(const Graph& g, const Node& n);
 
 }  // namespace schedlab

@@ -2,7 +2,6 @@
 #include "core/cost/law_features.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "core/cost/implicit_gemm.h"
 #include "core/util/error.h"
@@ -16,22 +15,10 @@ namespace {
 // (convolutions), each at its own peak and its own efficiency.
 bool low_precision(std::string_view dtype) { return dtype == "bf16" || dtype == "f16" || dtype == "f8"; }
 
-// Whether an index expression loads through a value (Inductor names the
-// loaded value tmpN, or indirectN): a gather touches one element per
-// iteration, wherever it lands.
-bool is_indirect(std::string_view index) {
-  for (std::string_view prefix : {std::string_view("tmp"), std::string_view("indirect")}) {
-    for (std::size_t at = index.find(prefix); at != std::string_view::npos; at = index.find(prefix, at + 1)) {
-      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(index[at - 1])) || index[at - 1] == '_');
-      const std::size_t digits = at + prefix.size();
-      if (starts && digits < index.size() && std::isdigit(static_cast<unsigned char>(index[digits]))) return true;
-    }
-  }
-  return false;
-}
-
+// A dep indexed through a loaded value (is_indirect_index: a gather)
+// touches one element per iteration, wherever it lands.
 std::int64_t dep_priced_bytes(const Graph& g, const Dep& d) {
-  if (d.kind != DepKind::Memory || !is_indirect(d.index) || d.size.empty()) return d.bytes;
+  if (d.kind != DepKind::Memory || !is_indirect_index(d.index) || d.size.empty()) return d.bytes;
   const std::int64_t elem = dtype_size(g.buffers[d.buf].dtype);
   if (elem == 0) return d.bytes;
   std::int64_t touched = elem;
@@ -199,7 +186,7 @@ bool unaligned_rows(const Graph& g, const Node& n, KernelClass c) {
   if (c != KernelClass::TritonReduction || n.rnumel <= 1 || n.numel <= 0 || !exact_mul(n.numel, n.rnumel, full)) return false;
   for (const auto* deps : {&n.reads, &n.writes})
     for (const Dep& d : *deps) {
-      if (d.is_weak() || d.kind != DepKind::Memory || d.size.empty() || is_indirect(d.index)) continue;
+      if (d.is_weak() || d.kind != DepKind::Memory || d.size.empty() || is_indirect_index(d.index)) continue;
       std::int64_t elements = 1;
       bool fits = true;
       for (std::int64_t s : d.size) fits = fits && s > 0 && exact_mul(elements, s, elements);
@@ -221,11 +208,68 @@ bool windows_do_not_overlap(const ConvolutionGeometry& geo) {
   return true;
 }
 
+bool integer_dtype(std::string_view dtype) { return !dtype.empty() && (dtype[0] == 'i' || dtype[0] == 'u'); }
+
+// The bytes of a node's outputs, a multi_output one at its items'.
+std::int64_t output_bytes(const Graph& g, const Node& n, const CostFacts& facts) {
+  std::int64_t bytes = 0;
+  for (BufId b : n.outputs)
+    bytes = checked_add(bytes, g.buffers[b].layout == Layout::MultiOutput ? facts.multi_output_bytes[b] : g.buffers[b].bytes,
+                        "node \"" + n.name + "\" bytes");
+  return bytes;
+}
+
+// The largest non-weak read of a buffer whose dtype is (or is not) an integer one, other than `except`.
+const Dep* largest_read(const Graph& g, const Node& n, bool integer, BufId except = kNone) {
+  const Dep* best = nullptr;
+  for (const Dep& d : n.reads) {
+    if (d.is_weak() || d.buf == except || integer_dtype(g.buffers[d.buf].dtype) != integer) continue;
+    if (!best || d.bytes > best->bytes) best = &d;
+  }
+  return best;
+}
+
 }  // namespace
+
+std::int64_t moved_bytes(const Graph& g, const Node& n, KernelClass kernel, const CostFacts& facts) {
+  // The buffer whose deps are priced at most at `bound` bytes (kNone: none).
+  BufId bounded = kNone;
+  std::int64_t bound = 0;
+  if (kernel == KernelClass::Indexing) {
+    if (const Dep* table = largest_read(g, n, false)) {
+      const Buffer& t = g.buffers[table->buf];
+      bounded = table->buf;
+      bound = output_bytes(g, n, facts);
+      const Dep* index = largest_read(g, n, true);
+      const std::int64_t index_elem = index ? dtype_size(g.buffers[index->buf].dtype) : 0;
+      if (n.kernel.find("embedding_bag") != std::string::npos && index && index_elem > 0 && !t.shape.empty() && t.shape[0] > 0) {
+        // A bag sums its rows: it reads one row per index, more than it writes.
+        const std::int64_t rows = g.buffers[index->buf].bytes / index_elem, row_bytes = t.bytes / t.shape[0];
+        bound = row_bytes > 0 && rows > t.bytes / row_bytes ? t.bytes : rows * row_bytes;
+      }
+    }
+  } else if (kernel == KernelClass::Scatter) {
+    for (BufId o : n.outputs)
+      if (const BufId target = g.buffers[o].mutation_of; target != kNone) bounded = target;
+    if (bounded != kNone)
+      if (const Dep* updates = largest_read(g, n, false, bounded)) bound = updates->bytes;
+  }
+  std::int64_t total = 0;
+  for (const auto* deps : {&n.reads, &n.writes})
+    for (const Dep& d : *deps) {
+      if (d.is_weak()) continue;
+      const Buffer& b = g.buffers[d.buf];
+      std::int64_t bytes = b.layout == Layout::MultiOutput ? facts.multi_output_bytes[d.buf] : dep_priced_bytes(g, d);
+      if (bounded != kNone && (d.buf == bounded || b.mutation_of == bounded)) bytes = std::min(bytes, bound);
+      total = checked_add(total, bytes, "node \"" + n.name + "\" bytes");
+    }
+  return total;
+}
 
 CostFacts cost_facts(const Graph& g) {
   CostFacts facts;
   facts.compute_dtype.assign(g.nodes.size(), std::string_view());
+  facts.multi_output_bytes.assign(g.buffers.size(), 0);
   // A multi-output kernel's dtype is its first item's: the item nodes read
   // its multi-output buffer.
   std::vector<std::string_view> first_item_dtype(g.buffers.size());
@@ -234,6 +278,18 @@ CostFacts cost_facts(const Graph& g) {
       if (g.buffers[o].layout == Layout::MultiOutputItem && !g.buffers[o].dtype.empty())
         for (const Dep& d : n.reads)
           if (g.buffers[d.buf].layout == Layout::MultiOutput && first_item_dtype[d.buf].empty()) first_item_dtype[d.buf] = g.buffers[o].dtype;
+  // An item node reads its tuple once however many items it names.
+  for (const Node& n : g.nodes) {
+    std::int64_t items = 0;
+    for (BufId o : n.outputs)
+      if (g.buffers[o].layout == Layout::MultiOutputItem) items = saturating_add(items, g.buffers[o].bytes);
+    if (items == 0) continue;
+    for (const Dep& d : n.reads)
+      if (g.buffers[d.buf].layout == Layout::MultiOutput) {
+        facts.multi_output_bytes[d.buf] = saturating_add(facts.multi_output_bytes[d.buf], items);
+        break;
+      }
+  }
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.nodes[v];
     std::string_view dtype;
@@ -256,7 +312,8 @@ std::int64_t priced_bytes(const Graph& g, const Node& n) {
 
 LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw, const FeatureOptions& opts) {
   const Node& n = g.nodes[v];
-  const KernelClass c = classify_node(g, n);
+  const KernelClass kernel = classify_kernel(g, n);
+  const KernelClass c = base_class(kernel);
   const bool convolution = c == KernelClass::Convolution || c == KernelClass::ConvolutionBackward;
   // cuDNN runs f32 convolutions on TF32 tensor cores by default
   // (torch.backends.cudnn.allow_tf32 = True), unlike f32 matmuls.
@@ -272,7 +329,8 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   }
   const AttentionCall* attention = attention_call(n, c);
   const std::int64_t bias_bytes = attention ? attention_bias_bytes(g, n, *attention) : 0;
-  const std::int64_t bytes = priced_bytes(g, n) - bias_bytes;
+  const bool moves_bytes = kernel == KernelClass::Indexing || kernel == KernelClass::Scatter || kernel == KernelClass::ExternMemory;
+  const std::int64_t bytes = (moves_bytes ? moved_bytes(g, n, kernel, facts) : priced_bytes(g, n)) - bias_bytes;
   set(f, LawTerm::AttentionBiasMemory, static_cast<double>(bias_bytes) / hw.dram_bytes_per_s * 1e6);
   const std::int64_t cached = opts.l2_bytes > 0 ? std::min(bytes, opts.l2_bytes) : bytes;
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);

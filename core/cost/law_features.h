@@ -16,6 +16,10 @@
 //   with an operand whose row pitch is not a multiple of 16 bytes.
 // - Attention calls with an `attention` record and dropout: the unmasked
 //   scores at one f32 op each (the random number each one draws).
+// - Indexing, scatter and unknown externs (kernel_class.h): the bytes they
+//   move (moved_bytes): a gather reads the rows it indexes, not its table;
+//   a scatter into a buffer in place touches the rows it updates; a tuple
+//   result's items count as written.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +34,7 @@ namespace schedlab {
 // What the features need of the whole graph, computed once (O(N + E)).
 struct CostFacts {
   std::vector<std::string_view> compute_dtype;  // per node
+  std::vector<std::int64_t> multi_output_bytes;  // per buffer: a multi_output buffer's items' bytes (else 0)
 };
 CostFacts cost_facts(const Graph& g);
 
@@ -37,6 +42,18 @@ CostFacts cost_facts(const Graph& g);
 // indirect ones at one element per iteration). Checked: an overflow is an
 // Error naming the node.
 std::int64_t priced_bytes(const Graph& g, const Node& n);
+
+// Bytes an extern of class indexing, scatter or extern_memory moves (the
+// memory features of those classes): its reads and writes, but
+// - indexing: the table (its largest non-integer read) at the rows it
+//   gathers: an embedding bag's index count x the table's row bytes, other
+//   gathers their result's bytes, each at most the table;
+// - scatter: the buffer it updates in place (read, and written through a
+//   `mutation_of` output) at most at the updates' bytes (its largest other
+//   non-integer read) each way;
+// - a write to a multi_output buffer at its items' bytes.
+// Checked: an overflow is an Error naming the node.
+std::int64_t moved_bytes(const Graph& g, const Node& n, KernelClass kernel, const CostFacts& facts);
 
 struct FeatureOptions {
   int sm_count = 0;            // SMs the tile terms quantize over (0: no tile terms)

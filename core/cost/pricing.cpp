@@ -13,7 +13,8 @@ namespace {
 // Per node, what the host's wrapper costs (its host terms' counts,
 // core/cost/host_terms.def, priced) and the gaps the device leaves, per
 // kernel the node's class launches.
-LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes, const TimeModel& tm, bool fake_collectives,
+LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes, const std::vector<KernelClass>& kernel_classes,
+                         const TimeModel& tm, bool fake_collectives,
                          const std::optional<CollectiveTimes>& measured_collectives) {
   LaunchCosts l;
   const std::size_t n = g.nodes.size();
@@ -32,7 +33,7 @@ LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes
     if (c == KernelClass::Collective && !fake_collectives && measured_collectives && measured_collectives->host_us_per_issue > 0)
       l.host_us[v] = measured_collectives->host_us_per_issue;
     if (c == KernelClass::None) continue;
-    const double kernels = class_needs_law(c) ? tm.laws.at(c).kernels_per_node : 1.0;
+    const double kernels = class_needs_law(c) ? law_of(tm, kernel_classes[v]).kernels_per_node : 1.0;
     l.gap_us[v] = kernels * tm.launch_gap_us;
     l.cudagraph_gap_us[v] = kernels * tm.cudagraph_gap_us;
   }
@@ -55,19 +56,24 @@ Pricing price_graph(const Graph& g, const HardwareProfile& hw, const PricingOpti
   p.price_collectives = opts.price_collectives;
   const std::size_t n = g.nodes.size();
   p.classes.resize(n);
+  p.kernel_classes.resize(n);
   p.pass_us.resize(n);
   p.pass_sources.resize(n);
   p.calibrated_us.resize(n);
   const CostFacts facts = cost_facts(g);
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const KernelClass c = classify_node(g, g.nodes[v]);
+    const KernelClass kernel = classify_kernel(g, g.nodes[v]);
+    const KernelClass c = base_class(kernel);
     p.classes[v] = c;
+    p.kernel_classes[v] = kernel;
     const RuntimeEstimate e = estimate_node_runtime(g, v, hw, opts.use_graph_runtimes);
     p.pass_us[v] = e.us;
     p.pass_sources[v] = e.source;
-    p.calibrated_us[v] = !opts.price_collectives && c == KernelClass::Collective ? 0.0 : calibrated_node_runtime(g, v, c, facts, hw).us;
+    p.calibrated_us[v] = !opts.price_collectives && c == KernelClass::Collective ? 0.0 : calibrated_node_runtime(g, v, kernel, facts, hw).us;
   }
-  if (hw.time_model) p.launch = launch_costs(g, p.classes, *hw.time_model, !opts.price_collectives, hw.collective_times);
+  if (hw.time_model)
+    for (std::size_t c = 0; c < kKernelClasses; ++c) p.law_classes.push_back(law_class(*hw.time_model, static_cast<KernelClass>(c)));
+  if (hw.time_model) p.launch = launch_costs(g, p.classes, p.kernel_classes, *hw.time_model, !opts.price_collectives, hw.collective_times);
   // Collectives that take no time contend with nothing.
   if (hw.contention && opts.price_collectives) {
     p.contention.resize(n);

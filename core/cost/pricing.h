@@ -71,7 +71,9 @@ struct Pricing {
   double host_probe_us = 0;       // the host speed the host costs hold at (0: not known)
   SimulatedTimes simulated = SimulatedTimes::Calibrated;
   bool price_collectives = true;
-  std::vector<KernelClass> classes;  // per node
+  std::vector<KernelClass> classes;  // per node: its base class (classify_node), which plans report time by
+  std::vector<KernelClass> kernel_classes;  // per node: its finest class (classify_kernel), which `accuracy` reports
+  std::vector<KernelClass> law_classes;     // per class (kKernelClasses): the class whose law prices it; empty without a time model
   // Per node, what the comm passes read, as Inductor does: the node's
   // runtime_us (Inductor's estimate), else the roofline and the collective
   // model; and which of them gave it.

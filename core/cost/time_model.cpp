@@ -35,11 +35,20 @@ ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<L
 
 bool class_needs_law(KernelClass c) { return c != KernelClass::Collective && c != KernelClass::None; }
 
+KernelClass law_class(const TimeModel& m, KernelClass c) {
+  while (!m.laws.count(c))
+    if (const std::optional<KernelClass> parent = law_parent(c)) c = *parent;
+    else break;
+  return c;
+}
+
+const ClassLaw& law_of(const TimeModel& m, KernelClass c) { return m.laws.at(law_class(m, c)); }
+
 namespace {
 
 // The host term of a node's one call, by its class; none for class None.
 std::optional<HostTerm> call_term(KernelClass c) {
-  switch (c) {
+  switch (base_class(c)) {
     case KernelClass::None: return std::nullopt;
     case KernelClass::TritonPointwise:
     case KernelClass::TritonReduction: return HostTerm::Kernel;

@@ -186,6 +186,12 @@ struct TimeModel {
   std::int64_t l2_bytes = 0;             // L2 cache size splitting the memory term (0: no split)
 };
 
+// The law that prices class `c` under model `m`: c's own where the model
+// has one, else its law parent's (kernel_class.h law_parent), up the chain.
+const ClassLaw& law_of(const TimeModel& m, KernelClass c);
+// The class whose law that is.
+KernelClass law_class(const TimeModel& m, KernelClass c);
+
 // A TimeModel member (an alias: nvcc's host pass reads `double TimeModel::*m`
 // back with parentheses that -Wparentheses refuses).
 using TimeModelMember = double TimeModel::*;

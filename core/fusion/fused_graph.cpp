@@ -48,6 +48,8 @@ class FusedGraphAssembler {
       out.stride = in.stride;
     }
     for (const auto& grp : groups_) add_group(grp);
+    for (BufId b = 0; b < pre_.num_buffers(); ++b)
+      if (pre_.buffers[b].view_of != kNone && to_post_[b] != kNone) b_.buffer(to_post_[b]).view_of = mapped(pre_.buffers[b].view_of, "viewed buffer");
     for (BufId o : pre_.outputs) b_.add_graph_output(mapped(o, "graph output"));
     add_operations();
     return b_.finish();
@@ -175,6 +177,7 @@ class FusedGraphAssembler {
     for (BufId o : pre_outputs) {
       Buffer buf = pre_.buffers[o];
       buf.mutation_of = kNone;
+      buf.view_of = kNone;  // may name a later group's buffer: set once every group is added
       to_post_[o] = b_.add_node_output(v, std::move(buf));
     }
     for (BufId o : pre_outputs)

@@ -137,6 +137,7 @@ Graph replicate_graph(const Graph& base, std::int32_t copies, bool chained) {
       buf.name += suffix(k);
       buf.producer = buf.producer + k * nn;
       if (buf.mutation_of != kNone) buf.mutation_of = map_buf(buf.mutation_of, k);
+      if (buf.view_of != kNone) buf.view_of = map_buf(buf.view_of, k);
       for (auto& a : buf.aliases) a += suffix(k);
       g.buffers.push_back(std::move(buf));
     }

@@ -317,6 +317,22 @@ void check_node(const Graph& g, NodeId v) {
     const bool earlier = tb.is_input || tb.producer < v || (tb.producer == v && t < self);
     if (!earlier) fail(where, quoted_name(tb.name) + " is not an input or a buffer produced earlier");
   }
+  // view_of names a buffer with storage of its own (a fixed layout, no
+  // mutation, no view itself), another than the view, which is a fixed
+  // buffer no larger than it and no mutation.
+  for (std::size_t j = 0; j < n.outputs.size(); ++j) {
+    const Buffer& self = g.buffers[n.outputs[j]];
+    const BufId t = self.view_of;
+    if (t == kNone) continue;
+    const std::string where = node_place(g, v) + ": " + item("outputs", j) + ".view_of";
+    if (t < 0 || t >= g.num_buffers()) fail(where, "buffer id out of range");
+    const Buffer& tb = g.buffers[t];
+    if (t == n.outputs[j]) fail(where, "a buffer is no view of itself");
+    if (tb.is_input || tb.layout != Layout::Fixed || tb.mutation_of != kNone || tb.view_of != kNone)
+      fail(where, quoted_name(tb.name) + " is not a buffer with a storage of its own (a fixed layout, not a mutation, not a view)");
+    if (self.layout != Layout::Fixed || self.mutation_of != kNone) fail(where, "only a fixed buffer that mutates nothing can be a view");
+    if (self.bytes > tb.bytes) fail(where, "the view (" + std::to_string(self.bytes) + " bytes) is larger than " + quoted_name(tb.name) + " (" + std::to_string(tb.bytes) + ")");
+  }
   if (n.convolution) ConvolutionCheck(g, v).run();
   if (n.attention) AttentionCheck(g, v).run();
   check_reduction_types(g, v);

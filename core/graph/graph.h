@@ -76,6 +76,11 @@ struct Buffer {
   bool freeable = false;         // inputs only
   NodeId producer = kNone;       // kNone for inputs
   BufId mutation_of = kNone;     // in-place update of this buffer (same storage)
+  // `view_of`: a view into this buffer's storage that allocates nothing of
+  // its own (Inductor's NonOwningLayout: a slice of a concatenation whose
+  // producer writes it in place). Memory as executed allocates the storage
+  // at the first view's step and frees it after the last use of any view.
+  BufId view_of = kNone;
   std::string dtype;
   std::vector<std::int64_t> shape;
   // `stride`: the layout's strides in elements, one per shape dim

@@ -360,6 +360,14 @@ class Loader {
       const Place mw = item.at("mutation_of");
       b_.buffer(n.outputs[j]).mutation_of = resolve(get_string(m, mw), mw);
     }
+    for (std::size_t j = 0; j < outs.size(); ++j)
+      if (JsonValue v = outs[j].find("view_of")) {
+        // A Place refers to its parent: each one named, as above.
+        const Place outp = where.at("outputs");
+        const Place item = outp.item(j);
+        const Place vw = item.at("view_of");
+        b_.buffer(n.outputs[j]).view_of = resolve(get_string(v, vw), vw);
+      }
   }
 
   void load_collective(const JsonValue& coll, Node& n, const Place& where) {

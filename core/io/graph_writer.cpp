@@ -27,6 +27,7 @@ void write_buffer(JsonWriter& w, const Graph& g, const Buffer& b) {
   if (!b.stride.empty()) w.key("stride").array(b.stride);
   w.field("bytes", b.bytes);
   if (b.mutation_of != kNone) w.field("mutation_of", g.buffers[b.mutation_of].name);
+  if (b.view_of != kNone) w.field("view_of", g.buffers[b.view_of].name);
   if (!b.aliases.empty()) w.key("aliases").array(b.aliases);
   // `hint_bytes` goes with `size_hint` (format: a data-dependent size).
   if (b.hint_bytes) w.field("size_hint", true).field("hint_bytes", *b.hint_bytes);

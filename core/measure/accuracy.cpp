@@ -31,6 +31,10 @@ ErrorSummary summarize(std::vector<double> errors) {
   return s;
 }
 
+// The class whose law priced class `c` under the pricing's profile (c
+// itself without a time model).
+KernelClass law_class_of(const Pricing& p, KernelClass c) { return p.law_classes.empty() ? c : p.law_classes.at(static_cast<std::size_t>(c)); }
+
 // Each kernel class's calibrated time against the measured kernels mapped
 // to its nodes, added into `classes`.
 void add_class_times(const Graph& g, const MeasuredGraph& m, const Pricing& pricing, bool collectives_measured,
@@ -46,10 +50,11 @@ void add_class_times(const Graph& g, const MeasuredGraph& m, const Pricing& pric
     }
   const std::vector<double>& estimated = pricing.calibrated_us;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const KernelClass cls = pricing.classes[v];
+    const KernelClass cls = pricing.kernel_classes[v];
     if (cls == KernelClass::None || (cls == KernelClass::Collective && !collectives_measured)) continue;
     ClassAccuracy& ca = classes[cls];
     ca.cls = cls;
+    ca.law = law_class_of(pricing, cls);
     ca.est_us += estimated[v];
     ca.meas_us += measured[v];
     ca.nodes += 1;
@@ -167,6 +172,21 @@ std::string memory_events_json(const std::vector<MeasuredCase>& cases) {
   return w.take_text() + "\n";
 }
 
+std::vector<ClassAccuracy> base_class_totals(const AccuracyReport& r) {
+  std::map<KernelClass, ClassAccuracy> totals;
+  for (const ClassAccuracy& c : r.classes) {
+    const KernelClass base = base_class(c.cls);
+    ClassAccuracy& t = totals[base];
+    t.cls = t.law = base;
+    t.est_us += c.est_us;
+    t.meas_us += c.meas_us;
+    t.nodes += c.nodes;
+  }
+  std::vector<ClassAccuracy> out;
+  for (auto& [c, t] : totals) out.push_back(t);
+  return out;
+}
+
 ErrorSummary kernel_time_error(const AccuracyReport& r) {
   std::vector<double> e;
   for (const auto& g : r.graphs) e.push_back(std::abs(ratio(g.kernel_est_us, g.kernel_meas_us) - 1));
@@ -210,11 +230,13 @@ std::string accuracy_to_text(const AccuracyReport& r) {
     out += line;
   }
   out += "per kernel class (summed over the graphs):\n";
-  std::snprintf(line, sizeof line, "  %-20s %8s %14s %14s %7s\n", "class", "nodes", "measured(us)", "estimated(us)", "ratio");
+  std::snprintf(line, sizeof line, "  %-38s %8s %14s %14s %7s  %s\n", "class", "nodes", "measured(us)", "estimated(us)", "ratio", "law");
   out += line;
   for (const auto& c : r.classes) {
-    std::snprintf(line, sizeof line, "  %-20s %8d %14.1f %14.1f %7.3f\n", std::string(to_string(c.cls)).c_str(), c.nodes, c.meas_us, c.est_us,
-                  ratio(c.est_us, c.meas_us));
+    // A finer class without a law of its own says whose law priced it.
+    const std::string law = c.law == c.cls ? "own" : std::string(to_string(c.law));
+    std::snprintf(line, sizeof line, "  %-38s %8d %14.1f %14.1f %7.3f  %s\n", std::string(to_string(c.cls)).c_str(), c.nodes, c.meas_us,
+                  c.est_us, ratio(c.est_us, c.meas_us), law.c_str());
     out += line;
   }
   const ErrorSummary k = kernel_time_error(r), w = wall_time_error(r);

@@ -38,7 +38,8 @@ struct GraphAccuracy {
 };
 
 struct ClassAccuracy {
-  KernelClass cls = KernelClass::None;
+  KernelClass cls = KernelClass::None;  // the finest class (classify_kernel): indexing, depthwise_convolution_native, ...
+  KernelClass law = KernelClass::None;  // the class whose law priced it (cls, or its law parent where the profile has no law of cls)
   double est_us = 0, meas_us = 0;
   int nodes = 0;
 };
@@ -70,6 +71,11 @@ struct AccuracyReport {
 // prices every graph's host at the profile's speed.
 AccuracyReport measure_accuracy(const std::vector<MeasuredCase>& cases, const HardwareProfile& hw, bool collectives_measured = true,
                                 bool at_measured_host_speed = true);
+
+// The report's classes summed into their base classes (kernel_class.h
+// base_class: the first eleven), in enum order: the figures the report gave
+// before the finer classes.
+std::vector<ClassAccuracy> base_class_totals(const AccuracyReport& r);
 
 // |est/meas - 1| over the graphs: median and worst, for one figure.
 struct ErrorSummary {

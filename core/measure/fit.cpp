@@ -151,7 +151,7 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
   std::vector<NodeSample> out;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     NodeSample& s = per_node[v];
-    s.cls = classify_node(g, g.nodes[v]);
+    s.cls = classify_kernel(g, g.nodes[v]);
     if (s.kernels == 0 || !class_needs_law(s.cls)) continue;
     s.node = v;
     s.features = law_features(g, v, facts, base, {sm_count, l2_bytes, true});
@@ -201,11 +201,38 @@ MeasuredGpu measured_gpu(const std::vector<MeasuredCase>& cases) {
   return gpu;
 }
 
+std::vector<KernelClass> all_fine_classes() {
+  std::vector<KernelClass> out;
+  for (std::size_t c = 0; c < kKernelClasses; ++c)
+    if (is_fine_class(static_cast<KernelClass>(c))) out.push_back(static_cast<KernelClass>(c));
+  return out;
+}
+
+std::vector<KernelClass> default_own_law_classes() {
+  std::vector<KernelClass> out;
+  for (KernelClass c : all_fine_classes())
+    if (law_parent(c) != base_class(c)) out.push_back(c);
+  return out;
+}
+
 std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<MeasuredCase>& cases, const HardwareProfile& base,
-                                                              const MeasuredGpu& gpu) {
-  std::map<KernelClass, std::vector<NodeSample>> by_class;
+                                                              const MeasuredGpu& gpu, const std::vector<KernelClass>& own_laws) {
+  std::vector<NodeSample> samples;
+  std::map<KernelClass, int> count;
   for (const MeasuredCase& c : cases)
-    for (NodeSample& s : node_samples(c, base, gpu.sm_count, gpu.l2_bytes)) by_class[s.cls].push_back(s);
+    for (NodeSample& s : node_samples(c, base, gpu.sm_count, gpu.l2_bytes)) {
+      ++count[s.cls];
+      samples.push_back(std::move(s));
+    }
+  // A finer class fits its own law when asked to and measured enough;
+  // else its samples fit the law that prices it, in the order measured.
+  auto fit_class = [&](KernelClass c) {
+    while (is_fine_class(c) && !(std::find(own_laws.begin(), own_laws.end(), c) != own_laws.end() && count[c] >= kMinTermSupport))
+      c = *law_parent(c);
+    return c;
+  };
+  std::map<KernelClass, std::vector<NodeSample>> by_class;
+  for (NodeSample& s : samples) by_class[fit_class(s.cls)].push_back(std::move(s));
   return by_class;
 }
 
@@ -320,10 +347,10 @@ LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases) {
 }
 
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
-                       const HardwareProfile* sibling) {
+                       const HardwareProfile* sibling, const std::vector<KernelClass>& own_laws) {
   if (cases.empty()) throw OptionError("fit: no measured graphs");
   const MeasuredGpu gpu = measured_gpu(cases);
-  LawFit laws = fit_laws(gather_samples(cases, base, gpu), sibling);
+  LawFit laws = fit_laws(gather_samples(cases, base, gpu, own_laws), sibling);
   const LaunchPathFit path = fit_launch_path(cases);
   TimeModel tm;
   tm.laws = std::move(laws.laws);

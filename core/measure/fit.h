@@ -47,7 +47,7 @@ namespace schedlab {
 // not the graph file's order.
 Order order_as_run(const Graph& g);
 struct NodeSample {
-  KernelClass cls = KernelClass::None;
+  KernelClass cls = KernelClass::None;  // its finest class (classify_kernel); gather_samples files it under the class it fits
   NodeId node = kNone;
   LawFeatures features{};  // on the base profile, over the measured GPU's SMs and L2
   double measured_us = 0;  // sum of its kernels' durations
@@ -78,8 +78,17 @@ struct MeasuredGpu {
   std::int64_t l2_bytes = 0;
 };
 MeasuredGpu measured_gpu(const std::vector<MeasuredCase>& cases);
+// Which finer classes (kernel_class.h: below None) get a law of their own
+// when they have kMinTermSupport samples or more; the samples of the
+// others join their law parent's (the law that prices them). By default
+// the classes whose law parent is not their base class (indexing, scatter,
+// extern_memory: no zoo graph runs them), so that a fit of the zoo's files
+// is the fit it was; `all_fine_classes()` fits every one with its sweeps.
+std::vector<KernelClass> default_own_law_classes();
+std::vector<KernelClass> all_fine_classes();
 std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<MeasuredCase>& cases, const HardwareProfile& base,
-                                                              const MeasuredGpu& gpu);
+                                                              const MeasuredGpu& gpu,
+                                                              const std::vector<KernelClass>& own_laws = default_own_law_classes());
 
 // 2. The laws: each class with kMinTermSupport samples or more fitted
 // (fit_class_law), the others borrowing a related class's law (or fitted on
@@ -115,6 +124,6 @@ struct ProfileFit {
 // a GPU of the same chip whose factors the terms this data cannot fit take
 // (nullptr: none).
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
-                       const HardwareProfile* sibling = nullptr);
+                       const HardwareProfile* sibling = nullptr, const std::vector<KernelClass>& own_laws = default_own_law_classes());
 
 }  // namespace schedlab

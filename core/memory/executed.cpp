@@ -163,8 +163,8 @@ struct Replay {
 
   bool allocates(BufId b) const {
     const Buffer& buf = g.buffers[b];
-    return !buf.is_input && buf.mutation_of == kNone && buf.layout != Layout::None && buf.layout != Layout::MultiOutput &&
-           bytes[b] > 0;
+    return !buf.is_input && buf.mutation_of == kNone && buf.view_of == kNone && buf.layout != Layout::None &&
+           buf.layout != Layout::MultiOutput && bytes[b] > 0;
   }
 
   // Per buffer: the operation (g.operations) that makes it; -1 when the file
@@ -436,6 +436,7 @@ std::vector<Line> emit_lines(Replay& r) {
     if (buf.is_input ? r.bytes[b] > 0 : r.allocates(b)) dying_at[r.last_use[b]].push_back(b);
   }
   std::vector<Line> lines;
+  std::vector<std::uint8_t> allocated_early(g.buffers.size(), 0);  // per buffer: allocated at a view's step, before its own node
   for (std::int32_t s = 0; s < static_cast<std::int32_t>(r.order.size()); ++s) {
     const NodeId v = r.order[s];
     const Node& node = g.nodes[v];
@@ -444,6 +445,18 @@ std::vector<Line> emit_lines(Replay& r) {
     // to the kernel is removed depends on the outputs that take it over.
     std::vector<BufId> own_lines;
     for (BufId b : node.outputs) {
+      // A view allocates nothing; the wrapper allocates the storage it views
+      // at the first of them (codegen_allocation of a NonOwningLayout:
+      // `buf0 = empty_strided(...)`, then `buf1 = reinterpret_tensor(buf0, ...)`),
+      // and not again at the viewed buffer's own node (a concatenation's nop).
+      if (const BufId base = g.buffers[b].view_of; base != kNone) {
+        if (r.allocates(base) && !allocated_early[base]) {
+          allocated_early[base] = 1;
+          own_lines.push_back(base);
+        }
+        continue;
+      }
+      if (allocated_early[b]) continue;
       if (g.buffers[b].layout == Layout::MultiOutput) {
         for (BufId item : r.items[b])  // the fallback allocates its results itself
           if (r.allocates(item)) own_lines.push_back(item);
@@ -789,6 +802,9 @@ ExecutedMemory estimate_memory_as_executed(const Graph& g, const Order& order, c
     r.bytes.push_back(observed[b] ? it->second : g.buffers[b].hint_bytes.value_or(g.buffers[b].bytes));
   }
   raise_to_storage(g, r.bytes, observed, r.reach);
+  // A view (`view_of`) and what mutates it write through the viewed buffer's storage.
+  for (BufId b = 0; b < g.num_buffers(); ++b)
+    if (const BufId base = g.buffers[r.real[b]].view_of; base != kNone) r.real[b] = r.real[base];
   for (BufId b : g.outputs) r.graph_output[r.real[b]] = 1;
   r.compute_last_usage();
   r.index_operations();

@@ -98,6 +98,19 @@ def _stride(node) -> list[int] | None:
         return None
 
 
+def _viewed_buffer(layout) -> str | None:
+    """The buffer whose storage a NonOwningLayout views (a slice of a
+    concatenation its producer writes in place: the wrapper allocates the
+    concatenation once and `reinterpret_tensor`s each slice), else None."""
+    non_owning = getattr(ir, "NonOwningLayout", None)
+    if non_owning is None or not isinstance(layout, non_owning):
+        return None
+    try:
+        return layout.view.get_name()
+    except Exception:  # noqa: BLE001 - a view without a named buffer behind it
+        return None
+
+
 def _buffer(sbuf, mutation_real_name: dict[str, str]) -> dict:
     node = sbuf.node
     layout = node.layout
@@ -121,6 +134,9 @@ def _buffer(sbuf, mutation_real_name: dict[str, str]) -> dict:
     real = mutation_real_name.get(out["name"])
     if real is not None:
         out["mutation_of"] = real
+    viewed = _viewed_buffer(layout)
+    if viewed is not None and viewed != out["name"] and real is None:
+        out["view_of"] = viewed
     aliases = list(sbuf.get_aliases())
     if aliases:
         out["aliases"] = aliases

@@ -18,6 +18,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
+import class_sweep  # noqa: E402 - beside this file (run_zoo.py puts python/zoo on the path)
+
 WORLD_SIZE = 8
 DEVICE = "cuda"
 
@@ -1293,8 +1295,12 @@ def case_device(name: str) -> str:
     return "cpu" if name in CPU_CASES else DEVICE
 
 
+# The finer kernel classes' sweeps (class_sweep.py, issue 27): run only when
+# named, by class_sweep.py.
+CLASS_SWEEP_CASES = {name: sweep.run for name, sweep in class_sweep.SWEEPS.items()}
+
 ALL_CASES = {**SINGLE_GPU_CASES, **CPU_CASES, **DISTRIBUTED_CASES}
-KNOWN_CASES = {**ALL_CASES, **EXPERIMENT_CASES, **OUTSIDE_CASES}
+KNOWN_CASES = {**ALL_CASES, **EXPERIMENT_CASES, **OUTSIDE_CASES, **CLASS_SWEEP_CASES}
 
 
 def is_distributed(name: str) -> bool:

@@ -160,7 +160,9 @@ TEST_CASE("held-out accuracy of the calibrated model on H100 and H200", "[measur
     // fit, 0.914 / 0.913. The extern fallbacks (moe_dropless's topk and
     // nonzero: 0.983) are fitted without the random fills, which are
     // elementwise kernels of the copy class.
-    for (const auto& c : r.classes) {
+    // Summed by base class (the report names the finer classes, issue 27;
+    // without laws of their own they are priced as their base class was).
+    for (const auto& c : base_class_totals(r)) {
       INFO(to_string(c.cls));
       const double e = std::abs(c.est_us / c.meas_us - 1);
       CHECK(e <= 0.15);
@@ -374,7 +376,7 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
     }
     const bool h100 = std::string(gpu) == "h100";
     CHECK(kernel_time_error(r).median <= 0.06);  // 5.5 % on both GPUs over 18 graphs
-    for (const auto& c : r.classes) {
+    for (const auto& c : base_class_totals(r)) {
       INFO(to_string(c.cls));
       const double e = std::abs(c.est_us / c.meas_us - 1);
       // The convolution classes, which the routed laws are for: within the

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/graph_reader.h"
+#include "core/io/graph_writer.h"
 #include "core/io/plan_writer.h"
 #include "core/io/profiles.h"
 #include "core/memory/estimate.h"
@@ -328,4 +329,68 @@ TEST_CASE("memory as executed: observed workspaces survive fusion of the pre-fus
   CHECK(from_pre.predicted.peak_bytes == from_post.predicted.peak_bytes);
   REQUIRE(from_pre.predicted.memory.workspaces.size() == 19);
   for (const KernelWorkspace& ws : from_pre.predicted.memory.workspaces) CHECK(ws.source == WorkspaceSource::Observed);
+}
+
+namespace {
+
+// torch.stack of 9 [4096, 64] f32 tensors, lowered by Inductor to a
+// concatenation (ConcatKernel: more inputs than max_pointwise_cat_inputs)
+// whose 9 producers write their slices straight into its storage
+// (NonOwningLayout, `view_of`); then a sum over the 9 slices.
+std::string stacked_graph(bool views) {
+  std::string nodes;
+  for (int i = 0; i < 9; ++i) {
+    const std::string buf = "buf" + std::to_string(i);
+    nodes += R"({"name":"op)" + std::to_string(i) + R"(","kind":"pointwise","group":[262144,1],
+     "outputs":[{"name":")" + buf + R"(","bytes":1048576,"dtype":"f32","shape":[4096,64])" + (views ? R"(,"view_of":"buf9")" : "") + R"(}],
+     "reads":[{"name":"primals_1","index":"d0","size":[262144],"bytes":1048576}],
+     "writes":[{"name":")" + buf + R"(","index":"d0","size":[262144],"bytes":1048576}]},)";
+  }
+  std::string slices;
+  for (int i = 0; i < 9; ++i) slices += std::string(i ? "," : "") + R"({"name":"buf)" + std::to_string(i) + R"(","dep":"star","bytes":1048576})";
+  return R"({"format":"schedgraph/1","name":"stack9",
+  "inputs":[{"name":"primals_1","bytes":1048576}],"outputs":["buf10"],
+  "nodes":[)" + nodes + R"(
+    {"name":"op9","kind":"nop","outputs":[{"name":"buf9","bytes":9437184,"dtype":"f32","shape":[9,4096,64]}],"reads":[)" + slices + R"(]},
+    {"name":"op10","kind":"reduction","group":[262144,9],
+     "outputs":[{"name":"buf10","bytes":1048576,"dtype":"f32","shape":[4096,64]}],
+     "reads":[{"name":"buf9","index":"d0 + 262144*d1","size":[262144,9],"bytes":9437184}],
+     "writes":[{"name":"buf10","index":"d0","size":[262144],"bytes":1048576}]}
+  ]})";
+}
+
+}  // namespace
+
+TEST_CASE("memory as executed: the slices of a concatenation are views of its one allocation", "[memory][executed]") {
+  const Graph g = load_graph(stacked_graph(true));
+  const ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+  // The concatenation's 9 MiB once (allocated at the first slice's kernel),
+  // then the sum's 1 MiB: not nine 1 MiB blocks beside it.
+  CHECK(m.peak_bytes == 9437184 + 1048576);
+  int allocations = 0;
+  for (const ExecutedEvent& e : m.events)
+    if (e.kind == ExecutedEvent::Kind::Allocate) {
+      ++allocations;
+      if (e.buf == g.find_buffer("buf9")) CHECK(e.at == g.find_node("op0"));
+    }
+  CHECK(allocations == 2);
+  // Without `view_of` every slice is a block of its own: 2x the peak.
+  const Graph apart = load_graph(stacked_graph(false));
+  CHECK(estimate_memory_as_executed(apart, apart.baseline_order()).peak_bytes == 2 * 9437184);
+  // The field reads back as written, and fusion keeps it (the fused graph's
+  // peak as executed is the same).
+  CHECK(load_graph(write_graph_json(g)).buffers[g.find_buffer("buf3")].view_of == g.find_buffer("buf9"));
+  const PlanResult plan = run_plan(load_graph(stacked_graph(true)), PlanOptions{});
+  const Graph& fused = plan.planned();
+  CHECK(fused.buffers[fused.find_buffer("buf3")].view_of == fused.find_buffer("buf9"));
+  CHECK(estimate_memory_as_executed(fused, fused.baseline_order()).peak_bytes == 9437184 + 1048576);
+}
+
+TEST_CASE("memory as executed: a view must name a buffer with a storage of its own", "[memory][executed]") {
+  std::string text = stacked_graph(true);
+  text.replace(text.find(R"("view_of":"buf9")"), 16, R"("view_of":"buf1")");
+  CHECK_THROWS_WITH(load_graph(text), Catch::Contains("nodes[0] \"op0\": outputs[0].view_of") && Catch::Contains("not a buffer with a storage of its own"));
+  std::string missing = stacked_graph(true);
+  missing.replace(missing.find(R"("view_of":"buf9")"), 16, R"("view_of":"zzz1")");
+  CHECK_THROWS_WITH(load_graph(missing), Catch::Contains("outputs[0].view_of") && Catch::Contains("unknown buffer"));
 }

@@ -1,0 +1,311 @@
+"""Designed sweeps of the finer kernel classes (docs/cost-model.md, "Kernel
+classes"; issue 27): embedding bags, scatters with spread and collisions,
+depthwise, grouped and 1-D convolutions forward and backward (cuDNN and
+ATen's native kernels), Triton kernels over transposed operands, matmuls with
+odd dimensions and f32 SIMT matmuls. Each sweep is a zoo case (cases.py
+registers them, run only when named); this script runs them through
+run_zoo.py with --measure on one GPU, then checks that every graph has its
+measured file beside it and writes OUT/class_sweep.json, the manifest of the
+cases, their graphs and the classes each is for.
+
+    PYTHONPATH=python python3 python/zoo/class_sweep.py --out OUT [--only NAME ...] [--jobs N] [--dry-run]
+
+OUT then holds <case>_<i>_<kind>.post.json and .measured.json pairs, what
+`schedlab fit-profile` reads (the command to fit from them is printed at the
+end; refitting needs no GPU):
+
+    build/schedlab fit-profile tests/data/measured/h100 OUT --graphs tests/data/exported \\
+        --exclude /llama_block_ ... --class-laws all --sibling profiles/h200.json --name h100-sxm -o h100-classes.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DEVICE = "cuda"
+
+
+# --- the sweeps (torch is imported inside each: the CLI's checks run without it) ---
+
+def embedding_bag_sweep():
+    """nn.EmbeddingBag forward and backward (ATen's _embedding_bag and its
+    dense backward: fallbacks Inductor generates no code for) over table
+    rows, bag size and dim, sum and mean; and plain embeddings (a Triton
+    gather) beside them."""
+    import torch
+    import torch.nn.functional as F
+
+    # (table rows, dim, bags, bag size, mode)
+    configs = [(100000, 64, 4096, 20, "sum"), (1000000, 32, 8192, 10, "sum"), (50000, 128, 2048, 50, "mean"),
+               (10000, 16, 16384, 1, "sum"), (200000, 64, 1024, 100, "sum"), (4096, 256, 4096, 8, "mean")]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    tables = [torch.randn(r, d, device=DEVICE, requires_grad=True) for r, d, *_ in configs]
+    indices = [torch.randint(0, r, (b * s,), device=DEVICE, generator=gen) for r, _, b, s, _ in configs]
+    offsets = [torch.arange(0, b * s, s, device=DEVICE) for _, _, b, s, _ in configs]
+
+    def forward(tables, indices, offsets):
+        return sum(F.embedding_bag(i, t, o, mode=m).sum() for t, i, o, (*_, m) in zip(tables, indices, offsets, configs))
+
+    torch.compile(forward)(tables, indices, offsets).backward()
+    lookups = [(torch.randn(r, d, device=DEVICE, dtype=torch.bfloat16), torch.randint(0, r, (n,), device=DEVICE, generator=gen))
+               for r, d, n in ((100000, 64, 65536), (32000, 1024, 8192), (1000000, 16, 262144))]
+
+    def lookup(lookups):
+        return [F.embedding(i, t) for t, i in lookups]
+
+    with torch.no_grad():
+        torch.compile(lookup)(lookups)
+
+
+def scatter_sweep():
+    """index_add and scatter_add (atomic adds) of N rows of C values into T
+    table rows: the index's spread (T against N) sets the collisions, from
+    every row hit once to 16 rows hit 4096 times each; and scatter_reduce
+    with amax, which takes another path."""
+    import torch
+
+    # (updates N, table rows T, columns C, dtype)
+    configs = [(65536, 65536, 64, torch.float32), (65536, 1024, 64, torch.float32), (65536, 16, 64, torch.float32),
+               (262144, 8192, 16, torch.float32), (8192, 100000, 128, torch.float32), (65536, 4096, 64, torch.bfloat16)]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    data = [(torch.zeros(t, c, device=DEVICE, dtype=dt), torch.randint(0, t, (n,), device=DEVICE, generator=gen),
+             torch.randn(n, c, device=DEVICE, dtype=dt)) for n, t, c, dt in configs]
+
+    def index_add(data):
+        return [table.index_add(0, idx, src) for table, idx, src in data]
+
+    def scatter_add(data):
+        return [table.scatter_add(0, idx[:, None].expand_as(src), src) for table, idx, src in data]
+
+    def scatter_amax(data):
+        return [table.scatter_reduce(0, idx[:, None].expand_as(src), src, "amax") for table, idx, src in data if src.dtype == torch.float32]
+
+    with torch.no_grad():
+        torch.compile(index_add)(data)
+        torch.compile(scatter_add)(data)
+        torch.compile(scatter_amax)(data)
+
+
+def depthwise_conv_sweep():
+    """Depthwise 1-D and 2-D convolutions, forward and backward, in bf16 and
+    f32 NCHW (ATen's conv_depthwise2d kernels) and bf16 channels-last
+    (cuDNN): Conformer's and ConvNeXt's, MobileNet's strided ones."""
+    import torch
+    import torch.nn.functional as F
+
+    # 1-D: (batch, channels, length, kernel)
+    one_d = [(8, 768, 1024, 31), (16, 512, 4096, 3), (4, 1024, 512, 7)]
+    # 2-D: (batch, channels, size, kernel, stride)
+    two_d = [(32, 96, 56, 7, 1), (32, 384, 14, 3, 1), (64, 32, 112, 3, 2)]
+    for dtype, channels_last in ((torch.bfloat16, False), (torch.float32, False), (torch.bfloat16, True)):
+        fmt = torch.channels_last if channels_last else torch.contiguous_format
+        xs1 = [torch.randn(b, c, n, device=DEVICE, dtype=dtype, requires_grad=True) for b, c, n, _ in one_d]
+        ws1 = [torch.randn(c, 1, k, device=DEVICE, dtype=dtype, requires_grad=True) for _, c, _, k in one_d]
+        xs2 = [torch.randn(b, c, s, s, device=DEVICE, dtype=dtype).to(memory_format=fmt).requires_grad_() for b, c, s, _, _ in two_d]
+        ws2 = [torch.randn(c, 1, k, k, device=DEVICE, dtype=dtype).to(memory_format=fmt).requires_grad_() for _, c, _, k, _ in two_d]
+
+        def forward(xs1, ws1, xs2, ws2):
+            out = 0
+            if not channels_last:  # a 3-d tensor has no channels-last layout
+                out = sum(F.conv1d(x, w, padding=w.shape[-1] // 2, groups=x.shape[1]).float().mean() for x, w in zip(xs1, ws1))
+            return out + sum(F.conv2d(x, w, padding=w.shape[-1] // 2, stride=cfg[4], groups=x.shape[1]).float().mean()
+                             for x, w, cfg in zip(xs2, ws2, two_d))
+
+        torch.compile(forward)(xs1, ws1, xs2, ws2).backward()
+
+
+def grouped_conv_sweep():
+    """Grouped convolutions (ResNeXt's, RegNet's) and dense 1-D ones
+    (wav2vec's feature encoder: a 10-tap stride-5 stem, then 3-tap stride-2
+    layers), forward and backward in bf16, NCHW and channels-last; and a
+    stride-16 16x16 patch convolution."""
+    import torch
+    import torch.nn.functional as F
+
+    # grouped: (batch, channels, size, groups)
+    grouped = [(32, 256, 28, 8), (32, 256, 28, 32), (16, 512, 14, 16), (64, 128, 56, 4)]
+    # 1-D dense: (batch, in channels, out channels, length, kernel, stride)
+    one_d = [(8, 1, 512, 16000, 10, 5), (8, 512, 512, 3199, 3, 2), (16, 256, 256, 2048, 5, 1)]
+    for channels_last in (False, True):
+        fmt = torch.channels_last if channels_last else torch.contiguous_format
+        xs = [torch.randn(b, c, s, s, device=DEVICE, dtype=torch.bfloat16).to(memory_format=fmt).requires_grad_() for b, c, s, _ in grouped]
+        ws = [torch.randn(c, c // g, 3, 3, device=DEVICE, dtype=torch.bfloat16).to(memory_format=fmt).requires_grad_() for _, c, _, g in grouped]
+
+        def forward(xs, ws):
+            return sum(F.conv2d(x, w, padding=1, groups=cfg[3]).float().mean() for x, w, cfg in zip(xs, ws, grouped))
+
+        torch.compile(forward)(xs, ws).backward()
+    xs1 = [torch.randn(b, ci, n, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for b, ci, _, n, _, _ in one_d]
+    ws1 = [torch.randn(co, ci, k, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for _, ci, co, _, k, _ in one_d]
+    patch_x = torch.randn(32, 3, 224, 224, device=DEVICE, dtype=torch.bfloat16, requires_grad=True)
+    patch_w = torch.randn(768, 3, 16, 16, device=DEVICE, dtype=torch.bfloat16, requires_grad=True)
+
+    def forward1d(xs1, ws1, patch_x, patch_w):
+        return (sum(F.conv1d(x, w, stride=cfg[5]).float().mean() for x, w, cfg in zip(xs1, ws1, one_d))
+                + F.conv2d(patch_x, patch_w, stride=16).float().mean())
+
+    torch.compile(forward1d)(xs1, ws1, patch_x, patch_w).backward()
+
+
+def strided_triton_sweep():
+    """Triton kernels whose operands move with a stride along the fastest
+    index: sums over columns, LayerNorm over a transposed (token-mixing)
+    tensor, softmax over a middle dim, permuted copies; each beside its
+    contiguous twin."""
+    import torch
+    import torch.nn.functional as F
+
+    mats = [torch.randn(r, c, device=DEVICE) for r, c in ((65536, 64), (8192, 1024), (1024, 8192), (262144, 16))]
+    mixer = [torch.randn(b, t, d, device=DEVICE, dtype=torch.bfloat16) for b, t, d in ((64, 196, 512), (32, 256, 768), (128, 64, 256))]
+    heads = [torch.randn(b, s, h, device=DEVICE) for b, s, h in ((64, 1024, 16), (16, 4096, 8))]
+
+    def forward(mats, mixer, heads):
+        out = []
+        for m in mats:
+            out += [m.sum(0), m.sum(1), m.t().contiguous() * 2]
+        for x in mixer:
+            xt = x.transpose(1, 2)
+            out += [F.layer_norm(xt, (xt.shape[-1],)), F.layer_norm(x, (x.shape[-1],))]
+        for h in heads:
+            out += [torch.softmax(h, dim=1), torch.softmax(h, dim=2)]
+        return out
+
+    with torch.no_grad():
+        torch.compile(forward)(mats, mixer, heads)
+
+
+def gemm_odd_sweep():
+    """Matmuls with an odd dimension in bf16 (Whisper's 51,865-token
+    vocabulary as K and as N; odd M), beside aligned twins; and small f32
+    matmuls of graph layers (SIMT: matmuls do not use TF32 by default)."""
+    import torch
+
+    # bf16: (M, K, N)
+    odd = [(4096, 51865, 512), (4096, 51864, 512), (4096, 512, 51865), (4096, 512, 51864), (4095, 1024, 1024),
+           (2048, 1023, 4096), (2048, 1024, 4096)]
+    # f32: (M, K, N)
+    simt = [(2708, 1433, 64), (2708, 64, 7), (19717, 500, 64), (169343, 128, 128), (4096, 4096, 4096), (100000, 64, 64)]
+    a = [torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16) for m, k, _ in odd]
+    b = [torch.randn(k, n, device=DEVICE, dtype=torch.bfloat16) for _, k, n in odd]
+    af = [torch.randn(m, k, device=DEVICE) for m, k, _ in simt]
+    bf = [torch.randn(k, n, device=DEVICE) for _, k, n in simt]
+
+    def forward(a, b, af, bf):
+        return [x @ y for x, y in zip(a, b)] + [x @ y for x, y in zip(af, bf)]
+
+    with torch.no_grad():
+        torch.compile(forward)(a, b, af, bf)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    run: Callable[[], None]
+    classes: tuple[str, ...]  # the finer kernel classes it measures (docs/cost-model.md)
+
+
+SWEEPS: dict[str, Sweep] = {
+    "embedding_bag_sweep": Sweep(embedding_bag_sweep, ("indexing", "scatter")),
+    "scatter_sweep": Sweep(scatter_sweep, ("triton_scatter", "scatter")),
+    "depthwise_conv_sweep": Sweep(depthwise_conv_sweep, ("depthwise_convolution", "depthwise_convolution_native",
+                                                          "depthwise_convolution_backward", "depthwise_convolution_backward_native")),
+    "grouped_conv_sweep": Sweep(grouped_conv_sweep, ("grouped_convolution", "grouped_convolution_backward", "convolution_1d",
+                                                      "convolution_1d_backward")),
+    "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
+    "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),
+}
+
+
+# --- the run and its manifest -------------------------------------------------
+
+class SweepError(Exception):
+    """A run whose outputs are not what the fit reads: one line naming the file."""
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="the folder the exports and measured files go to")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help=f"sweeps to run (default all: {', '.join(SWEEPS)})")
+    ap.add_argument("--jobs", type=int, default=6, help="cases compiled in parallel (default 6)")
+    ap.add_argument("--dry-run", action="store_true", help="print the run_zoo.py command and exit")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.only or [] if n not in SWEEPS]
+    if unknown:
+        ap.error(f"--only: unknown sweep(s) {', '.join(unknown)} (known: {', '.join(SWEEPS)})")
+    if args.jobs < 1:
+        ap.error(f"--jobs: {args.jobs} is below 1")
+    return args
+
+
+def zoo_command(out: Path, names: list[str], jobs: int) -> list[str]:
+    """run_zoo.py measuring the named sweeps (the zoo's own measurement: 50
+    timed calls per graph after warm-up, 5 profiled calls per kernel map)."""
+    return [sys.executable, str(HERE / "run_zoo.py"), "--out", str(out), "--measure", "--jobs", str(jobs), "--only", *names]
+
+
+def manifest(out: Path, names: list[str]) -> dict:
+    """The cases' graphs with their measured files, checked: every graph a
+    case exported (`<case>_<i>_<kind>.post.json`) has its `.measured.json`
+    beside it. Raises SweepError naming the first missing or unreadable file."""
+    cases = []
+    for name in names:
+        graphs = sorted(out.glob(f"{name}_*.post.json"))
+        if not graphs:
+            raise SweepError(f"{out / (name + '_*.post.json')}: the sweep exported no graph (see {out / 'zoo_report.json'})")
+        entries = []
+        for post in graphs:
+            stem = post.name[: -len(".post.json")]
+            measured = out / f"{stem}.measured.json"
+            if not measured.is_file():
+                raise SweepError(f"{measured}: missing (the fit reads it beside {post.name})")
+            try:
+                kernels = len(json.loads(measured.read_text()).get("kernels", []))
+            except (OSError, ValueError) as e:
+                raise SweepError(f"{measured}: not a measured file ({e})") from None
+            entries.append({"graph": post.name, "measured": measured.name, "kernels": kernels})
+        cases.append({"case": name, "classes": list(SWEEPS[name].classes), "graphs": entries})
+    return {"format": "class_sweep/1", "cases": cases}
+
+
+def fit_command(out: Path, gpu: str) -> str:
+    """The refit with the sweeps beside the zoo, as scripts/fit-profiles.sh
+    fits the built-in profiles (held-out models excluded), every finer class
+    its own law."""
+    held = " ".join(f"--exclude /{m}_" for m in ("llama_block", "vit", "unet_gn", "moe_dropless", "kv_decode", "bert_dynamic", "tp2d"))
+    name = "h100-sxm" if gpu == "h100" else "h200"
+    sibling = " --sibling profiles/h200.json" if gpu == "h100" else ""
+    return (f"build/schedlab fit-profile tests/data/measured/{gpu} {out} --graphs tests/data/exported {held} --class-laws all"
+            f"{sibling} --name {name} --comm tests/data/dist4/comm-fit.json -o {name}-classes.json")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    out = Path(args.out)
+    names = args.only or list(SWEEPS)
+    cmd = zoo_command(out, names, args.jobs)
+    if args.dry_run:
+        print(" ".join(cmd))
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    rc = subprocess.call(cmd)
+    try:
+        m = manifest(out, names)
+    except SweepError as e:
+        print(f"class_sweep: {e}", file=sys.stderr)
+        return 1
+    (out / "class_sweep.json").write_text(json.dumps(m, indent=1) + "\n")
+    graphs = sum(len(c["graphs"]) for c in m["cases"])
+    print(f"class_sweep: {graphs} graphs measured in {out}; fit with (h100 shown; h200: tests/data/measured/h200, no --sibling):\n"
+          f"  {fit_command(out, 'h100')}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
