@@ -399,11 +399,11 @@ std::int64_t attention_backward_workspace(const Replay& r, const Node& node) {
 // accumulators (above). A forward convolution (ungrouped, not transposed)
 // whose input channels are not a multiple of 8, as a network's first layer
 // on RGB images, copies its input into a layout cuDNN's kernels take: in
-// the fit validation's allocator histories on the H100
-// (docs/data/fit/snapshots), 11 of 15 such stems allocated exactly their
-// input's bytes beside the output (NCHW and channels-last, f32); ViT's
-// patch convolution allocated nothing, and Swin's, DeiT's and a bf16
-// channels-last ResNet's 1.9-3.1x the input. nullopt: no workspace.
+// the fit validation's allocator histories on the H100 (tests/data/fit),
+// 13 of 17 such stems allocated their input's bytes beside the output
+// (NCHW and channels-last, f32); ViT's patch convolution allocated
+// nothing, and Swin's, DeiT's and a bf16 channels-last ResNet's 1.9-3.1x
+// the input. nullopt: no workspace.
 std::optional<KernelWorkspace> workspace_of(const Replay& r, NodeId v) {
   const Node& node = r.g.nodes[v];
   if (node.workspace_bytes) return KernelWorkspace{v, node.name, *node.workspace_bytes, WorkspaceSource::Observed};
