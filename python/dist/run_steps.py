@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE.parent))
 import schedlab_export  # noqa: E402
 import steps as step_defs  # noqa: E402
 import trace_analysis  # noqa: E402
+from schedlab_export.outputs import write_atomically  # noqa: E402
 
 RECOMMENDED = [
     "reorder_communication_preserving_peak_memory",
@@ -202,8 +203,8 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
         measured = trace_analysis.measured_chrome_trace(
             mid, f"measured {step.name} {schedule} rank {dist.get_rank()}",
             {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size()})
-        (out / f"measured.rank{dist.get_rank()}.trace.json").write_text(json.dumps(measured))
-    (out / f"rank{dist.get_rank()}.json").write_text(json.dumps(result, indent=1))
+        write_atomically(out / f"measured.rank{dist.get_rank()}.trace.json", json.dumps(measured))
+    write_atomically(out / f"rank{dist.get_rank()}.json", json.dumps(result, indent=1))
     _log(f"{step.name}/{schedule}: step {result['step_us']['median']:.0f} us, exposed "
          f"{result['profile']['exposed_comm_us']:.0f} us, peak {result['memory']['peak_above_inputs_bytes'] / 2**20:.0f} MiB, "
          f"equal {result['equal_to_default']}, compile {compile_s:.0f} s")
