@@ -107,6 +107,15 @@ void add_member(const Graph& g, CollectiveBucket& b, NodeId v, double separate_u
   b.separate_us += separate_us;
 }
 
+// Per node, the nodes that read its outputs through data dependencies.
+std::vector<std::vector<NodeId>> data_readers(const CommGraph& cg) {
+  std::vector<std::vector<NodeId>> readers(cg.num_nodes());
+  for (NodeId v = 0; v < cg.num_nodes(); ++v)
+    for (BufId b : cg.data_bufs.row(v))
+      if (const NodeId p = cg.producer(b); p != kNone && (readers[p].empty() || readers[p].back() != v)) readers[p].push_back(v);
+  return readers;
+}
+
 // Per node, its position in `order`, and per collective the position of the
 // first node that reads its result (its wait); n when nothing does.
 struct OrderFacts {
@@ -217,11 +226,7 @@ std::vector<CollectiveBucket> inductor_buckets(const CommGraph& cg, const Order&
   const std::int32_t n = cg.num_nodes();
   const BucketPricer pricer(cg);
   const auto cap = static_cast<std::int64_t>(opts.inductor_cap_mb * 1024 * 1024);
-  // Per node, the nodes that read its outputs: descendants are walked forward.
-  std::vector<std::vector<NodeId>> readers(n);
-  for (NodeId v = 0; v < n; ++v)
-    for (BufId b : cg.data_bufs.row(v))
-      if (const NodeId p = cg.producer(b); p != kNone) readers[p].push_back(v);
+  const std::vector<std::vector<NodeId>> readers = data_readers(cg);  // descendants are walked forward
   std::vector<std::int32_t> pos(n);
   for (std::int32_t i = 0; i < n; ++i) pos[order[i]] = i;
   std::vector<std::int32_t> mark(n, -1);  // bucket serial whose descendants include the node
@@ -301,13 +306,15 @@ std::vector<CollectiveBucket> plan_buckets(const CommGraph& cg, const Order& ord
 
 Order order_with_buckets(const CommGraph& cg, const Order& order, std::vector<CollectiveBucket>& buckets) {
   const std::int32_t n = cg.num_nodes();
+  const std::vector<std::vector<NodeId>> readers = data_readers(cg);
   Order out = order;
   std::vector<std::int32_t> pos(n);
   for (std::int32_t i = 0; i < n; ++i) pos[out[i]] = i;
-  std::vector<std::int32_t> state(n, 0);  // per node, for the bucket at hand: 1 member, 2 depends on a member
-  std::int32_t stamp = 0;
+  // Per node, for the bucket at hand (stamp_of == stamp): 1 a member, 2 depends on a member.
   std::vector<std::int32_t> stamp_of(n, -1);
-  std::vector<NodeId> before, members, after;
+  std::vector<std::uint8_t> state(n, 0);
+  std::int32_t stamp = 0;
+  std::vector<NodeId> stack, members, after;
   for (CollectiveBucket& b : buckets) {
     ++stamp;
     std::int32_t lo = n, hi = -1;
@@ -317,45 +324,43 @@ Order order_with_buckets(const CommGraph& cg, const Order& order, std::vector<Co
       stamp_of[m] = stamp;
       state[m] = 1;
     }
-    before.clear();
+    // What depends on a member and stands before the last one moves after the bucket.
+    stack.assign(b.members.begin(), b.members.end());
+    while (!stack.empty()) {
+      const NodeId u = stack.back();
+      stack.pop_back();
+      for (NodeId w : readers[u])
+        if (pos[w] < hi && stamp_of[w] != stamp) {
+          stamp_of[w] = stamp;
+          state[w] = 2;
+          stack.push_back(w);
+        }
+    }
     members.clear();
     after.clear();
+    std::int32_t at = lo;
     for (std::int32_t i = lo; i <= hi; ++i) {
       const NodeId v = out[i];
-      if (stamp_of[v] == stamp && state[v] == 1) {
-        members.push_back(v);
-        continue;
-      }
-      bool depends = false;
-      for (BufId buf : cg.data_bufs.row(v))
-        if (const NodeId p = cg.producer(buf); p != kNone && stamp_of[p] == stamp) depends = true;
-      if (depends) {
-        stamp_of[v] = stamp;
-        state[v] = 2;
-        after.push_back(v);
+      if (stamp_of[v] != stamp) {
+        out[at] = v;
+        pos[v] = at++;
       } else {
-        before.push_back(v);
+        (state[v] == 1 ? members : after).push_back(v);
       }
     }
-    std::int32_t i = lo;
-    for (const auto* part : {&before, &members, &after})
+    for (const auto* part : {&members, &after})
       for (NodeId v : *part) {
-        out[i] = v;
-        pos[v] = i++;
+        out[at] = v;
+        pos[v] = at++;
       }
     b.members = members;
   }
-  // Each bucket's first reader, in the final order.
+  // Each bucket's first reader (not a collective), in the final order.
   for (CollectiveBucket& b : buckets) {
-    ++stamp;
-    for (NodeId m : b.members) stamp_of[m] = stamp;
     std::int32_t first = n;
-    for (std::int32_t i = pos[b.members.back()] + 1; i < n && first == n; ++i)
-      for (BufId buf : cg.data_bufs.row(out[i]))
-        if (const NodeId p = cg.producer(buf); p != kNone && stamp_of[p] == stamp && !cg.is_collective(out[i])) {
-          first = i;
-          break;
-        }
+    for (NodeId m : b.members)
+      for (NodeId w : readers[m])
+        if (!cg.is_collective(w)) first = std::min(first, pos[w]);
     b.first_reader = first < n ? out[first] : kNone;
   }
   return out;
