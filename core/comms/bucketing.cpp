@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string_view>
 
@@ -377,40 +378,57 @@ std::vector<double> bucketed_runtimes(std::vector<double> runtime_us, const std:
 
 namespace {
 
-// The pass: buckets, the bucketed order, and (model mode) the buckets kept
-// only when the simulated step of the bucketed order, each collective priced
-// alike, is no slower than of the order as given.
+// How many simulations the model's check may run on a graph of `n` nodes:
+// enough to weigh every bucket of a real step, a few on a 100k-node graph.
+std::int32_t simulation_budget(std::int32_t n) { return std::clamp<std::int32_t>(500000 / std::max(1, n), 2, 64); }
+
+// The pass: buckets and the bucketed order. In model mode the buckets are
+// weighed by the simulated step, in the order they closed, in at most
+// simulation_budget - 1 consecutive groups (one bucket each where the budget
+// allows): a group is kept when the step with it and the groups kept before
+// is no slower than the best so far.
 CommPassResult bucket_pass(const CommGraph& cg, const Order& order, BucketMode mode) {
   const Graph& g = *cg.graph;
   BucketOptions opts;
   opts.mode = mode;
   CommPassResult r;
   r.buckets = plan_buckets(cg, order, opts);
-  if (r.buckets.empty()) {
-    r.order = order;
+  if (r.buckets.empty() || mode != BucketMode::Model || !opts.keep_only_if_faster) {
+    r.order = order_with_buckets(cg, order, r.buckets);
     return r;
   }
-  Order bucketed = order_with_buckets(cg, order, r.buckets);
-  if (mode == BucketMode::Model && opts.keep_only_if_faster) {
-    double without = 0, with = 0;
-    if (cg.prices && cg.prices->step_us) {  // as the plan simulates
-      without = cg.prices->step_us(order, {});
-      with = cg.prices->step_us(bucketed, r.buckets);
-    } else {  // the comm graph's runtimes, the members priced alone by the buckets' law
-      std::vector<double> alone = cg.runtime_us;
-      const BucketPricer pricer(cg);
-      for (const CollectiveBucket& b : r.buckets)
-        for (NodeId m : b.members) alone[m] = pricer.collective_us(b.key, member_bytes(g, m).payload);
-      without = simulate_two_streams(g, order, alone).step_time_us;
-      with = simulate_two_streams(g, bucketed, bucketed_runtimes(alone, r.buckets)).step_time_us;
-    }
-    if (with > without) {
-      r.buckets.clear();
-      r.order = order;
-      return r;
+  std::function<double(const Order&, const std::vector<CollectiveBucket>&)> step_us;
+  std::vector<double> alone;
+  if (cg.prices && cg.prices->step_us) {  // as the plan simulates
+    step_us = cg.prices->step_us;
+  } else {  // the comm graph's runtimes, the members priced alone by the buckets' law
+    alone = cg.runtime_us;
+    const BucketPricer pricer(cg);
+    for (const CollectiveBucket& b : r.buckets)
+      for (NodeId m : b.members) alone[m] = pricer.collective_us(b.key, member_bytes(g, m).payload);
+    step_us = [&](const Order& o, const std::vector<CollectiveBucket>& buckets) {
+      return simulate_two_streams(g, o, buckets.empty() ? alone : bucketed_runtimes(alone, buckets)).step_time_us;
+    };
+  }
+  const std::size_t count = r.buckets.size();
+  const std::size_t groups = std::min<std::size_t>(count, static_cast<std::size_t>(simulation_budget(cg.num_nodes()) - 1));
+  double best = step_us(order, {});
+  std::vector<CollectiveBucket> kept;
+  Order kept_order = order;
+  for (std::size_t k = 0; k < groups; ++k) {
+    std::vector<CollectiveBucket> trial = kept;
+    trial.insert(trial.end(), r.buckets.begin() + static_cast<std::ptrdiff_t>(k * count / groups),
+                 r.buckets.begin() + static_cast<std::ptrdiff_t>((k + 1) * count / groups));
+    Order trial_order = order_with_buckets(cg, order, trial);
+    const double t = step_us(trial_order, trial);
+    if (t <= best) {
+      best = t;
+      kept = std::move(trial);
+      kept_order = std::move(trial_order);
     }
   }
-  r.order = std::move(bucketed);
+  r.buckets = std::move(kept);
+  r.order = std::move(kept_order);
   return r;
 }
 

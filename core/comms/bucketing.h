@@ -15,8 +15,8 @@
 //   per byte still falls (past the size that saturates the link it stops
 //   falling), and only while its staging bytes keep the order's memory at or
 //   under the budget (XLA's combiner rule; default: the order's own peak);
-//   the buckets are kept only when the simulation of the bucketed order is
-//   no slower than of the order without them;
+//   the buckets are weighed in the order they closed (a few at a time on a
+//   large graph) and kept where the simulated step gets no slower;
 // * as Inductor 2.11 does (`bucket_collectives_inductor`): consecutive
 //   collectives of one key in the order of their waits, greedily up to
 //   2000 MB (max of input and output bytes) per bucket, a collective that
@@ -75,7 +75,7 @@ struct BucketOptions {
   BucketMode mode = BucketMode::Model;
   double inductor_cap_mb = 2000.0;     // bucket_cap_mb_by_bucket_idx_default
   std::int64_t memory_budget = -1;     // bytes; -1: the order's own peak (model mode)
-  bool keep_only_if_faster = true;     // model mode: compare the two simulations
+  bool keep_only_if_faster = true;     // model mode: weigh the buckets by the simulated step
 };
 
 // Which collectives may be bucketed: all-gathers, reduce-scatters and

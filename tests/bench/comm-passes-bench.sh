@@ -36,7 +36,7 @@ import json, sys
 for path in sys.argv[1:]:
     plan = json.load(open(path))
     buckets = [b for p in plan["comm"]["passes"] for b in p.get("buckets", [])]
-    print(f"bench:   {path.rsplit('/', 1)[-1]}: {len(buckets)} buckets of {sum(len(b['members']) for b in buckets)} collectives, "
+    print(f"bench:   {path.rsplit('/', 1)[-1]}: {len(buckets)} buckets of {sum(len(b['members']) for b in buckets)} collectives over its bucketing passes, "
           f"step {plan['simulation']['step_time_us']:.0f} us")
 PY
 echo "bench: comm passes on gen-dist fsdp --layers $layers --hidden $hidden ($nodes nodes), whole plan, user+sys s, best of $runs:"
