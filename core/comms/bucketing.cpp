@@ -13,6 +13,7 @@
 #include "core/sim/simulate.h"
 #include "core/util/error.h"
 #include "core/util/range_max.h"
+#include "core/util/saturating.h"
 
 namespace schedlab {
 
@@ -65,7 +66,7 @@ MemberBytes member_bytes(const Graph& g, NodeId v) {
   const std::int64_t group = std::max<std::int64_t>(1, n.collective->group_size);
   switch (n.collective->kind) {
     case CollectiveOp::AllGather: return {payload, payload / group, payload};
-    case CollectiveOp::ReduceScatter: return {payload, payload > std::numeric_limits<std::int64_t>::max() / group ? payload : payload * group, payload};
+    case CollectiveOp::ReduceScatter: return {payload, saturating_mul(payload, group), payload};
     default: return {payload, payload, payload};
   }
 }
@@ -101,11 +102,12 @@ class BucketPricer {
 void add_member(const Graph& g, CollectiveBucket& b, NodeId v, double separate_us) {
   const MemberBytes m = member_bytes(g, v);
   b.members.push_back(v);
-  b.bytes += m.payload;
-  b.copy_in_bytes += m.in;
-  b.copy_out_bytes += m.out;
-  b.extra_live_bytes = b.copy_in_bytes + b.copy_out_bytes;
-  b.separate_us += separate_us;
+  // Sizes saturate (a bucket of huge members is refused by the budget, never wraps).
+  b.bytes = saturating_add(b.bytes, m.payload);
+  b.copy_in_bytes = saturating_add(b.copy_in_bytes, m.in);
+  b.copy_out_bytes = saturating_add(b.copy_out_bytes, m.out);
+  b.extra_live_bytes = saturating_add(b.copy_in_bytes, b.copy_out_bytes);
+  b.separate_us = add_us(b.separate_us, separate_us, "bucketing: separate collectives");
 }
 
 // Per node, the nodes that read its outputs through data dependencies.
@@ -184,7 +186,7 @@ std::vector<CollectiveBucket> model_buckets(const CommGraph& cg, const Order& or
     const double grown_per_byte = grown.collective_us / std::max<double>(1.0, static_cast<double>(grown.bytes));
     if (!(grown_per_byte < now_per_byte)) return false;
     const std::int32_t hi = std::max(ob.last_reader_pos, facts.first_reader_pos[v]);
-    return live_over(ob.first_pos, hi) + grown.extra_live_bytes <= budget;
+    return saturating_add(live_over(ob.first_pos, hi), grown.extra_live_bytes) <= budget;
   };
 
   for (std::int32_t i = 0; i < n; ++i) {
@@ -226,7 +228,10 @@ std::vector<CollectiveBucket> inductor_buckets(const CommGraph& cg, const Order&
   const Graph& g = *cg.graph;
   const std::int32_t n = cg.num_nodes();
   const BucketPricer pricer(cg);
-  const auto cap = static_cast<std::int64_t>(opts.inductor_cap_mb * 1024 * 1024);
+  const double cap_bytes = opts.inductor_cap_mb * 1024 * 1024;
+  const std::int64_t cap = !(cap_bytes > 0) ? 0
+                           : cap_bytes >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
+                                                 : static_cast<std::int64_t>(cap_bytes);
   const std::vector<std::vector<NodeId>> readers = data_readers(cg);  // descendants are walked forward
   std::vector<std::int32_t> pos(n);
   for (std::int32_t i = 0; i < n; ++i) pos[order[i]] = i;
@@ -287,8 +292,8 @@ std::vector<CollectiveBucket> inductor_buckets(const CommGraph& cg, const Order&
         if (mark[v] == serial) continue;  // a path from the bucket to v
         const MemberBytes m = member_bytes(g, v);
         const std::int64_t size = std::max(m.in, m.out);
-        if (cur_size + size > cap && !cur.members.empty()) flush();
-        cur_size += size;
+        if (saturating_add(cur_size, size) > cap && !cur.members.empty()) flush();
+        cur_size = saturating_add(cur_size, size);
         add_member(g, cur, v, pricer.collective_us(key, m.payload));
         mark_descendants(v, last);
       }

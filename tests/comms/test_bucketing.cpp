@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -353,4 +354,35 @@ TEST_CASE("Inductor's bucketing: the cap and descendants", "[comms][bucketing]")
   // The pass registry has both passes, and the plan takes them by name.
   CHECK(find_comm_pass("bucket_collectives") != nullptr);
   CHECK(find_comm_pass("bucket_collectives_inductor") != nullptr);
+}
+
+TEST_CASE("huge collectives saturate the bucket's sizes instead of wrapping", "[comms][bucketing]") {
+  const std::int64_t huge = std::int64_t{1} << 58;  // the graph's sizes (inputs, reads, outputs, payloads) sum to 2^62
+  json list = json::array(), inputs = json::array();
+  for (int i = 0; i < 4; ++i) {
+    const std::string c = "rs" + std::to_string(i);
+    inputs.push_back({{"name", "p" + std::to_string(i)}, {"bytes", huge}});
+    list.push_back({{"name", c}, {"kind", "collective"}, {"reads", json::array({{{"name", "p" + std::to_string(i)}, {"dep", "star"}, {"bytes", huge}}})},
+                    {"outputs", json::array({{{"name", c + "_out"}, {"bytes", huge}, {"dtype", "bf16"}}})},
+                    {"collective", {{"op", "_c10d_functional.reduce_scatter_tensor.default"}, {"group_size", 8}, {"bytes", huge}}}});
+  }
+  for (int i = 0; i < 4; ++i)
+    list.push_back({{"name", "wait" + std::to_string(i)}, {"kind", "wait"}, {"reads", json::array({{{"name", "rs" + std::to_string(i) + "_out"}, {"dep", "star"}}})},
+                    {"outputs", json::array({{{"name", "w" + std::to_string(i)}, {"bytes", 0}, {"layout", "none"}}})}});
+  const Graph g = load_graph(json{{"format", "schedgraph/1"}, {"name", "huge"}, {"world_size", 8}, {"inputs", inputs},
+                                  {"outputs", json::array()}, {"nodes", list}}.dump());
+  const CommGraph cg = priced(g);
+  BucketOptions opts;
+  opts.memory_budget = std::numeric_limits<std::int64_t>::max();
+  opts.mode = BucketMode::Inductor;
+  opts.inductor_cap_mb = 1e300;  // no cap: all four in one bucket
+  const auto buckets = plan_buckets(cg, g.baseline_order(), opts);
+  REQUIRE(buckets.size() == 1);
+  CHECK(buckets[0].members.size() == 4);
+  CHECK(buckets[0].bytes == 4 * huge);
+  CHECK(buckets[0].copy_in_bytes == std::numeric_limits<std::int64_t>::max());  // 8 x 2^58 = 2^61 each, 2^63 in all: saturates
+  CHECK(buckets[0].extra_live_bytes == std::numeric_limits<std::int64_t>::max());
+  // The model finds no bucket that pays for copies of that size, and the budget refuses none wrongly.
+  opts.mode = BucketMode::Model;
+  CHECK(plan_buckets(cg, g.baseline_order(), opts).empty());
 }
