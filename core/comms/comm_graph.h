@@ -13,6 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +39,24 @@ enum NodeRole : std::uint8_t {
   kRoleReadsCollective = 16, // has a data dependency on some collective's output
 };
 
+struct CollectiveBucket;  // core/comms/bucketing.h
+
+// Prices of collectives and copies that are no node of the graph yet (a
+// bucket merges collectives): the plan fills them from the hardware profile
+// (core/plan comms stage: the profile's collective model and the roofline of
+// a copy), tests with their own laws.
+struct CollectivePrices {
+  // One collective of `payload_bytes` (the format's payload: output bytes).
+  std::function<double(CollectiveOp, std::int64_t payload_bytes, std::int64_t group_size)> collective_us;
+  // A copy kernel that reads `bytes` and writes as many.
+  std::function<double(std::int64_t bytes, std::string_view dtype)> copy_us;
+  // The simulated step of `order` with `buckets` in their members' place, as
+  // the plan simulates its final order (its pricing, launch path and
+  // contention); empty: the two-stream simulation of the comm graph's
+  // runtimes.
+  std::function<double(const Order& order, const std::vector<CollectiveBucket>& buckets)> step_us;
+};
+
 struct CommGraph {
   const Graph* graph = nullptr;
   std::vector<std::uint8_t> role;   // per node, NodeRole bits
@@ -49,6 +70,7 @@ struct CommGraph {
   // Per buffer: nodes with an unmet dependency on it (any kind).
   Adjacency buffer_users;
   std::vector<FakeDep> added_fake_deps;
+  std::shared_ptr<const CollectivePrices> prices;  // null: no prices (bucketing refuses to run)
 
   std::int32_t num_nodes() const { return static_cast<std::int32_t>(role.size()); }
   bool is_collective(NodeId v) const { return role[v] & kRoleCollective; }

@@ -48,12 +48,14 @@ void check_comm_pass_names(const std::vector<std::string>& passes) {
 }
 
 CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std::vector<std::string>& passes,
-                                   const CommKnobs& knobs, const std::vector<double>& runtime_us) {
+                                   const CommKnobs& knobs, const std::vector<double>& runtime_us,
+                                   std::shared_ptr<const CollectivePrices> prices) {
   check_comm_pass_names(passes);
   std::vector<const CommPass*> chosen;
   for (const auto& name : passes) chosen.push_back(find_comm_pass(name));
   CommPipelineResult out;
   out.final_graph = build_comm_graph(g, runtime_us);
+  out.final_graph.prices = prices;
   out.order = input;
   for (const CommPass* p : chosen) {
     CommPassResult r = p->run(out.final_graph, out.order, knobs);
@@ -63,11 +65,18 @@ CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std
       std::vector<FakeDep> all = out.final_graph.added_fake_deps;
       all.insert(all.end(), r.added_fake_deps.begin(), r.added_fake_deps.end());
       out.final_graph = build_comm_graph(g, out.final_graph.runtime_us, std::move(all));
+      out.final_graph.prices = prices;
     }
     out.order = r.order;
     out.steps.push_back({std::string(p->name), std::move(r)});
   }
   return out;
+}
+
+std::vector<CollectiveBucket> pipeline_buckets(const CommPipelineResult& r) {
+  for (auto step = r.steps.rbegin(); step != r.steps.rend(); ++step)
+    if (!step->result.buckets.empty()) return step->result.buckets;
+  return {};
 }
 
 }  // namespace schedlab

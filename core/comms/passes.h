@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/comms/bucketing.h"
 #include "core/comms/comm_graph.h"
 
 namespace schedlab {
@@ -51,6 +52,7 @@ struct CommPassResult {
   std::vector<FakeDep> added_fake_deps;  // decide_global_ordering_of_comms only
   std::int64_t peak_before = -1;         // iterative passes: allocfree peaks
   std::int64_t peak_after = -1;
+  std::vector<CollectiveBucket> buckets;  // bucketing passes only
 };
 
 using CommPassFn = CommPassResult (*)(const CommGraph&, const Order&, const CommKnobs&);
@@ -90,8 +92,14 @@ struct CommPipelineResult {
 
 // Applies `passes` in order to `input`. Throws OptionError for an unknown
 // name (listing the known ones), Error when a pass breaks a dependency.
+// `prices`: what bucketing prices merged collectives and copies with.
 CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std::vector<std::string>& passes,
-                                   const CommKnobs& knobs, const std::vector<double>& runtime_us);
+                                   const CommKnobs& knobs, const std::vector<double>& runtime_us,
+                                   std::shared_ptr<const CollectivePrices> prices = nullptr);
+
+// The buckets the pipeline ends with: the last bucketing step's (a second
+// bucketing pass buckets the order the first left, members already together).
+std::vector<CollectiveBucket> pipeline_buckets(const CommPipelineResult& r);
 
 // True when `order` is a permutation of all nodes that meets every data
 // dependency of `cg`. Fake deps are not checked: the unsafe-reorder switches

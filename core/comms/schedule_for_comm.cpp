@@ -78,15 +78,15 @@ Order schedule_for_comm(const CommGraph& cg, const Order& order, ScheduleObjecti
 }  // namespace
 
 CommPassResult sink_waits(const CommGraph& cg, const Order& order, const CommKnobs&) {
-  return {schedule_for_comm(cg, order, {.raise_comms = false, .sink_waits = true, .reorder_for_overlap = false}), {}, {}, -1, -1};
+  return {schedule_for_comm(cg, order, {.raise_comms = false, .sink_waits = true, .reorder_for_overlap = false}), {}, {}, -1, -1, {}};
 }
 
 CommPassResult raise_comms(const CommGraph& cg, const Order& order, const CommKnobs&) {
-  return {schedule_for_comm(cg, order, {.raise_comms = true, .sink_waits = false, .reorder_for_overlap = false}), {}, {}, -1, -1};
+  return {schedule_for_comm(cg, order, {.raise_comms = true, .sink_waits = false, .reorder_for_overlap = false}), {}, {}, -1, -1, {}};
 }
 
 CommPassResult reorder_compute_for_overlap(const CommGraph& cg, const Order& order, const CommKnobs&) {
-  return {schedule_for_comm(cg, order, {.raise_comms = true, .sink_waits = true, .reorder_for_overlap = true}), {}, {}, -1, -1};
+  return {schedule_for_comm(cg, order, {.raise_comms = true, .sink_waits = true, .reorder_for_overlap = true}), {}, {}, -1, -1, {}};
 }
 
 CommPassResult decide_global_ordering_of_comms(const CommGraph& cg, const Order& order, const CommKnobs&) {

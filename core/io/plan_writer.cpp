@@ -89,6 +89,28 @@ void write_overlap_stat(JsonWriter& w, const Graph& g, const OverlapStat& s) {
   w.end_object();
 }
 
+// A bucket of a bucketing pass: its members, key, bytes and prices beside
+// the members' collectives issued one by one.
+void write_bucket(JsonWriter& w, const Graph& g, const CollectiveBucket& b) {
+  w.begin_object();
+  w.field("bucketed_us", b.bucketed_us());
+  w.field("bytes", b.bytes);
+  w.field("collective_us", b.collective_us);
+  w.field("copy_in_bytes", b.copy_in_bytes);
+  w.field("copy_in_us", b.copy_in_us);
+  w.field("copy_out_bytes", b.copy_out_bytes);
+  w.field("copy_out_us", b.copy_out_us);
+  w.field("dtype", b.key.dtype);
+  w.field("extra_live_bytes", b.extra_live_bytes);
+  w.field("group_size", b.key.group_size);
+  w.field("kind", to_string(b.key.kind));
+  w.key("members").begin_array();
+  for (NodeId m : b.members) w.value(g.nodes[m].name);
+  w.end_array();
+  w.field("separate_us", b.separate_us);
+  w.end_object();
+}
+
 // The `comm` section: per pass its statistics and tracked peaks, and the
 // simulated effect of the whole stage.
 void write_comm(JsonWriter& w, const Graph& g, const CommPipelineResult& r, const Simulation& before, const Simulation& after) {
@@ -99,6 +121,8 @@ void write_comm(JsonWriter& w, const Graph& g, const CommPipelineResult& r, cons
   for (const auto& step : r.steps) {
     w.begin_object();
     if (!step.result.added_fake_deps.empty()) w.field("added_fake_deps", step.result.added_fake_deps.size());
+    if (!step.result.buckets.empty())
+      w.key("buckets").array(step.result.buckets, [&g](JsonWriter& w2, const CollectiveBucket& b) { write_bucket(w2, g, b); });
     w.field("pass", step.pass);
     if (step.result.peak_after >= 0) w.field("peak_after", step.result.peak_after);
     if (step.result.peak_before >= 0) w.field("peak_before", step.result.peak_before);

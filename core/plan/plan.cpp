@@ -73,8 +73,24 @@ Simulation simulate_priced(const Graph& g, const Pricing& p, const Order& order,
   return simulate_two_streams(g, order, p.simulated_us(), launch_path(g, p, false, executed), contention);
 }
 
+// Another order simulated as the plan's own are, with `p`: memory as
+// executed over that order where the launch path needs it.
+Simulation simulate_plan_order(const Graph& g, const Pricing& p, const Order& order) {
+  std::optional<ExecutedMemory> executed;
+  if (p.simulates_launch_path() && p.prices_allocations()) executed = estimate_memory_as_executed(g, order, {}, nullptr);
+  return simulate_priced(g, p, order, executed ? &*executed : nullptr);
+}
+
+// The pricing with each bucket's times in its members' place.
+Pricing with_buckets(const Pricing& p, const std::vector<CollectiveBucket>& buckets) {
+  Pricing out = p;
+  out.calibrated_us = bucketed_runtimes(std::move(out.calibrated_us), buckets);
+  out.pass_us = bucketed_runtimes(std::move(out.pass_us), buckets);
+  return out;
+}
+
 Simulation simulate_order(PlanResult& r) {
-  const Pricing& p = *r.pricing;
+  const Pricing& p = r.order_pricing();
   return simulate_priced(r.planned(), p, r.order, p.simulates_launch_path() && p.prices_allocations() ? &executed_memory(r) : nullptr);
 }
 
@@ -84,8 +100,17 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
   const Graph& g = r.planned();
   r.simulation_before_comm = simulate_order(r);
   if (opts.comm_passes.empty()) return;
-  r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.pricing->pass_us);
+  std::shared_ptr<CollectivePrices> prices = collective_prices(g, opts.hardware);
+  // Bucketing keeps its buckets only when this simulation of them is no slower.
+  prices->step_us = [graph = r.fused_graph ? r.fused_graph : r.input, pricing = r.pricing](const Order& order,
+                                                                                          const std::vector<CollectiveBucket>& buckets) {
+    return simulate_plan_order(*graph, buckets.empty() ? *pricing : with_buckets(*pricing, buckets), order).step_time_us;
+  };
+  r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.pricing->pass_us, std::move(prices));
   r.order = r.comm->order;
+  r.bucketed_pricing.reset();
+  if (std::vector<CollectiveBucket> buckets = pipeline_buckets(*r.comm); !buckets.empty())
+    r.bucketed_pricing = std::make_shared<const Pricing>(with_buckets(*r.pricing, buckets));
   r.executed.reset();
   const MemoryPlanningInfo& info = *r.memory.info;  // of g.baseline_order(), as the memory stage planned from
   r.final_memory = estimate_peak_memory(g, info, r.order);
@@ -99,7 +124,7 @@ void simulation_stage(PlanResult& r, const PlanOptions&) { r.simulation = r.comm
 // launch path.
 void predict_stage(PlanResult& r, const PlanOptions& opts) {
   const Graph& g = r.planned();
-  const Pricing& p = *r.pricing;
+  const Pricing& p = r.order_pricing();
   const ExecutedMemory& executed = executed_memory(r);
   const double wall = p.simulated == SimulatedTimes::Calibrated ? r.simulation.step_time_us : default_mode_wall_us(g, r.order, p, executed);
   r.predicted = predict(g, r.order, p, std::move(*r.executed), wall);
@@ -141,14 +166,7 @@ constexpr PlanStage kStages[] = {
 
 std::span<const PlanStage> plan_stages() { return kStages; }
 
-Simulation simulate_plan_order(const PlanResult& r, const Order& order) {
-  const Graph& g = r.planned();
-  const Pricing& p = *r.pricing;
-  std::optional<ExecutedMemory> executed;
-  if (p.simulates_launch_path() && p.prices_allocations())
-    executed = estimate_memory_as_executed(g, order, {}, nullptr);
-  return simulate_priced(g, p, order, executed ? &*executed : nullptr);
-}
+Simulation simulate_plan_order(const PlanResult& r, const Order& order) { return simulate_plan_order(r.planned(), r.order_pricing(), order); }
 
 std::vector<std::pair<std::string, std::vector<std::string>>> compared_comm_passes() {
   return {{"inductor recommended", inductor_recommended_comm_passes()}, {"overlap_schedule", {"overlap_schedule"}}};
@@ -252,7 +270,7 @@ std::string plan_to_text(const PlanResult& r) {
 
 std::string plan_overlap_view_text(const PlanResult& r) {
   const Graph& g = r.planned();
-  return overlap_view_to_text(g, overlap_view(g, r.order, r.pricing->simulated_us(), r.simulation));
+  return overlap_view_to_text(g, overlap_view(g, r.order, r.order_pricing().simulated_us(), r.simulation));
 }
 
 }  // namespace schedlab

@@ -81,6 +81,12 @@ struct PlanResult {
   // what the comm passes read, what the simulation and the prediction time
   // by. Shared, as the graphs are: compared runs read the same one.
   std::shared_ptr<const Pricing> pricing;
+  // After a bucketing comm pass made buckets: `pricing` with each bucket's
+  // times in its members' place (core/comms/bucketing.h, bucketed_runtimes),
+  // which the simulation and the prediction of the final order time by;
+  // null otherwise. `pricing` itself stays the graph's, as `runtime` reports it.
+  std::shared_ptr<const Pricing> bucketed_pricing;
+  const Pricing& order_pricing() const { return bucketed_pricing ? *bucketed_pricing : *pricing; }
   // Memory as executed over `order`, once the launch path (its host pays per
   // fresh allocation) or the prediction needed it; reset when the order changes.
   std::optional<ExecutedMemory> executed;

@@ -44,8 +44,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 import trace_analysis  # noqa: E402
+from schedlab_export.outputs import write_atomically  # noqa: E402
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
@@ -490,9 +492,7 @@ def main() -> int:
     if dist.get_rank() == 0:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps({"format": "schedlab-comm-sweep/1", "what": args.what, "env": env, **body}))
-        tmp.replace(out)
+        write_atomically(out, json.dumps({"format": "schedlab-comm-sweep/1", "what": args.what, "env": env, **body}))
         _log(f"wrote {out} in {env['seconds']} s")
     dist.barrier()
     dist.destroy_process_group()

@@ -8,7 +8,8 @@ measures each on every rank. Launch with torchrun (any world size):
 Schedules: `default` (Inductor's, no comm reordering), `recommended`
 (Inductor's iterative pipeline: reorder_communication_preserving_peak_memory,
 sink_waits_iterative, reorder_communication_preserving_peak_memory) and
-`schedlab` (schedlab_export.apply with overlap_schedule). Per step and
+`schedlab` (schedlab_export.apply with overlap_schedule, or the passes
+`--comm-passes` lists). Per step and
 schedule, OUT/<step>/<schedule>/ gets the compiled graphs (post-fusion
 schedgraph/1, and for schedlab its plans), and OUT/<step>/<schedule>/rank<r>.json
 the measurements: step time (CUDA events, median), peak memory above the
@@ -42,6 +43,7 @@ sys.path.insert(0, str(HERE.parent))
 import schedlab_export  # noqa: E402
 import steps as step_defs  # noqa: E402
 import trace_analysis  # noqa: E402
+from schedlab_export.outputs import write_atomically  # noqa: E402
 
 RECOMMENDED = [
     "reorder_communication_preserving_peak_memory",
@@ -64,7 +66,7 @@ def schedule_context(schedule: str, out: Path, prefix: str, args):
     from torch._inductor import config
 
     if schedule == "schedlab":
-        with schedlab_export.apply(memory_methods=args.memory_methods, comm_passes=["overlap_schedule"],
+        with schedlab_export.apply(memory_methods=args.memory_methods, comm_passes=args.comm_passes,
                                    binary=args.schedlab, hardware=args.hardware, out_dir=out, prefix=prefix,
                                    timeout_s=args.plan_timeout, fill_export_gaps=args.fill_export_gaps,
                                    reset_dynamo=False, quiet=True) as session:
@@ -163,6 +165,7 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     compile_s = time.time() - started
     graphs = emitted_graphs(kind, session, out)
     result = {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size(),
+              "comm_passes": args.comm_passes if schedule == "schedlab" else None,
               "sm_carveout": args.sm_carveout, "fill_export_gaps": args.fill_export_gaps,
               "describe": step.describe, "compile_s": round(compile_s, 1), "graphs": graphs,
               "warnings": [str(w.message) for w in caught if "schedlab" in str(w.message)]}
@@ -202,8 +205,8 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
         measured = trace_analysis.measured_chrome_trace(
             mid, f"measured {step.name} {schedule} rank {dist.get_rank()}",
             {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size()})
-        (out / f"measured.rank{dist.get_rank()}.trace.json").write_text(json.dumps(measured))
-    (out / f"rank{dist.get_rank()}.json").write_text(json.dumps(result, indent=1))
+        write_atomically(out / f"measured.rank{dist.get_rank()}.trace.json", json.dumps(measured))
+    write_atomically(out / f"rank{dist.get_rank()}.json", json.dumps(result, indent=1))
     _log(f"{step.name}/{schedule}: step {result['step_us']['median']:.0f} us, exposed "
          f"{result['profile']['exposed_comm_us']:.0f} us, peak {result['memory']['peak_above_inputs_bytes'] / 2**20:.0f} MiB, "
          f"equal {result['equal_to_default']}, compile {compile_s:.0f} s")
@@ -218,6 +221,8 @@ def main() -> int:
     parser.add_argument("--schedlab", default=None, help="schedlab binary (default: apply's search)")
     parser.add_argument("--hardware", default=None, help="profile for schedlab's cost model")
     parser.add_argument("--memory-methods", nargs="*", default=["baseline", "lpmf", "bfs", "dfs"])
+    parser.add_argument("--comm-passes", nargs="*", default=["overlap_schedule"],
+                        help="the comm passes of the `schedlab` schedule (e.g. overlap_schedule bucket_collectives)")
     parser.add_argument("--plan-timeout", type=float, default=120.0)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=20)

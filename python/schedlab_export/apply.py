@@ -17,6 +17,13 @@ For each graph Inductor schedules, through Inductor's own hooks:
 * Scheduler.codegen is observed (not changed): the order Inductor emits code
   in is compared with schedlab's, node for node.
 
+With a process group of two or more ranks, every rank plans its graph, then
+the ranks gather each other's plan_key (a digest of the order, or
+"inductor" for a rank that fell back) and go on only when all are one
+order; otherwise every rank keeps Inductor's order, with a warning naming
+the ranks that differ (`disagreement`). Files in `out_dir` carry the rank
+in their names (outputs.ranked), so ranks can share the folder.
+
 When anything fails (schedlab is missing, refuses the graph, times out,
 writes a malformed plan or an order that is not a permutation of the nodes;
 the export raises; an output cannot be written; the options are unusable),
@@ -46,6 +53,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
+
+from .outputs import process_rank, ranked, write_atomically
 
 DEFAULT_TIMEOUT_S = 60.0
 _REPO_BUILD = Path(__file__).resolve().parents[2] / "build" / "schedlab"
@@ -309,6 +318,49 @@ def first_difference(expected: Sequence[str], emitted: Sequence[str]) -> str | N
     return None
 
 
+INDUCTOR_KEY = "inductor"  # the agreement key of a rank that keeps Inductor's order
+
+
+def plan_key(plan: dict | None) -> str:
+    """What a rank hands the others to agree on: a digest of the order it
+    would run (any rank's order of the same graph gives the same digest),
+    or INDUCTOR_KEY when it fell back."""
+    import hashlib
+
+    if plan is None:
+        return INDUCTOR_KEY
+    return hashlib.sha256(json.dumps(plan_order(plan)).encode()).hexdigest()
+
+
+def disagreement(keys: Sequence[str]) -> str | None:
+    """None when every rank (keys[r] is rank r's plan_key) runs one plan;
+    else why not, naming the ranks: those that kept Inductor's order and
+    those whose plan differs from rank 0's. Then every rank keeps Inductor's
+    order, since a collective issued in different orders on two ranks
+    deadlocks."""
+    keys = list(keys)
+    if not keys:
+        return "no rank's plan was gathered"
+    fell_back = [r for r, k in enumerate(keys) if k == INDUCTOR_KEY]
+    if not fell_back and all(k == keys[0] for k in keys):
+        return None
+
+    def ranks(rs: list[int]) -> str:
+        return ("rank " if len(rs) == 1 else "ranks ") + ", ".join(map(str, rs))
+
+    parts = []
+    if fell_back:
+        parts.append(f"{ranks(fell_back)} kept Inductor's order")
+    if keys[0] != INDUCTOR_KEY:
+        other = [r for r, k in enumerate(keys) if k not in (keys[0], INDUCTOR_KEY)]
+        if other:
+            parts.append(f"{ranks(other)} planned another order than rank 0")
+    elif len(fell_back) < len(keys):
+        planned = [r for r, k in enumerate(keys) if k != INDUCTOR_KEY]
+        parts.append(f"{ranks(planned)} planned without rank 0")
+    return f"the ranks' plans differ ({'; '.join(parts)}; all {len(keys)} ranks keep Inductor's order)"
+
+
 @dataclass
 class GraphRecord:
     """What happened to one graph under apply()."""
@@ -373,7 +425,10 @@ class ApplySession:
     out_dir: Path | None = None
     prefix: str = "graph"
     strict: bool = False
-    agree: Callable[[str], bool] | None = None  # True when every rank passed the same key
+    # With several ranks: hands this rank's plan_key to every rank and returns
+    # all of them, rank by rank (one all_gather_object; _gather_keys).
+    gather_keys: Callable[[str], Sequence[str]] | None = None
+    rank: int | None = None  # outputs.process_rank(): in every file name when ranks share out_dir
     graphs: list[GraphRecord] = field(default_factory=list)
     _post_fusion: list[str] | None = None
 
@@ -393,7 +448,7 @@ class ApplySession:
         if self.out_dir is None:
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / f"{record.name}.{suffix}.json").write_text(json.dumps(obj, separators=(",", ":")) + "\n")
+        write_atomically(self.out_dir / f"{record.name}.{suffix}.json", json.dumps(obj, separators=(",", ":")) + "\n")
 
     def _fall_back(self, record: GraphRecord, reason: str) -> None:
         record.fallback_reason = reason
@@ -405,7 +460,7 @@ class ApplySession:
     def reorder(self, nodes: list) -> list:
         """The comm-overlap pass: schedlab's order of `nodes`, or `nodes` as given."""
         nodes = list(nodes)
-        record = GraphRecord(index=len(self.graphs), name=f"{self.prefix}_{len(self.graphs)}",
+        record = GraphRecord(index=len(self.graphs), name=ranked(f"{self.prefix}_{len(self.graphs)}", self.rank),
                              inductor_order=[self.name_of(n) for n in nodes], baseline_order=[])
         self.graphs.append(record)
         ordered, plan, summary, reason = None, None, {}, None
@@ -417,13 +472,13 @@ class ApplySession:
             ordered, plan, reason = None, None, str(e)
         # Every rank must run the same order (or all keep Inductor's): a
         # collective issued in different orders on two ranks deadlocks.
-        if self.agree is not None:
+        if self.gather_keys is not None:
             try:
-                agreed = self.agree("|".join(plan_order(plan)) if plan is not None else "inductor")
+                differ = disagreement(self.gather_keys(plan_key(plan)))
             except Exception as e:  # noqa: BLE001
-                agreed, reason = False, reason or f"the ranks could not compare their plans: {type(e).__name__}: {e}"
-            if not agreed:
-                reason = reason or "the ranks' plans differ"
+                differ = f"the ranks could not compare their plans: {type(e).__name__}: {e}"
+            if differ is not None:
+                reason = f"{reason}; {differ}" if reason else differ
                 ordered = None
         if ordered is None:
             self._fall_back(record, reason)
@@ -491,22 +546,20 @@ class ApplySession:
 
 
 # --- inside torch.compile -----------------------------------------------------
-def _ranks_agree() -> Callable[[str], bool] | None:
-    """With a process group of two or more ranks: a check that every rank
-    chose the same order (one all_gather_object per graph, during compile)."""
-    import hashlib
-
+def _gather_keys() -> Callable[[str], list[str]] | None:
+    """With a process group of two or more ranks: every rank's plan_key,
+    rank by rank (one all_gather_object per graph, during compile)."""
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
         return None
 
-    def agree(key: str) -> bool:
-        digests = [None] * dist.get_world_size()
-        dist.all_gather_object(digests, hashlib.sha256(key.encode()).hexdigest())
-        return len(set(digests)) == 1
+    def gather(key: str) -> list[str]:
+        keys = [None] * dist.get_world_size()
+        dist.all_gather_object(keys, key)
+        return keys
 
-    return agree
+    return gather
 
 
 @contextlib.contextmanager
@@ -520,7 +573,8 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
     Yields the ApplySession: `graphs` (one GraphRecord each), `report()`.
     `hardware`: a built-in profile name or a profile file for the cost
     model (`schedlab plan --hardware`); `out_dir`: also write each graph
-    (`<prefix>_<k>.post.json`) and its plan (`.plan.json`) there; `strict`:
+    (`<prefix>_<k>.post.json`; `<prefix>_<k>.rank<r>.post.json` in a job of
+    several ranks) and its plan (`.plan.json`) there; `strict`:
     raise instead of warning and falling back; `in_process`: plan through
     the bindings (True), the CLI (False), or the bindings when present and
     no `binary` is named (None, uses_bindings); `fill_export_gaps`: plan with
@@ -547,7 +601,8 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
     def schedlab_order(nodes):  # Inductor prints a pass's __name__ in its logs
         return session.reorder(nodes)
 
-    session.agree = _ranks_agree()
+    session.gather_keys = _gather_keys()
+    session.rank = process_rank()
     original_codegen = Scheduler.codegen
 
     def codegen(self, *args, **kwargs):

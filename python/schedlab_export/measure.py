@@ -43,6 +43,7 @@ from . import pricing, workspaces
 # How fast the host runs Python right now, so that a slow stretch of the
 # machine shows in the data apart from the graph being measured.
 from .host_probe import full_speed as _full_speed, probe_us as _host_probe_us, settle_at_full_speed
+from .outputs import write_atomically
 
 FORMAT = "schedmeasured/1"
 MEMORY_CONVENTION = (
@@ -758,9 +759,7 @@ def apply_observed(post: dict, unbacked: dict[str, int]) -> bool:
 
 def _write_json(path: Path, data: dict, compact: bool) -> None:
     """Writes through a temporary file, so a reader never sees half a file."""
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text((json.dumps(data, separators=(",", ":")) if compact else _indented(data)) + "\n")
-    tmp.replace(path)
+    write_atomically(path, (json.dumps(data, separators=(",", ":")) if compact else _indented(data)) + "\n")
 
 
 def _indented(data: dict) -> str:
@@ -835,7 +834,7 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
         measured["memory_events"] = memory_events(call)
         source = getattr(call.compiled, "source_code", None)
         if source:
-            (out_dir / f"{graph.case}.wrapper.py").write_text(source)
+            write_atomically(out_dir / f"{graph.case}.wrapper.py", source)
     if apply_observed(post, unbacked) | workspaces.apply_workspaces(post, observed_workspaces):
         _write_json(post_path, post, compact=True)
     pre_path = out_dir / f"{graph.case}.pre.json"

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from . import memory_estimate
 from .compat import check_torch
+from .outputs import process_rank, ranked, write_atomically
 
 _ACTIVE: "CaptureSession | None" = None
 _KIND_TAGS = {"forward": "fwd", "backward": "bwd", "inference": "inf"}
@@ -72,14 +73,13 @@ class CaptureSession:
     notes: list[str] = field(default_factory=list)  # graphs that could not be measured, and why
     kept_for_rounds: list = field(default_factory=list)  # (PendingCall, measured path, WallRounds)
     last_codegen: ExportedGraph | None = None
+    rank: int | None = None  # outputs.process_rank(): in every file name when ranks share out_dir
 
     # --- writing -------------------------------------------------------------
     def _write(self, graph: ExportedGraph, suffix: str, obj: dict, compact: bool) -> None:
         path = self.out_dir / f"{graph.case}.{suffix}.json"
         text = json.dumps(obj, separators=(",", ":")) if compact else json.dumps(obj, indent=1)
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(text + "\n")
-        tmp.replace(path)
+        write_atomically(path, text + "\n")
         if path not in graph.files:
             graph.files.append(path)
 
@@ -107,7 +107,7 @@ class CaptureSession:
 
         lowering = V.graph
         kind = "backward" if lowering.is_backward else ("inference" if lowering.is_inference else "forward")
-        case = f"{self.prefix}_{len(self.graphs)}_{_KIND_TAGS[kind]}"
+        case = ranked(f"{self.prefix}_{len(self.graphs)}_{_KIND_TAGS[kind]}", self.rank)
         graph = ExportedGraph(case=case, kind=kind)
         self.graphs.append(graph)
         lowering.scheduler._schedlab_export_graph = graph
@@ -303,7 +303,9 @@ def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: 
             measure: bool = False, cudagraphs: bool = False, measure_on_exit: bool = True,
             samples: int = 50):
     """Export every graph Inductor compiles inside the block into `out_dir`:
-    `<prefix>_<k>_<fwd|bwd|inf>.{pre,post,expected}.json`. Yields the session
+    `<prefix>_<k>_<fwd|bwd|inf>.{pre,post,expected}.json`, with `.rank<r>`
+    after the graph's kind in a job of several ranks (outputs.ranked), so
+    ranks sharing `out_dir` never write one file. Yields the session
     (its `graphs` and `errors`). With strict=True an exporter failure raises
     instead of being reported and skipped.
 
@@ -326,7 +328,8 @@ def capture(out_dir, prefix: str = "graph", strict: bool = False, reset_dynamo: 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     session = CaptureSession(out_dir=out, prefix=prefix, strict=strict, torch_version=version,
-                             measure=measure, cudagraphs=cudagraphs, samples=max(20, int(samples)))
+                             measure=measure, cudagraphs=cudagraphs, samples=max(20, int(samples)),
+                             rank=process_rank())
     if not inductor_config.reorder_for_peak_memory:
         print(
             "schedlab_export: torch._inductor.config.reorder_for_peak_memory is off; "

@@ -195,7 +195,7 @@ def _compile_once(case: Callable, mode: str, recorder: Recorder, schedlab_binary
                                        binary=None if in_process else schedlab_binary, quiet=True) as session:
                 # One process on the fake process group: its all_gather carries
                 # nothing, so the ranks' agreement (apply's all_gather_object) is off.
-                session.agree = None
+                session.gather_keys = None
                 case()
             for record, graph in zip(session.graphs, recorder.compiles[-1]):
                 graph.nodes = len(record.inductor_order)

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
 from schedlab_export.apply import (  # noqa: E402
+    INDUCTOR_KEY,
     ApplySession,
     OrderMismatch,
     PlanUnavailable,
@@ -38,6 +39,7 @@ from schedlab_export.apply import (  # noqa: E402
     nodes_in_order,
     plan_command,
     plan_in_process,
+    plan_key,
     run_plan,
     uses_bindings,
     without_runtimes,
@@ -222,16 +224,47 @@ class SessionFallbacks(unittest.TestCase):
 
     def test_ranks_that_disagree_all_keep_inductor_order(self):
         keys = []
+        # Rank 1 of 3; rank 0 planned "a, b", rank 2 this rank's "b, a".
+        other = plan_key({"order": ["a", "b"]})
         session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])),
-                           agree=lambda key: keys.append(key) or False)
+                           gather_keys=lambda key: keys.append(key) or [other, key, key])
         out, warned = self._reorder(session)
         self.assertEqual(_names(out), ["a", "b"])
-        self.assertEqual(keys, ["b|a"])
-        self.assertIn("the ranks' plans differ", warned[0])
-        # A rank that fell back still takes part in the agreement, with its own key.
-        missing = _session(TINY, str(self.dir / "absent"), agree=lambda key: keys.append(key) or True)
-        self._reorder(missing)
-        self.assertEqual(keys[-1], "inductor")
+        self.assertEqual(keys, [plan_key({"order": ["b", "a"]})])
+        self.assertIn("the ranks' plans differ (ranks 1, 2 planned another order than rank 0; "
+                      "all 3 ranks keep Inductor's order)", warned[0])
+        self.assertFalse(session.graphs[0].applied)
+        # A rank that fell back still takes part in the agreement, with its own key,
+        # and its own reason comes first.
+        missing = _session(TINY, str(self.dir / "absent"), gather_keys=lambda key: keys.append(key) or [key, other])
+        _, warned = self._reorder(missing)
+        self.assertEqual(keys[-1], INDUCTOR_KEY)
+        self.assertRegex(warned[0], "not found.*; the ranks' plans differ \\(rank 0 kept Inductor's order; "
+                                    "rank 1 planned without rank 0")
+
+    def test_ranks_that_agree_all_run_the_plan(self):
+        session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])),
+                           gather_keys=lambda key: [key] * 4)
+        out, warned = self._reorder(session)
+        self.assertEqual((_names(out), warned), (["b", "a"], []))
+
+    def test_a_gather_that_raises_keeps_inductor_order(self):
+        def gather(_key):
+            raise RuntimeError("NCCL timeout")
+
+        session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])), gather_keys=gather)
+        out, warned = self._reorder(session)
+        self.assertEqual(_names(out), ["a", "b"])
+        self.assertIn("the ranks could not compare their plans: RuntimeError: NCCL timeout", warned[0])
+
+    def test_files_of_a_rank_carry_its_rank(self):
+        for rank, stem in ((None, "graph_0"), (3, "graph_0.rank3")):
+            folder = self.dir / f"out{rank}"
+            session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])),
+                               out_dir=folder, rank=rank)
+            session.reorder(self.nodes)
+            self.assertEqual(sorted(p.name for p in folder.iterdir()), [f"{stem}.plan.json", f"{stem}.post.json"])
+            self.assertEqual(json.loads((folder / f"{stem}.post.json").read_text())["name"], f"{stem}.post")
 
     def test_export_gaps_are_filled_before_planning_when_asked(self):
         sent = []
