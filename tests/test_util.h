@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -17,6 +18,20 @@
 namespace schedlab::test {
 
 inline std::string data_path(const std::string& rel) { return std::string(SCHEDLAB_TEST_DATA) + "/" + rel; }
+
+// A small seeded generator (SplitMix64) for random graphs: the same graphs on
+// every platform, unlike std's distributions.
+struct SplitMix {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
+  bool chance(int percent) { return below(100) < percent; }
+};
 
 // Names of the nodes of `order`, for readable assertions.
 inline std::vector<std::string> names(const Graph& g, const Order& order) {
