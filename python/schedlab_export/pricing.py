@@ -247,6 +247,25 @@ def channels_last(shape, stride) -> bool:
     return True
 
 
+def own_convolution(records: list[dict], output, input_, weight) -> dict | None:
+    """The one geometry among a convolution node's origin records that is the
+    node's own: Inductor's origins of a buffer also hold what was inlined
+    before it (an inference graph's conv node lists every earlier
+    convolution, pooling and activation), so a record counts only when its
+    forward output, input and weight shapes are the node's (shapes it does
+    not know, None, match anything). Identical records are one; None when
+    no record, or several different ones, remain."""
+    def fits(r: dict) -> bool:
+        if "output_mask" in r:  # a backward: its node's shapes are a tuple's items
+            return True
+        return all(want is None or list(want) == r[key] for key, want in (("output", output), ("input", input_), ("weight", weight)))
+    own = []
+    for r in records:
+        if fits(r) and r not in own:
+            own.append(r)
+    return own[0] if len(own) == 1 else None
+
+
 def convolution_memory_format(input_shape, input_stride, weight_shape, weight_stride) -> str:
     """The memory format ATen's cuDNN path runs a convolution in
     (cudnn_conv_suggest_memory_format): channels-last when the input or the

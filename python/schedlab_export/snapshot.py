@@ -371,8 +371,13 @@ def _convolution(snode, kind: str) -> dict | None:
             record = None
         if record is not None:
             records.append(record)
-    # One call per node; a node lowered from several convolutions has no one geometry.
-    return records[0] if len(records) == 1 else None
+    # One call per node: the record whose shapes are the node's (its origins
+    # also hold every convolution inlined before it).
+    node = snode.node
+    own = _layout_of(node)
+    inputs = [(_layout_of(i) or (None, None))[0] for i in (getattr(node, "inputs", None) or [])]
+    return pricing.own_convolution(records, own[0] if own else None, inputs[0] if len(inputs) > 0 else None,
+                                   inputs[1] if len(inputs) > 1 else None)
 
 
 def _attention(snode, kind: str) -> dict | None:

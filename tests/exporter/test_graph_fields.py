@@ -31,11 +31,13 @@ WITHOUT_GEOMETRY = {
     "exported/cpu_convnet_0_inf.pre.json", "exported/cpu_convnet_0_inf.post.json",
 }
 
-# The "will it fit" validation's inference graphs (python/zoo/fit_validation.py,
-# captured under torch.no_grad): the exporter read no geometry for 140 of
-# their 720 convolutions (squeeze-excitation convolutions and those after a
-# pooling among them; issue 27's exporter gap), kept as exported since the
-# GPU measurements beside them are of these graphs.
+# The "will it fit" validation's inference graphs (python/zoo/fit_validation.py),
+# exported before the exporter chose a convolution node's own origin among
+# all it lists (pricing.own_convolution: an inference graph's conv node lists
+# every convolution inlined before it): 140 of their 720 convolutions have
+# no geometry. Kept as exported, since the GPU measurements beside them are
+# of these graphs; re-exported, vgg11, efficientnet_b0 and squeezenet1_1
+# carry it on every convolution.
 PARTIAL_GEOMETRY = ("fit/",)
 
 REQUIRED = {"input", "weight", "output", "stride", "padding", "dilation", "groups", "transposed"}

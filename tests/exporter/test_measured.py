@@ -101,6 +101,17 @@ class Flops(unittest.TestCase):
         self.assertIsNone(pricing.convolution_record("convolution", args, None, None))
         self.assertIsNone(pricing.convolution_record("mm", args, [8, 16, 16, 16], None))
 
+    def test_a_convolution_node_keeps_its_own_origin(self):
+        # An inference graph's conv node lists every convolution inlined before it among its origins.
+        first = {"input": [4, 3, 224, 224], "weight": [64, 3, 3, 3], "output": [4, 64, 224, 224], "groups": 1}
+        second = {"input": [4, 64, 112, 112], "weight": [128, 64, 3, 3], "output": [4, 128, 112, 112], "groups": 1}
+        self.assertEqual(pricing.own_convolution([first, second], [4, 128, 112, 112], [4, 64, 112, 112], [128, 64, 3, 3]), second)
+        self.assertEqual(pricing.own_convolution([first, second], [4, 64, 224, 224], None, None), first)
+        self.assertEqual(pricing.own_convolution([second, dict(second)], None, None, None), second)  # one call, listed twice
+        self.assertIsNone(pricing.own_convolution([first, second], None, None, None))  # which one: unknown
+        self.assertIsNone(pricing.own_convolution([first], [4, 1, 1, 1], None, None))
+        self.assertIsNone(pricing.own_convolution([], None, None, None))
+
     def test_attention_record(self):
         args = {"query": [8, 12, 512, 64], "key": [8, 12, 512, 64], "value": [8, 12, 512, 64],
                 "attn_bias": [8, 1, 512, 512], "dropout_p": 0.1, "is_causal": False}
