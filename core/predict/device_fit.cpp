@@ -72,8 +72,11 @@ DeviceFit check_device_fit(const Graph& g, const Prediction& p, std::int64_t dev
                                           "ring peers x Simple 4 MiB + LL128 4.5 MiB + LL 256 KiB), outside the caching allocator"});
   // The allocator's costs are held in the capped replay (cuBLAS's workspace
   // as a resident block; kernel workspaces are among its events).
+  // Without a workspace of any size the two replays are one.
+  const bool any_workspace = std::any_of(p.memory.workspaces.begin(), p.memory.workspaces.end(),
+                                         [](const KernelWorkspace& ws) { return ws.bytes > 0; });
   f.allocator_need_bytes = smallest_running_cap(g, p.memory, {cublas, true});
-  f.allocator_need_low_bytes = smallest_running_cap(g, p.memory, {cublas, false});
+  f.allocator_need_low_bytes = any_workspace ? smallest_running_cap(g, p.memory, {cublas, false}) : f.allocator_need_bytes;
   std::int64_t outside = 0;
   for (const auto& c : f.fixed)
     if (!c.in_allocator) outside += c.bytes;
