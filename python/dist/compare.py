@@ -26,11 +26,20 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from schedlab_export.apply import with_export_gaps_filled, without_runtimes  # noqa: E402
+from schedules import SCHEDULES  # noqa: E402
 
-SCHEDULE_ORDER = ("default", "recommended", "schedlab")
+SCHEDULE_ORDER = SCHEDULES
+
+
+def measured_schedules(step_dir: Path) -> list[str]:
+    """The schedules measured for a step (a rank0.json), run_steps.py's known
+    ones in their table order, then any other in name order."""
+    done = {p.parent.name for p in step_dir.glob("*/rank0.json")}
+    return [s for s in SCHEDULE_ORDER if s in done] + sorted(done - set(SCHEDULE_ORDER))
 
 
 def in_order(graph: dict, order: list[str]) -> dict:
@@ -171,17 +180,24 @@ def main() -> int:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for step_dir in sorted(p for p in Path(args.results).iterdir() if p.is_dir()):
-        for schedule in SCHEDULE_ORDER:
+    results = Path(args.results)
+    if not results.is_dir():
+        print(f"compare: {results}: not a directory", file=sys.stderr)
+        return 2
+    rows, status = [], 0
+    for step_dir in sorted(p for p in results.iterdir() if p.is_dir()):
+        for schedule in measured_schedules(step_dir):
             run_dir = step_dir / schedule
-            if (run_dir / "rank0.json").exists():
+            try:
                 rows.append(compare_run(run_dir, args.schedlab, args.hardware, out, args.fill_export_gaps))
+            except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # one bad run: report, go on
+                print(f"compare: {run_dir}: {type(e).__name__}: {e}", file=sys.stderr)
+                status = 1
     (out / "summary.json").write_text(json.dumps(
         {"hardware": args.hardware, "fill_export_gaps": args.fill_export_gaps, "runs": rows}, indent=1))
     if args.markdown:
         print(markdown(rows))
-    return 0
+    return status
 
 
 if __name__ == "__main__":

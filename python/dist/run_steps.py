@@ -5,11 +5,20 @@ measures each on every rank. Launch with torchrun (any world size):
     PYTHONPATH=python torchrun --nproc-per-node 2 python/dist/run_steps.py --out out/dist \\
         --schedlab build/schedlab --hardware profiles/measured-h200.json
 
-Schedules: `default` (Inductor's, no comm reordering), `recommended`
-(Inductor's iterative pipeline: reorder_communication_preserving_peak_memory,
-sink_waits_iterative, reorder_communication_preserving_peak_memory) and
-`schedlab` (schedlab_export.apply with overlap_schedule, or the passes
-`--comm-passes` lists). Per step and
+Schedules (schedules.py): `default` (Inductor's, no comm reordering),
+`recommended` (Inductor's iterative pipeline:
+reorder_communication_preserving_peak_memory, sink_waits_iterative,
+reorder_communication_preserving_peak_memory) and `schedlab`
+(schedlab_export.apply with overlap_schedule, or the passes `--comm-passes`
+lists) run unless told; `fx_overlap`, `fx_overlap_bucket` and `fx_bucket`
+(Inductor's FX-level overlap scheduling and bucketing) on request
+(`--schedules`). `--reps N` runs the whole step x schedule matrix N times in
+this one launch, into OUT/r1 .. OUT/rN (each laid out as a run of its own).
+A step or schedule that fails on any rank is logged and skipped on every
+rank (the ranks agree over a gloo group after each); a rank that does not
+report within `--agree-timeout` seconds is stuck in a collective that a
+failed peer never issued, and the failed rank then ends the launch with a
+message saying so. Per step and
 schedule, OUT/<step>/<schedule>/ gets the compiled graphs (post-fusion
 schedgraph/1, and for schedlab its plans), and OUT/<step>/<schedule>/rank<r>.json
 the measurements: step time (CUDA events, median), peak memory above the
@@ -23,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import gzip
 import json
 import os
@@ -41,16 +51,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import schedlab_export  # noqa: E402
+import schedules as schedule_defs  # noqa: E402
 import steps as step_defs  # noqa: E402
 import trace_analysis  # noqa: E402
 from schedlab_export.outputs import write_atomically  # noqa: E402
 
-RECOMMENDED = [
-    "reorder_communication_preserving_peak_memory",
-    "sink_waits_iterative",
-    "reorder_communication_preserving_peak_memory",
-]
-SCHEDULES = ("default", "recommended", "schedlab")
+RECOMMENDED = schedule_defs.RECOMMENDED
+SCHEDULES = schedule_defs.SCHEDULES
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
 
@@ -65,6 +72,14 @@ def schedule_context(schedule: str, out: Path, prefix: str, args):
     the apply session for schedlab's."""
     from torch._inductor import config
 
+    if schedule in schedule_defs.INDUCTOR_FX:
+        changes = schedule_defs.fx_config(schedule, lambda field: schedule_defs.config_has(config, field),
+                                          torch.__version__)
+        # Inductor's comms.py passes stay off, as under `default`.
+        with config.patch({"reorder_for_compute_comm_overlap": False, **changes}):
+            with schedlab_export.capture(out, prefix=prefix, reset_dynamo=False) as session:
+                yield "capture", session
+        return
     if schedule == "schedlab":
         with schedlab_export.apply(memory_methods=args.memory_methods, comm_passes=args.comm_passes,
                                    binary=args.schedlab, hardware=args.hardware, out_dir=out, prefix=prefix,
@@ -206,18 +221,59 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
             mid, f"measured {step.name} {schedule} rank {dist.get_rank()}",
             {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size()})
         write_atomically(out / f"measured.rank{dist.get_rank()}.trace.json", json.dumps(measured))
-    write_atomically(out / f"rank{dist.get_rank()}.json", json.dumps(result, indent=1))
-    _log(f"{step.name}/{schedule}: step {result['step_us']['median']:.0f} us, exposed "
-         f"{result['profile']['exposed_comm_us']:.0f} us, peak {result['memory']['peak_above_inputs_bytes'] / 2**20:.0f} MiB, "
-         f"equal {result['equal_to_default']}, compile {compile_s:.0f} s")
     return reference, result
 
 
-def main() -> int:
+def record_result(result: dict, out: Path) -> None:
+    """Written once every rank has measured the cell: a cell's rank files
+    exist for all ranks or for none."""
+    step, schedule, compile_s = result["step"], result["schedule"], result["compile_s"]
+    write_atomically(out / f"rank{dist.get_rank()}.json", json.dumps(result, indent=1))
+    _log(f"{step}/{schedule}: step {result['step_us']['median']:.0f} us, exposed "
+         f"{result['profile']['exposed_comm_us']:.0f} us, peak {result['memory']['peak_above_inputs_bytes'] / 2**20:.0f} MiB, "
+         f"equal {result['equal_to_default']}, compile {compile_s:.0f} s")
+
+
+class Agreement:
+    """After each step set-up and each cell, every rank says whether it
+    succeeded, over a gloo group (CPU, so that it never queues behind an
+    NCCL collective). All ranks then skip together. A rank that never
+    reports is stuck in a collective that a failed rank never issued: the
+    failed rank waits `timeout_s`, then ends the process (torchrun stops the
+    others); nothing else ends a stuck NCCL collective."""
+
+    def __init__(self, timeout_s: float):
+        self.timeout_s = timeout_s
+        self.group = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=timeout_s))
+
+    def failed_ranks(self, ok: bool, what: str) -> list[int]:
+        flags = torch.zeros(dist.get_world_size(), dtype=torch.int32)
+        flags[dist.get_rank()] = 0 if ok else 1
+        try:
+            dist.all_reduce(flags, group=self.group)
+        except Exception as e:  # noqa: BLE001 - a peer did not arrive: nothing to agree with
+            print(f"run_steps: rank {dist.get_rank()}: {what}: {'ok' if ok else 'failed'} here, but not every rank "
+                  f"reported within {self.timeout_s:.0f} s ({type(e).__name__}): a rank is stuck in a collective "
+                  f"a failed rank never issued; ending the launch (results written so far are complete)",
+                  file=sys.stderr, flush=True)
+            os._exit(3)
+        return [r for r, f in enumerate(flags.tolist()) if f]
+
+
+def failure_note(out: Path, what: str) -> None:
+    """The rank's traceback beside the cell's files (rank-named, atomic)."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomically(out / f"failed.rank{dist.get_rank()}.txt", f"{what}\n{traceback.format_exc()}")
+
+
+def parse_args(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
     parser.add_argument("--steps", nargs="*", default=list(step_defs.STEPS))
-    parser.add_argument("--schedules", nargs="*", default=list(SCHEDULES))
+    parser.add_argument("--schedules", nargs="*", default=list(schedule_defs.DEFAULT_SCHEDULES),
+                        help=f"any of {', '.join(SCHEDULES)}")
+    parser.add_argument("--reps", type=int, default=1,
+                        help="run the whole matrix this many times, into OUT/r1 .. OUT/rN (1: into OUT)")
     parser.add_argument("--schedlab", default=None, help="schedlab binary (default: apply's search)")
     parser.add_argument("--hardware", default=None, help="profile for schedlab's cost model")
     parser.add_argument("--memory-methods", nargs="*", default=["baseline", "lpmf", "bfs", "dfs"])
@@ -227,11 +283,77 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--profile-steps", type=int, default=5)
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: 1 warm-up step, 3 timed, 2 profiled (overrides those three)")
+    parser.add_argument("--agree-timeout", type=float, default=300.0,
+                        help="seconds a rank waits for the others to report a cell before ending the launch")
     parser.add_argument("--fill-export-gaps", action="store_true",
                         help="apply plans with the export's missing matmul flops and all-reduce payloads filled in")
     parser.add_argument("--sm-carveout", type=int, default=0,
                         help="SMs cuBLAS leaves free for NCCL (torch._C._set_sm_carveout_experimental)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.warmup, args.iters, args.profile_steps = 1, 3, 2
+    for flag, names, known in (("--steps", args.steps, step_defs.STEPS), ("--schedules", args.schedules, SCHEDULES)):
+        bad = schedule_defs.unknown(names, known)
+        if bad:
+            parser.error(f"{flag}: unknown {', '.join(bad)} (known: {', '.join(known)})")
+    if args.reps < 1 or args.iters < 1 or args.profile_steps < 1 or args.warmup < 0:
+        parser.error("--reps, --iters and --profile-steps must be at least 1, --warmup at least 0")
+    return args
+
+
+def run_matrix(args, out: Path, world: int, agreement: Agreement, summary: list) -> int:
+    """Every step under every schedule, once; returns 1 if any failed."""
+    status = 0
+    for name in args.steps:
+        step, ok = None, True
+        try:
+            step = step_defs.STEPS[name](world)
+        except Exception:  # noqa: BLE001 - report and go on with the next step
+            ok = False
+            print(f"[dist rank {dist.get_rank()}] {name}: setup failed:\n{traceback.format_exc()}",
+                  file=sys.stderr, flush=True)
+            failure_note(out / name, f"{name}: setup failed")
+        failed = agreement.failed_ranks(ok, f"{name} setup")
+        if failed:
+            _log(f"{name}: setup failed on ranks {failed}; step skipped")
+            status = 1
+            del step
+            step_defs.reset_compiled()
+            torch.cuda.empty_cache()
+            continue
+        reference = None
+        for schedule in args.schedules:
+            cell = out / name / schedule
+            ok, result, new_reference = True, None, reference
+            try:
+                new_reference, result = measure_schedule(step, schedule, cell, args, reference)
+            except schedule_defs.ScheduleUnavailable as e:
+                ok = False
+                _log(f"{name}/{schedule}: skipped: {e}")
+                failure_note(cell, str(e))
+            except Exception:  # noqa: BLE001
+                ok = False
+                print(f"[dist rank {dist.get_rank()}] {name}/{schedule} failed:\n{traceback.format_exc()}",
+                      file=sys.stderr, flush=True)
+                failure_note(cell, f"{name}/{schedule} failed")
+            failed = agreement.failed_ranks(ok, f"{name}/{schedule}")
+            if failed:
+                _log(f"{name}/{schedule}: failed on ranks {failed}; skipped on every rank")
+                status = 1
+                continue
+            reference = new_reference
+            record_result(result, cell)
+            summary.append({k: result[k] for k in ("step", "schedule", "equal_to_default")})
+        del step
+        step_defs.reset_compiled()
+        torch.cuda.empty_cache()
+    return status
+
+
+def main() -> int:
+    args = parse_args()
     missing = {k: v for k, v in MULTICAST_OFF.items() if os.environ.get(k) != v}
     if missing:
         print(f"run_steps: set {missing} (NVLink multicast must stay off)", file=sys.stderr)
@@ -241,6 +363,7 @@ def main() -> int:
     torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
     world = dist.get_world_size()
+    agreement = Agreement(args.agree_timeout)
     if args.sm_carveout:
         # cuBLAS's persistent Hopper GEMMs take every SM: an NCCL kernel
         # issued while one runs starts only as it drains (docs/gpu-validation.md).
@@ -248,24 +371,11 @@ def main() -> int:
     out = Path(args.out)
     status = 0
     summary = []
-    for name in args.steps:
-        try:
-            step = step_defs.STEPS[name](world)
-        except Exception:  # noqa: BLE001 - report and go on with the next step
-            _log(f"{name}: setup failed:\n{traceback.format_exc()}")
-            status = 1
-            continue
-        reference = None
-        for schedule in args.schedules:
-            try:
-                reference, result = measure_schedule(step, schedule, out / name / schedule, args, reference)
-                summary.append({k: result[k] for k in ("step", "schedule", "equal_to_default")})
-            except Exception:  # noqa: BLE001
-                _log(f"{name}/{schedule} failed:\n{traceback.format_exc()}")
-                status = 1
-        del step
-        step_defs.reset_compiled()
-        torch.cuda.empty_cache()
+    for rep in range(1, args.reps + 1):
+        rep_out = out if args.reps == 1 else out / f"r{rep}"
+        if args.reps > 1:
+            _log(f"repetition {rep} of {args.reps} -> {rep_out}")
+        status |= run_matrix(args, rep_out, world, agreement, summary)
     dist.barrier()
     dist.destroy_process_group()
     if local_rank == 0:

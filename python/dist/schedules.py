@@ -1,0 +1,76 @@
+"""The schedules run_steps.py measures the real steps under, as data. No
+torch: compare.py reads the table, tests/exporter/test_dist_steps.py checks it.
+
+  default            Inductor's default: no comm reordering
+  recommended        Inductor's iterative comms.py pipeline (RECOMMENDED)
+  schedlab           schedlab_export.apply with `--comm-passes`
+  fx_overlap         Inductor's FX-level overlap scheduling
+                     (aten_distributed_optimizations.enable_overlap_scheduling)
+  fx_overlap_bucket  the same with its overlap-preserving collective bucketing
+  fx_bucket          Inductor's standalone post-grad bucketing passes
+                     (bucket_all_gathers_fx, bucket_reduce_scatters_fx, and
+                     bucket_all_reduces_fx where the installed torch has it),
+                     without FX overlap scheduling
+
+The FX schedules are config changes (dotted names of torch._inductor.config)
+that run_steps.py enters with config.patch, so they are undone after; a
+field the installed torch lacks makes that schedule fail with one line
+naming it (fx_config), and the run goes on with the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+RECOMMENDED = [
+    "reorder_communication_preserving_peak_memory",
+    "sink_waits_iterative",
+    "reorder_communication_preserving_peak_memory",
+]
+
+_OVERLAP = ("aten_distributed_optimizations.enable_overlap_scheduling", True)
+# Per FX schedule: the fields it needs, then fields it sets only where they
+# exist (2.11 added bucket_all_reduces_fx beside the other two).
+INDUCTOR_FX: dict[str, tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]] = {
+    "fx_overlap": ((_OVERLAP,), ()),
+    "fx_overlap_bucket": ((_OVERLAP, ("aten_distributed_optimizations.collective_bucketing", True)), ()),
+    "fx_bucket": ((("bucket_all_gathers_fx", "all"), ("bucket_reduce_scatters_fx", "all")),
+                  (("bucket_all_reduces_fx", "all"),)),
+}
+
+SCHEDULES = ("default", "recommended", "schedlab", *INDUCTOR_FX)
+DEFAULT_SCHEDULES = ("default", "recommended", "schedlab")  # what run_steps.py runs unless told
+
+
+class ScheduleUnavailable(RuntimeError):
+    """The installed torch cannot run this schedule (a missing config field)."""
+
+
+def config_has(config: object, dotted: str) -> bool:
+    """Whether `config` (torch._inductor.config, or any object) has the
+    field `dotted` ("aten_distributed_optimizations.collective_bucketing")."""
+    obj = config
+    for part in dotted.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            return False
+    return True
+
+
+def fx_config(schedule: str, has: Callable[[str], bool], torch_version: str = "?") -> dict[str, Any]:
+    """The config changes of an FX schedule: every required field, and the
+    optional fields `has` finds. Raises ScheduleUnavailable naming the first
+    required field that `has` lacks."""
+    if schedule not in INDUCTOR_FX:
+        raise KeyError(f"schedule {schedule}: not an Inductor FX schedule ({', '.join(INDUCTOR_FX)})")
+    required, optional = INDUCTOR_FX[schedule]
+    for field, _ in required:
+        if not has(field):
+            raise ScheduleUnavailable(f"schedule {schedule}: torch._inductor.config has no field {field} "
+                                      f"(torch {torch_version})")
+    return {**dict(required), **{f: v for f, v in optional if has(f)}}
+
+
+def unknown(names: list[str], known) -> list[str]:
+    return [n for n in names if n not in known]

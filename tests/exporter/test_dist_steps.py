@@ -1,0 +1,130 @@
+"""Checks of the real steps' torch-free parts (python/dist): the hand-written
+bucket plans (bucketing.py), the schedule table and its config changes
+(schedules.py), and compare.py's choice of measured schedules."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python" / "dist"))
+sys.path.insert(0, str(ROOT / "python"))
+
+import bucketing  # noqa: E402
+import schedules  # noqa: E402
+from compare import measured_schedules  # noqa: E402
+
+MIB = 1024 * 1024
+
+
+class DdpBuckets(unittest.TestCase):
+    def test_ddp_rule_first_bucket_one_mib_then_25(self):
+        # ready order of the ddp_buckets step: per layer (bias 4 KiB, weight 8 MiB), last layer first
+        sizes = [4096, 8 * MIB] * 24
+        buckets = bucketing.ddp_bucket_assignment(sizes)
+        self.assertEqual(buckets[0], [0, 1])  # bias + weight pass 1 MiB: the first bucket closes
+        self.assertEqual(buckets[1], list(range(2, 10)))  # 4 weights: 32 MiB >= 25; 3 (24 MiB) do not
+        self.assertEqual([i for b in buckets for i in b], list(range(48)))  # every gradient once, in order
+        self.assertEqual(len(buckets), 7)
+        self.assertEqual(buckets[-1], list(range(42, 48)))  # the rest, under the cap
+
+    def test_a_bucket_closes_on_reaching_its_cap(self):
+        self.assertEqual(bucketing.ddp_bucket_assignment([5, 5, 5, 5], cap_bytes=10, first_cap_bytes=5),
+                         [[0], [1, 2], [3]])
+        self.assertEqual(bucketing.ddp_bucket_assignment([1, 1, 1], cap_bytes=0, first_cap_bytes=0),
+                         [[0], [1], [2]])
+        self.assertEqual(bucketing.ddp_bucket_assignment([]), [])
+        with self.assertRaises(ValueError):
+            bucketing.ddp_bucket_assignment([3, -1])
+
+
+class FlatLayouts(unittest.TestCase):
+    def test_offsets_and_padding_to_the_world(self):
+        layout = bucketing.flat_layout([("norm", (3,)), ("w", (2, 5))], world=4)
+        self.assertEqual([(s.name, s.offset, s.numel) for s in layout.slots], [("norm", 0, 3), ("w", 3, 10)])
+        self.assertEqual(layout.numel, 16)  # 13 padded up to a multiple of 4
+        self.assertEqual(layout.shard_numel, 4)
+        self.assertEqual(bucketing.flat_layout([("w", (4, 4))], world=1).numel, 16)
+        with self.assertRaises(ValueError):
+            bucketing.flat_layout([("w", (0, 4))], world=2)
+        with self.assertRaises(ValueError):
+            bucketing.flat_layout([], world=2)
+        with self.assertRaises(ValueError):
+            bucketing.flat_layout([("w", (4,))], world=0)
+
+    def test_fsdp_groups_per_block_or_per_parameter(self):
+        block = [("attn_norm", (8,)), ("wq", (8, 8)), ("w2", (8, 16))]
+        per_block = bucketing.fsdp_groups([block, block], world=4, per_block=True)
+        per_param = bucketing.fsdp_groups([block, block], world=4, per_block=False)
+        self.assertEqual([len(b) for b in per_block], [1, 1])  # one all-gather / reduce-scatter per block
+        self.assertEqual([len(b) for b in per_param], [3, 3])
+        self.assertEqual(per_block[0][0].numel, 8 + 64 + 128)
+        self.assertEqual([l.slots[0].name for l in per_param[1]], ["attn_norm", "wq", "w2"])
+        self.assertEqual(sum(l.numel for l in per_param[0]), per_block[0][0].numel)
+
+
+class ExpertCapacity(unittest.TestCase):
+    def test_capacity_factor_rounds_up(self):
+        self.assertEqual(bucketing.expert_capacity(4096, 8, 2, 1.25), 1280)  # moe_a2a at world 4
+        self.assertEqual(bucketing.expert_capacity(4096, 2, 2, 1.25), 5120)  # at world 1: nothing dropped
+        self.assertEqual(bucketing.expert_capacity(10, 3, 1, 1.0), 4)
+        for bad in ((0, 8, 2, 1.0), (16, 2, 3, 1.0), (16, 2, 1, 0.0)):
+            with self.assertRaises(ValueError):
+                bucketing.expert_capacity(*bad)
+
+
+class ScheduleTable(unittest.TestCase):
+    def test_names(self):
+        self.assertEqual(schedules.SCHEDULES[:3], ("default", "recommended", "schedlab"))
+        self.assertEqual(set(schedules.SCHEDULES[3:]), {"fx_overlap", "fx_overlap_bucket", "fx_bucket"})
+        self.assertEqual(schedules.DEFAULT_SCHEDULES, ("default", "recommended", "schedlab"))
+        self.assertEqual(schedules.unknown(["fx_overlap", "fx_overlapp"], schedules.SCHEDULES), ["fx_overlapp"])
+
+    def test_fx_config_with_every_field(self):
+        has = lambda field: True  # noqa: E731
+        self.assertEqual(schedules.fx_config("fx_overlap", has),
+                         {"aten_distributed_optimizations.enable_overlap_scheduling": True})
+        self.assertEqual(schedules.fx_config("fx_overlap_bucket", has),
+                         {"aten_distributed_optimizations.enable_overlap_scheduling": True,
+                          "aten_distributed_optimizations.collective_bucketing": True})
+        self.assertEqual(schedules.fx_config("fx_bucket", has),
+                         {"bucket_all_gathers_fx": "all", "bucket_reduce_scatters_fx": "all",
+                          "bucket_all_reduces_fx": "all"})
+        with self.assertRaises(KeyError):
+            schedules.fx_config("default", has)
+
+    def test_a_missing_field_names_itself_and_optional_fields_drop(self):
+        config = SimpleNamespace(bucket_all_gathers_fx="none", bucket_reduce_scatters_fx="none",
+                                 aten_distributed_optimizations=SimpleNamespace(enable_overlap_scheduling=False))
+        has = lambda field: schedules.config_has(config, field)  # noqa: E731
+        self.assertTrue(has("aten_distributed_optimizations.enable_overlap_scheduling"))
+        self.assertFalse(has("aten_distributed_optimizations.collective_bucketing"))
+        self.assertFalse(has("no_such_group.enable_overlap_scheduling"))
+        self.assertEqual(schedules.fx_config("fx_bucket", has),
+                         {"bucket_all_gathers_fx": "all", "bucket_reduce_scatters_fx": "all"})
+        with self.assertRaises(schedules.ScheduleUnavailable) as caught:
+            schedules.fx_config("fx_overlap_bucket", has, "2.9.0")
+        self.assertIn("aten_distributed_optimizations.collective_bucketing", str(caught.exception))
+        self.assertIn("2.9.0", str(caught.exception))
+        self.assertEqual(len(str(caught.exception).splitlines()), 1)
+
+
+class CompareSchedules(unittest.TestCase):
+    def test_measured_schedules_in_table_order_then_others(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            step = Path(tmp) / "llama_fsdp"
+            for schedule in ("fx_bucket", "schedlab", "default", "zz_new", "fx_overlap"):
+                (step / schedule).mkdir(parents=True)
+                (step / schedule / "rank0.json").write_text(json.dumps({}))
+            (step / "recommended").mkdir()  # failed: no rank file
+            (step / "recommended" / "failed.rank0.txt").write_text("x")
+            self.assertEqual(measured_schedules(step), ["default", "schedlab", "fx_overlap", "fx_bucket", "zz_new"])
+
+
+if __name__ == "__main__":
+    unittest.main()
