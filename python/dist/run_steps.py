@@ -274,6 +274,9 @@ def parse_args(argv=None):
                         help=f"any of {', '.join(SCHEDULES)}")
     parser.add_argument("--reps", type=int, default=1,
                         help="run the whole matrix this many times, into OUT/r1 .. OUT/rN (1: into OUT)")
+    parser.add_argument("--first-rep", type=int, default=None,
+                        help="number the repetitions from this one (OUT/rK ..), to split repetitions over launches; "
+                             "given, even one repetition goes into OUT/rK")
     parser.add_argument("--schedlab", default=None, help="schedlab binary (default: apply's search)")
     parser.add_argument("--hardware", default=None, help="profile for schedlab's cost model")
     parser.add_argument("--memory-methods", nargs="*", default=["baseline", "lpmf", "bfs", "dfs"])
@@ -284,7 +287,7 @@ def parse_args(argv=None):
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--profile-steps", type=int, default=5)
     parser.add_argument("--quick", action="store_true",
-                        help="a smoke test: 1 warm-up step, 3 timed, 2 profiled (overrides those three)")
+                        help="a smoke test: 1 warm-up step, 3 timed, 1 profiled (overrides those three)")
     parser.add_argument("--agree-timeout", type=float, default=300.0,
                         help="seconds a rank waits for the others to report a cell before ending the launch")
     parser.add_argument("--fill-export-gaps", action="store_true",
@@ -293,13 +296,13 @@ def parse_args(argv=None):
                         help="SMs cuBLAS leaves free for NCCL (torch._C._set_sm_carveout_experimental)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.warmup, args.iters, args.profile_steps = 1, 3, 2
+        args.warmup, args.iters, args.profile_steps = 1, 3, 1
     for flag, names, known in (("--steps", args.steps, step_defs.STEPS), ("--schedules", args.schedules, SCHEDULES)):
         bad = schedule_defs.unknown(names, known)
         if bad:
             parser.error(f"{flag}: unknown {', '.join(bad)} (known: {', '.join(known)})")
-    if args.reps < 1 or args.iters < 1 or args.profile_steps < 1 or args.warmup < 0:
-        parser.error("--reps, --iters and --profile-steps must be at least 1, --warmup at least 0")
+    if min(args.reps, args.iters, args.profile_steps, args.first_rep or 1) < 1 or args.warmup < 0:
+        parser.error("--reps, --first-rep, --iters and --profile-steps must be at least 1, --warmup at least 0")
     return args
 
 
@@ -371,10 +374,9 @@ def main() -> int:
     out = Path(args.out)
     status = 0
     summary = []
-    for rep in range(1, args.reps + 1):
-        rep_out = out if args.reps == 1 else out / f"r{rep}"
-        if args.reps > 1:
-            _log(f"repetition {rep} of {args.reps} -> {rep_out}")
+    for rep_out in schedule_defs.repetition_dirs(out, args.reps, args.first_rep):
+        if rep_out != out:
+            _log(f"repetition -> {rep_out}")
         status |= run_matrix(args, rep_out, world, agreement, summary)
     dist.barrier()
     dist.destroy_process_group()

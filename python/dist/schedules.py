@@ -1,5 +1,6 @@
-"""The schedules run_steps.py measures the real steps under, as data. No
-torch: compare.py reads the table, tests/exporter/test_dist_steps.py checks it.
+"""The schedules run_steps.py measures the real steps under, and where its
+repetitions write, as data. No torch: compare.py reads the table,
+tests/exporter/test_dist_steps.py checks it.
 
   default            Inductor's default: no comm reordering
   recommended        Inductor's iterative comms.py pipeline (RECOMMENDED)
@@ -20,6 +21,7 @@ naming it (fx_config), and the run goes on with the others.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 RECOMMENDED = [
@@ -70,6 +72,15 @@ def fx_config(schedule: str, has: Callable[[str], bool], torch_version: str = "?
             raise ScheduleUnavailable(f"schedule {schedule}: torch._inductor.config has no field {field} "
                                       f"(torch {torch_version})")
     return {**dict(required), **{f: v for f, v in optional if has(f)}}
+
+
+def repetition_dirs(out: Path, reps: int, first_rep: int | None) -> list[Path]:
+    """Where each repetition writes: OUT itself for a single unnumbered run,
+    else OUT/r<k> (the layout of separate runs into OUT/r1, OUT/r2, ...)."""
+    if reps == 1 and first_rep is None:
+        return [out]
+    first = first_rep or 1
+    return [out / f"r{k}" for k in range(first, first + reps)]
 
 
 def unknown(names: list[str], known) -> list[str]:

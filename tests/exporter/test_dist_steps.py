@@ -114,6 +114,15 @@ class ScheduleTable(unittest.TestCase):
         self.assertEqual(len(str(caught.exception).splitlines()), 1)
 
 
+class Repetitions(unittest.TestCase):
+    def test_one_run_into_out_else_numbered(self):
+        out = Path("OUT")
+        self.assertEqual(schedules.repetition_dirs(out, 1, None), [out])
+        self.assertEqual(schedules.repetition_dirs(out, 3, None), [out / "r1", out / "r2", out / "r3"])
+        self.assertEqual(schedules.repetition_dirs(out, 1, 3), [out / "r3"])  # rep 3 in a launch of its own
+        self.assertEqual(schedules.repetition_dirs(out, 2, 2), [out / "r2", out / "r3"])
+
+
 class CompareSchedules(unittest.TestCase):
     def test_measured_schedules_in_table_order_then_others(self):
         with tempfile.TemporaryDirectory() as tmp:
