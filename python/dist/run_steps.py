@@ -261,9 +261,13 @@ class Agreement:
 
 
 def failure_note(out: Path, what: str) -> None:
-    """The rank's traceback beside the cell's files (rank-named, atomic)."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomically(out / f"failed.rank{dist.get_rank()}.txt", f"{what}\n{traceback.format_exc()}")
+    """The rank's traceback beside the cell's files (rank-named, atomic); a
+    note that cannot be written must not keep the rank from agreeing."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomically(out / f"failed.rank{dist.get_rank()}.txt", f"{what}\n{traceback.format_exc()}")
+    except OSError as e:
+        print(f"run_steps: rank {dist.get_rank()}: {out}: cannot write the failure note: {e}", file=sys.stderr)
 
 
 def parse_args(argv=None):
@@ -348,7 +352,7 @@ def run_matrix(args, out: Path, world: int, agreement: Agreement, summary: list)
                 continue
             reference = new_reference
             record_result(result, cell)
-            summary.append({k: result[k] for k in ("step", "schedule", "equal_to_default")})
+            summary.append({"out": str(out), **{k: result[k] for k in ("step", "schedule", "equal_to_default")}})
         del step
         step_defs.reset_compiled()
         torch.cuda.empty_cache()
