@@ -273,7 +273,8 @@ def failure_note(out: Path, what: str) -> None:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
-    parser.add_argument("--steps", nargs="*", default=list(step_defs.STEPS))
+    parser.add_argument("--steps", nargs="*", default=list(step_defs.DEFAULT_STEPS),
+                        help=f"any of {', '.join(step_defs.STEPS)} (default: {' '.join(step_defs.DEFAULT_STEPS)})")
     parser.add_argument("--schedules", nargs="*", default=list(schedule_defs.DEFAULT_SCHEDULES),
                         help=f"any of {', '.join(SCHEDULES)}")
     parser.add_argument("--reps", type=int, default=1,

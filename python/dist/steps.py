@@ -611,3 +611,6 @@ STEPS = {"tp_block": tp_block, "fsdp": fsdp, "ddp": ddp, "fsdp_fwd_bwd": fsdp_fw
          "fsdp_fwd_bwd_bucketed": fsdp_fwd_bwd_bucketed, "llama_fsdp": llama_fsdp,
          "llama_fsdp_per_param": llama_fsdp_per_param, "tp_sp_block": tp_sp_block, "moe_a2a": moe_a2a,
          "ddp_buckets": ddp_buckets, "ddp_per_grad": ddp_per_grad}
+# What run_steps.py runs unless --steps names others: the five steps that
+# scripts/dist-validate.sh's time budget and the checked-in runs are sized for.
+DEFAULT_STEPS = ("tp_block", "fsdp", "ddp", "fsdp_fwd_bwd", "tp_microbatch")
