@@ -4,6 +4,7 @@ bucket plans (bucketing.py), the schedule table and its config changes
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 import tempfile
@@ -112,6 +113,27 @@ class ScheduleTable(unittest.TestCase):
         self.assertIn("aten_distributed_optimizations.collective_bucketing", str(caught.exception))
         self.assertIn("2.9.0", str(caught.exception))
         self.assertEqual(len(str(caught.exception).splitlines()), 1)
+
+
+class StepTable(unittest.TestCase):
+    """steps.py needs torch; its table is read from the source."""
+
+    def test_every_step_is_registered_documented_and_the_default_five_stay(self):
+        tree = ast.parse((ROOT / "python" / "dist" / "steps.py").read_text())
+        values = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                  for t in node.targets if isinstance(t, ast.Name)}
+        steps = {k.value: v.id for k, v in zip(values["STEPS"].keys, values["STEPS"].values)}
+        defaults = [e.value for e in values["DEFAULT_STEPS"].elts]
+        self.assertEqual(defaults, ["tp_block", "fsdp", "ddp", "fsdp_fwd_bwd", "tp_microbatch"])
+        self.assertEqual(set(steps) - set(defaults), {
+            "fsdp_fwd_bwd_bucketed", "llama_fsdp", "llama_fsdp_per_param", "tp_sp_block", "moe_a2a",
+            "ddp_buckets", "ddp_per_grad"})
+        builders = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        doc = ast.get_docstring(tree)
+        for name, builder in steps.items():
+            self.assertEqual(name, builder)  # a step's name is its builder's
+            self.assertIn(builder, builders)
+            self.assertIn(f"  {name} ", doc)
 
 
 class Repetitions(unittest.TestCase):
