@@ -96,6 +96,25 @@ def rank_results(run_dir: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(run_dir.glob("rank*.json"))]
 
 
+def measured(ranks: list[dict]) -> dict:
+    """One run's measurements over its ranks: medians of the ranks' step
+    time (each itself a median of steps), GPU span, busy and exposed time;
+    the largest peak; and every rank's figures."""
+    by_rank = [{
+        "rank": r["rank"], "step_us": r["step_us"]["median"], "cpu_step_us": r.get("cpu_step_us"),
+        "gpu_span_us": r["profile"]["span_us"], "compute_busy_us": r["profile"]["compute_busy_us"],
+        "exposed_comm_us": r["profile"]["exposed_comm_us"],
+        "peak_above_inputs_bytes": r["memory"]["peak_above_inputs_bytes"],
+        "collectives": r["profile"]["collectives"]} for r in ranks]
+    return {
+        "step_us": statistics.median(m["step_us"] for m in by_rank),
+        "gpu_span_us": statistics.median(m["gpu_span_us"] for m in by_rank),
+        "compute_busy_us": statistics.median(m["compute_busy_us"] for m in by_rank),
+        "exposed_comm_us": statistics.median(m["exposed_comm_us"] for m in by_rank),
+        "peak_above_inputs_bytes": max(m["peak_above_inputs_bytes"] for m in by_rank),
+        "by_rank": by_rank}
+
+
 def compare_run(run_dir: Path, schedlab: str, hardware: str, out: Path, fill_gaps: bool = False) -> dict:
     ranks = rank_results(run_dir)
     r0 = ranks[0]
@@ -117,25 +136,13 @@ def compare_run(run_dir: Path, schedlab: str, hardware: str, out: Path, fill_gap
     if measured_trace.exists():
         (out / f"{name}.measured.trace.json").write_text(measured_trace.read_text())
     sim_collectives = [c for s in sims for c in s["simulation"]["collectives"]]
-    measured_by_rank = [{
-        "rank": r["rank"], "step_us": r["step_us"]["median"], "cpu_step_us": r.get("cpu_step_us"),
-        "gpu_span_us": r["profile"]["span_us"], "compute_busy_us": r["profile"]["compute_busy_us"],
-        "exposed_comm_us": r["profile"]["exposed_comm_us"],
-        "peak_above_inputs_bytes": r["memory"]["peak_above_inputs_bytes"],
-        "collectives": r["profile"]["collectives"]} for r in ranks]
     return {
         "step": r0["step"], "schedule": r0["schedule"], "world_size": r0["world_size"], "describe": r0["describe"],
         "equal_to_default": all(r["equal_to_default"] for r in ranks),
         "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks),
         "max_abs_diff_to_default": max(r["max_abs_diff_to_default"] for r in ranks),
         "apply": r0.get("apply"),
-        "measured": {
-            "step_us": statistics.median(m["step_us"] for m in measured_by_rank),
-            "gpu_span_us": statistics.median(m["gpu_span_us"] for m in measured_by_rank),
-            "compute_busy_us": statistics.median(m["compute_busy_us"] for m in measured_by_rank),
-            "exposed_comm_us": statistics.median(m["exposed_comm_us"] for m in measured_by_rank),
-            "peak_above_inputs_bytes": max(m["peak_above_inputs_bytes"] for m in measured_by_rank),
-            "by_rank": measured_by_rank},
+        "measured": measured(ranks),
         "simulated": {
             "export_gaps_filled": filled,
             "step_us": sum(s["simulation"]["step_time_us"] for s in sims),

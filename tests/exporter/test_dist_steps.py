@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import sys
+import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -19,6 +20,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import bucketing  # noqa: E402
 import schedules  # noqa: E402
 from compare import measured_schedules  # noqa: E402
+from reps import collect, markdown, summarize  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -155,6 +157,29 @@ class CompareSchedules(unittest.TestCase):
             (step / "recommended").mkdir()  # failed: no rank file
             (step / "recommended" / "failed.rank0.txt").write_text("x")
             self.assertEqual(measured_schedules(step), ["default", "schedlab", "fx_overlap", "fx_bucket", "zz_new"])
+
+
+class RepetitionMedians(unittest.TestCase):
+    """reps.py on issue 31's checked-in lease (tests/data/dist4/steps/
+    run3-reps.tgz, r1..r3): the medians and ranges docs/gpu-validation.md
+    tabulates from it."""
+
+    def test_checked_in_lease(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run3-reps.tgz") as tgz:
+                # the "data" filter where this Python has it (3.11.4+): the archive is the repository's own
+                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            rows = {(r["step"], r["schedule"]): r for r in summarize(collect(Path(tmp)))}
+        self.assertEqual(len(rows), 15)
+        tp = rows[("tp_block", "default")]
+        self.assertEqual(tp["runs"], ["r1", "r2", "r3"])
+        self.assertEqual([round(tp["step_us"][k]) for k in ("median", "min", "max")], [12940, 12915, 12952])
+        self.assertAlmostEqual(rows[("tp_block", "recommended")]["vs_default"], -0.034, delta=0.0005)
+        self.assertAlmostEqual(rows[("fsdp_fwd_bwd", "schedlab")]["vs_default"], -0.056, delta=0.0005)
+        self.assertEqual(rows[("fsdp_fwd_bwd", "recommended")]["peak_above_inputs_bytes"] // 2**20, 2272)
+        self.assertFalse(rows[("tp_block", "schedlab")]["deterministic"])
+        self.assertIn("| ddp | recommended | 3 | 7960 (7895–8021) | -0.7 % | 258 | 384 | bitwise |",
+                      markdown(list(rows.values())))
 
 
 if __name__ == "__main__":

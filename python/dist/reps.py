@@ -1,0 +1,111 @@
+"""Medians over repeated runs of the real steps, with their spread: what
+issue 31 compares schedules by (one run moves by 2-4 %). No torch, no GPU,
+no schedlab binary.
+
+    python3 python/dist/reps.py OUT [--markdown] [--json FILE]
+
+OUT holds run_steps.py's repetitions, OUT/r1, OUT/r2, ... (`--reps N`, or
+separate runs into OUT/r<k>). Per step and schedule measured in every rank's
+file, one figure per run (compare.measured: the median over the ranks of
+each rank's median step), then over the runs: the median, min and max step
+time, the median against the default schedule's median, the median exposed
+communication and the largest peak, and whether every run's results equalled
+the default's bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from compare import measured, measured_schedules, rank_results  # noqa: E402
+from schedules import SCHEDULES  # noqa: E402
+
+
+def run_dirs(root: Path) -> list[Path]:
+    """OUT/r1, OUT/r2, ... in number order."""
+    runs = [p for p in root.iterdir() if p.is_dir() and p.name[:1] == "r" and p.name[1:].isdigit()]
+    return sorted(runs, key=lambda p: int(p.name[1:]))
+
+
+def collect(root: Path) -> dict[tuple[str, str], list[dict]]:
+    """Per (step, schedule), one entry per run that measured it."""
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for run in run_dirs(root):
+        for step_dir in sorted(p for p in run.iterdir() if p.is_dir()):
+            for schedule in measured_schedules(step_dir):
+                ranks = rank_results(step_dir / schedule)
+                try:
+                    m = measured(ranks)
+                except (KeyError, TypeError) as e:
+                    raise ValueError(f"{step_dir / schedule}: a rank file lacks {e}") from None
+                cells.setdefault((step_dir.name, schedule), []).append({
+                    "run": run.name, "step_us": m["step_us"], "exposed_comm_us": m["exposed_comm_us"],
+                    "peak_above_inputs_bytes": m["peak_above_inputs_bytes"],
+                    "equal_to_default": all(r.get("equal_to_default", False) for r in ranks),
+                    "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks)})
+    return cells
+
+
+def summarize(cells: dict[tuple[str, str], list[dict]]) -> list[dict]:
+    rows = []
+    for (step, schedule), runs in cells.items():
+        times = [r["step_us"] for r in runs]
+        rows.append({"step": step, "schedule": schedule, "runs": [r["run"] for r in runs],
+                     "step_us": {"median": statistics.median(times), "min": min(times), "max": max(times),
+                                 "all": times},
+                     "exposed_comm_us": statistics.median(r["exposed_comm_us"] for r in runs),
+                     "peak_above_inputs_bytes": max(r["peak_above_inputs_bytes"] for r in runs),
+                     "equal_to_default": all(r["equal_to_default"] for r in runs),
+                     "deterministic": all(r["deterministic"] for r in runs)})
+    default = {r["step"]: r["step_us"]["median"] for r in rows if r["schedule"] == "default"}
+    for r in rows:
+        base = default.get(r["step"])
+        r["vs_default"] = r["step_us"]["median"] / base - 1 if base else None
+    known = {s: i for i, s in enumerate(SCHEDULES)}  # compare.py's order, then others by name
+    return sorted(rows, key=lambda r: (r["step"], known.get(r["schedule"], len(known)), r["schedule"]))
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| step | schedule | runs | step µs median (min–max) | vs default | exposed µs | peak MiB | results = default |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        t = r["step_us"]
+        vs = "—" if r["vs_default"] is None else f"{100 * r['vs_default']:+.1f} %"
+        equal = "bitwise" if r["equal_to_default"] else ("no (step not deterministic)" if not r["deterministic"] else "NO")
+        lines.append(f"| {r['step']} | {r['schedule']} | {len(r['runs'])} | {t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f}) "
+                     f"| {vs} | {r['exposed_comm_us']:.0f} | {r['peak_above_inputs_bytes'] / 2**20:.0f} | {equal} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("results", help="run_steps.py's OUT, holding r1, r2, ...")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--json", help="write the rows here")
+    args = parser.parse_args()
+    root = Path(args.results)
+    if not root.is_dir() or not run_dirs(root):
+        print(f"reps: {root}: no repetitions (r1, r2, ...) in it", file=sys.stderr)
+        return 2
+    try:
+        rows = summarize(collect(root))
+    except (OSError, ValueError) as e:
+        print(f"reps: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": str(root), "rows": rows}, indent=1))
+    if args.markdown or not args.json:
+        print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
