@@ -1,5 +1,5 @@
-"""Runs the real distributed steps (steps.py) under three schedules and
-measures each on every rank. Launch with torchrun (any world size):
+"""Runs the real distributed steps (steps.py) under Inductor's and
+schedlab's schedules and measures each on every rank. Launch with torchrun (any world size):
 
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
     PYTHONPATH=python torchrun --nproc-per-node 2 python/dist/run_steps.py --out out/dist \\
@@ -66,6 +66,13 @@ def _log(msg: str) -> None:
         print(f"[dist {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def fx_changes(schedule: str) -> dict:
+    """The Inductor config an FX schedule sets on the installed torch."""
+    from torch._inductor import config
+
+    return schedule_defs.fx_config(schedule, lambda field: schedule_defs.config_has(config, field), torch.__version__)
+
+
 @contextlib.contextmanager
 def schedule_context(schedule: str, out: Path, prefix: str, args):
     """Yields (kind, session): a capture session for Inductor's schedules,
@@ -73,10 +80,8 @@ def schedule_context(schedule: str, out: Path, prefix: str, args):
     from torch._inductor import config
 
     if schedule in schedule_defs.INDUCTOR_FX:
-        changes = schedule_defs.fx_config(schedule, lambda field: schedule_defs.config_has(config, field),
-                                          torch.__version__)
         # Inductor's comms.py passes stay off, as under `default`.
-        with config.patch({"reorder_for_compute_comm_overlap": False, **changes}):
+        with config.patch({"reorder_for_compute_comm_overlap": False, **fx_changes(schedule)}):
             with schedlab_export.capture(out, prefix=prefix, reset_dynamo=False) as session:
                 yield "capture", session
         return
@@ -181,6 +186,7 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     graphs = emitted_graphs(kind, session, out)
     result = {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size(),
               "comm_passes": args.comm_passes if schedule == "schedlab" else None,
+              "inductor_config": fx_changes(schedule) if schedule in schedule_defs.INDUCTOR_FX else None,
               "sm_carveout": args.sm_carveout, "fill_export_gaps": args.fill_export_gaps,
               "describe": step.describe, "compile_s": round(compile_s, 1), "graphs": graphs,
               "warnings": [str(w.message) for w in caught if "schedlab" in str(w.message)]}
