@@ -50,8 +50,15 @@ def collect(root: Path) -> dict[tuple[str, str], list[dict]]:
                     "run": run.name, "step_us": m["step_us"], "exposed_comm_us": m["exposed_comm_us"],
                     "peak_above_inputs_bytes": m["peak_above_inputs_bytes"],
                     "equal_to_default": all(r.get("equal_to_default", False) for r in ranks),
-                    "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks)})
+                    "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks),
+                    # the scheduling passes' seconds in the compile (pass_timing.py), rank 0's
+                    "pass_s": (ranks[0].get("pass_seconds") or {}).get("total_s") if ranks else None})
     return cells
+
+
+def _median_or_none(values: list) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def summarize(cells: dict[tuple[str, str], list[dict]]) -> list[dict]:
@@ -64,7 +71,8 @@ def summarize(cells: dict[tuple[str, str], list[dict]]) -> list[dict]:
                      "exposed_comm_us": statistics.median(r["exposed_comm_us"] for r in runs),
                      "peak_above_inputs_bytes": max(r["peak_above_inputs_bytes"] for r in runs),
                      "equal_to_default": all(r["equal_to_default"] for r in runs),
-                     "deterministic": all(r["deterministic"] for r in runs)})
+                     "deterministic": all(r["deterministic"] for r in runs),
+                     "pass_s": _median_or_none([r["pass_s"] for r in runs])})
     default = {r["step"]: r["step_us"]["median"] for r in rows if r["schedule"] == "default"}
     for r in rows:
         base = default.get(r["step"])
@@ -74,14 +82,16 @@ def summarize(cells: dict[tuple[str, str], list[dict]]) -> list[dict]:
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| step | schedule | runs | step µs median (min–max) | vs default | exposed µs | peak MiB | results = default |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| step | schedule | runs | step µs median (min–max) | vs default | exposed µs | peak MiB | results = default "
+             "| passes' s in compile |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t = r["step_us"]
         vs = "—" if r["vs_default"] is None else f"{100 * r['vs_default']:+.1f} %"
         equal = "bitwise" if r["equal_to_default"] else ("no (step not deterministic)" if not r["deterministic"] else "NO")
         lines.append(f"| {r['step']} | {r['schedule']} | {len(r['runs'])} | {t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f}) "
-                     f"| {vs} | {r['exposed_comm_us']:.0f} | {r['peak_above_inputs_bytes'] / 2**20:.0f} | {equal} |")
+                     f"| {vs} | {r['exposed_comm_us']:.0f} | {r['peak_above_inputs_bytes'] / 2**20:.0f} | {equal} "
+                     f"| {'—' if r['pass_s'] is None else format(r['pass_s'], '.3f')} |")
     return "\n".join(lines)
 
 

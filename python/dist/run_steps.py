@@ -54,6 +54,7 @@ import schedlab_export  # noqa: E402
 import schedules as schedule_defs  # noqa: E402
 import steps as step_defs  # noqa: E402
 import trace_analysis  # noqa: E402
+import pass_timing  # noqa: E402
 from schedlab_export.outputs import write_atomically  # noqa: E402
 
 RECOMMENDED = schedule_defs.RECOMMENDED
@@ -179,9 +180,10 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     started = time.time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with schedule_context(schedule, out, step.name, args) as (kind, session):
-            values = step.run()  # compiles the step's graphs
-            torch.cuda.synchronize()
+        with pass_timing.timed_passes(pass_timing.INDUCTOR_PASSES.get(schedule, ())) as inductor_passes:
+            with schedule_context(schedule, out, step.name, args) as (kind, session):
+                values = step.run()  # compiles the step's graphs
+                torch.cuda.synchronize()
     compile_s = time.time() - started
     graphs = emitted_graphs(kind, session, out)
     result = {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size(),
@@ -193,6 +195,9 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     if kind == "apply":
         result["apply"] = {"applied": sum(g["applied"] for g in graphs), "graphs": len(graphs),
                            "emitted_matches": all(g["emitted_matches"] for g in graphs)}
+        result["pass_seconds"] = pass_timing.schedlab_seconds([g.to_json() for g in session.graphs])
+    elif schedule in pass_timing.INDUCTOR_PASSES:
+        result["pass_seconds"] = inductor_passes.to_json()
     first = [v.detach().clone() for v in values]
     if reference is None:
         reference = first

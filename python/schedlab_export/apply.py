@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -374,6 +375,9 @@ class GraphRecord:
     planner: str | None = None                # "bindings" (in-process) or "cli" (subprocess)
     emitted_order: list[str] | None = None    # Scheduler.codegen's node order
     plan_summary: dict = field(default_factory=dict)
+    # What apply() added to this graph's compile, in seconds: the export, the
+    # plan (schedlab, its checks and files) and the ranks' agreement.
+    seconds: dict = field(default_factory=dict)
 
     @property
     def applied(self) -> bool:
@@ -393,6 +397,7 @@ class GraphRecord:
             "mismatch": self.mismatch, "inductor_order": self.inductor_order,
             "baseline_order": self.baseline_order, "schedlab_order": self.schedlab_order,
             "emitted_order": self.emitted_order, "plan": self.plan_summary,
+            "seconds": {k: round(v, 6) for k, v in self.seconds.items()},
         }
 
 
@@ -473,10 +478,12 @@ class ApplySession:
         # Every rank must run the same order (or all keep Inductor's): a
         # collective issued in different orders on two ranks deadlocks.
         if self.gather_keys is not None:
+            started = time.perf_counter()
             try:
                 differ = disagreement(self.gather_keys(plan_key(plan)))
             except Exception as e:  # noqa: BLE001
                 differ = f"the ranks could not compare their plans: {type(e).__name__}: {e}"
+            record.seconds["agree"] = time.perf_counter() - started
             if differ is not None:
                 reason = f"{reason}; {differ}" if reason else differ
                 ordered = None
@@ -489,6 +496,7 @@ class ApplySession:
 
     def _plan(self, record: GraphRecord, nodes: list) -> tuple[list, dict]:
         """Each step's failure is a PlanUnavailable naming the step."""
+        started = time.perf_counter()
         with failing_as("export failed"):
             baseline = self._baseline(nodes)
             record.baseline_order = [self.name_of(n) for n in baseline]
@@ -498,6 +506,8 @@ class ApplySession:
             graph["name"] = f"{record.name}.post"
         with failing_as(f"writing {record.name}.post.json failed"):
             self._write(record, "post", graph)
+        record.seconds["export"] = time.perf_counter() - started
+        started = time.perf_counter()
         in_process = uses_bindings(self.in_process, self.binary)
         record.planner = "bindings" if in_process else "cli"
         binary = None if in_process else find_schedlab(self.binary)
@@ -513,6 +523,7 @@ class ApplySession:
         ordered = nodes_in_order(plan_order(plan), nodes, self.name_of)
         with failing_as(f"writing {record.name}.plan.json failed"):
             self._write(record, "plan", plan)
+        record.seconds["plan"] = time.perf_counter() - started
         return ordered, plan
 
     def record_emitted(self, nodes: Sequence) -> None:

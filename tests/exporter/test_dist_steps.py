@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "python" / "dist"))
 sys.path.insert(0, str(ROOT / "python"))
 
 import bucketing  # noqa: E402
+import pass_timing  # noqa: E402
 import schedules  # noqa: E402
 from compare import measured_schedules  # noqa: E402
 from reps import collect, markdown, summarize  # noqa: E402
@@ -184,3 +185,66 @@ class RepetitionMedians(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PassTiming(unittest.TestCase):
+    """pass_timing.py: Inductor's entry points wrapped in every module that
+    holds them, and given back; missing ones named, not read as 0 s."""
+
+    def setUp(self):
+        import types
+        self.calls = []
+        fake = types.ModuleType("fakeinductor_passes")
+
+        def outer(x):
+            self.calls.append("outer")
+            return fake.inner(x) + 1  # a timed pass that calls another timed one
+
+        def inner(x):
+            self.calls.append("inner")
+            return x * 2
+
+        fake.outer, fake.inner = outer, inner
+        user = types.ModuleType("fakeinductor_user")
+        user.outer = outer  # imported by name elsewhere (`from .passes import outer`)
+        sys.modules["fakeinductor_passes"], sys.modules["fakeinductor_user"] = fake, user
+        self.fake, self.user, self.outer, self.inner = fake, user, outer, inner
+
+    def tearDown(self):
+        sys.modules.pop("fakeinductor_passes", None)
+        sys.modules.pop("fakeinductor_user", None)
+
+    def test_wraps_every_holder_counts_outermost_calls_and_restores(self):
+        entries = ("fakeinductor_passes:outer", "fakeinductor_passes:inner", "fakeinductor_passes:gone",
+                   "no_such_module_here:f")
+        with pass_timing.timed_passes(entries, prefix="fakeinductor") as times:
+            self.assertIsNot(self.user.outer, self.outer)  # the by-name import is wrapped too
+            self.assertEqual(self.user.outer(3), 7)
+            self.assertEqual(self.fake.inner(1), 2)
+        self.assertIs(self.fake.outer, self.outer)
+        self.assertIs(self.user.outer, self.outer)
+        self.assertIs(self.fake.inner, self.inner)
+        self.assertEqual(times.calls, {"fakeinductor_passes:outer": 1, "fakeinductor_passes:inner": 1})
+        report = times.to_json()
+        self.assertEqual(report["not_found"], ["fakeinductor_passes:gone", "no_such_module_here:f"])
+        self.assertEqual(set(report["per_pass"]), {"fakeinductor_passes:outer", "fakeinductor_passes:inner"})
+        self.assertGreaterEqual(report["total_s"], 0.0)
+
+    def test_restores_after_an_error_inside(self):
+        with self.assertRaises(RuntimeError):
+            with pass_timing.timed_passes(("fakeinductor_passes:outer",), prefix="fakeinductor"):
+                raise RuntimeError("compile failed")
+        self.assertIs(self.fake.outer, self.outer)
+        self.assertIs(self.user.outer, self.outer)
+
+    def test_schedlab_side_sums_apply_records(self):
+        records = [{"seconds": {"export": 0.5, "plan": 1.25}}, {"seconds": {"export": 0.25, "plan": 0.5, "agree": 0.01}},
+                   {"seconds": {}}]
+        report = pass_timing.schedlab_seconds(records)
+        self.assertAlmostEqual(report["per_pass"]["export"]["seconds"], 0.75)
+        self.assertAlmostEqual(report["per_pass"]["plan"]["seconds"], 1.75)
+        self.assertAlmostEqual(report["total_s"], 2.51)
+        self.assertEqual(report["per_pass"]["plan"]["calls"], 3)
+
+    def test_every_inductor_schedule_but_default_has_entry_points(self):
+        self.assertEqual(set(pass_timing.INDUCTOR_PASSES), set(schedules.SCHEDULES) - {"default", "schedlab"})
