@@ -205,10 +205,49 @@ def gemm_odd_sweep():
         torch.compile(forward)(a, b, af, bf)
 
 
+def large_kernel_sweep():
+    """The large end of the plain classes, on random data (what a training
+    step's kernels see; tensor cores draw more power on random bits than on
+    zeros): bf16 matmuls of 70 to 1100 GFLOP in the layouts a forward and a
+    backward run (A @ B, A^T @ B, A @ B^T), and bf16 pointwise kernels and
+    LayerNorm-style reductions over 64 to 512 MiB. The zoo's gemm_sweep stops
+    at 137 GFLOP and its pointwise_sweep at 256 MiB of f32, so the fitted
+    laws extrapolate into this range (on the 4-GPU steps' 275-GFLOP matmuls
+    the built-in h100-sxm law prices 299 us against 330-350 measured)."""
+    import torch
+    import torch.nn.functional as F
+
+    bf16 = torch.bfloat16
+    # (M, K, N)
+    shapes = [(8192, 4096, 4096), (8192, 4096, 12288), (8192, 12288, 4096), (16384, 4096, 4096), (4096, 8192, 8192),
+              (8192, 8192, 8192), (2048, 16384, 4096), (8192, 4096, 1024), (16384, 2048, 8192), (4096, 4096, 11008)]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    plain = [(torch.randn(m, k, device=DEVICE, dtype=bf16, generator=gen), torch.randn(k, n, device=DEVICE, dtype=bf16, generator=gen))
+             for m, k, n in shapes]
+    # a weight gradient (x^T @ dy) and an input gradient (dy @ W^T) of a few of them
+    grads = [(torch.randn(m, k, device=DEVICE, dtype=bf16, generator=gen), torch.randn(m, n, device=DEVICE, dtype=bf16, generator=gen),
+              torch.randn(k, n, device=DEVICE, dtype=bf16, generator=gen)) for m, k, n in shapes[:4]]
+    acts = [torch.randn(r, c, device=DEVICE, dtype=bf16, generator=gen) for r, c in ((8192, 4096), (16384, 4096), (32768, 4096), (16384, 16384))]
+    weight = torch.randn(4096, device=DEVICE, dtype=bf16, generator=gen)
+
+    def forward(plain, grads, acts, weight):
+        out = [a @ b for a, b in plain]
+        for x, dy, w in grads:
+            out += [x.t() @ dy, dy @ w.t()]
+        for x in acts:
+            out += [torch.relu(x), F.gelu(x) * x, x + 1.0]
+            if x.shape[-1] == weight.shape[0]:
+                out.append(F.layer_norm(x, (x.shape[-1],), weight))
+        return out
+
+    with torch.no_grad():
+        torch.compile(forward)(plain, grads, acts, weight)
+
+
 @dataclass(frozen=True)
 class Sweep:
     run: Callable[[], None]
-    classes: tuple[str, ...]  # the finer kernel classes it measures (docs/cost-model.md)
+    classes: tuple[str, ...]  # the finer kernel classes it measures (docs/cost-model.md); none: plain classes only
 
 
 SWEEPS: dict[str, Sweep] = {
@@ -220,6 +259,7 @@ SWEEPS: dict[str, Sweep] = {
                                                       "convolution_1d_backward")),
     "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
     "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),
+    "large_kernel_sweep": Sweep(large_kernel_sweep, ()),  # the plain gemm, triton_pointwise and triton_reduction classes
 }
 
 
