@@ -124,6 +124,46 @@ TEST_CASE("several ranks: a rank with twice the compute before a collective make
   CHECK_THROWS_AS(with_compute_scaled(t.g, scaled.runtime_us, 0.0), OptionError);
 }
 
+TEST_CASE("several ranks: ranks with different graphs (an uneven shard: rank 1 computes more before the collective)", "[sim][ranks]") {
+  const Graph g0 = load_graph_file(test::data_path("comms/overlap_small.json"));
+  // Rank 1's graph: the same, with a 5 us kernel of its own before the all-gather.
+  std::string text = R"({"format": "schedgraph/1", "name": "overlap_small_rank1", "world_size": 4,
+   "inputs": [{"name": "primals_shard", "bytes": 256}, {"name": "primals_x", "bytes": 1024}], "outputs": ["y", "z", "t0"],
+   "nodes": [
+    {"name": "extra", "kind": "pointwise", "group": [512, 1], "outputs": [{"name": "t0", "bytes": 1024}], "reads": [{"name": "primals_x", "dep": "star", "bytes": 1024}]},
+    {"name": "ag", "kind": "collective", "outputs": [{"name": "ag_out", "bytes": 1024}], "reads": [{"name": "primals_shard", "dep": "star", "bytes": 256}],
+     "collective": {"op": "all_gather_into_tensor", "group_size": 4, "bytes": 1024}},
+    {"name": "wait", "kind": "wait", "outputs": [{"name": "w", "layout": "none", "bytes": 0, "mutation_of": "ag_out"}], "reads": [{"name": "ag_out", "dep": "star", "bytes": 1024}]},
+    {"name": "use", "kind": "pointwise", "group": [512, 1], "outputs": [{"name": "y", "bytes": 1024}], "reads": [{"name": "w", "dep": "star", "bytes": 1024}]},
+    {"name": "indep1", "kind": "pointwise", "group": [512, 1], "outputs": [{"name": "t1", "bytes": 1024}], "reads": [{"name": "primals_x", "dep": "star", "bytes": 1024}]},
+    {"name": "indep2", "kind": "pointwise", "group": [512, 1], "outputs": [{"name": "z", "bytes": 1024}], "reads": [{"name": "t1", "dep": "star", "bytes": 1024}]}]})";
+  const Graph g1 = load_graph(text);
+  auto input = [](const Graph& g, const std::string& label) {
+    RankInput in;
+    in.label = label;
+    in.graph = &g;
+    in.order = g.baseline_order();
+    in.runtime_us.assign(g.nodes.size(), 0.0);
+    const std::vector<std::pair<const char*, double>> times{{"extra", 5}, {"ag", 10}, {"use", 3}, {"indep1", 4}, {"indep2", 4}};
+    for (const auto& [name, us] : times)
+      if (g.find_node(name) != kNone) in.runtime_us[g.find_node(name)] = us;
+    return in;
+  };
+  // Rank 0 issues ag at 0, rank 1 at 5: ag runs 5-15 on both. Rank 0 waits
+  // 15 us at its wait (alone: 10), then use, indep1, indep2 to 26; rank 1
+  // waits 10 and also ends at 26.
+  const std::vector<RankInput> ranks{input(g0, "rank0.json"), input(g1, "rank1.json")};
+  const RanksSimulation sim = simulate_ranks(ranks);
+  REQUIRE(sim.collectives.size() == 1);
+  CHECK(sim.collectives[0].skew_us() == Approx(5));
+  CHECK(sim.collectives[0].latest_rank == 1);
+  CHECK(sim.ranks[0].exposed_comm_us == Approx(15));
+  CHECK(sim.ranks[1].exposed_comm_us == Approx(10));
+  CHECK(sim.ranks[0].step_time_us == Approx(26));
+  CHECK(sim.ranks[1].step_time_us == Approx(26));
+  CHECK(simulate_ranks(std::span<const RankInput>(&ranks[0], 1)).step_time_us() == Approx(21));
+}
+
 TEST_CASE("several ranks: collectives that do not match are refused, naming the rank, its graph and the node", "[sim][ranks]") {
   TwoRanks t;
   Graph other = t.g;
