@@ -15,6 +15,7 @@ namespace {
 
 struct PlanArgs {
   std::string graph_path, out_path, format, trace_path;
+  std::vector<std::string> rank_graph_paths;  // --rank-graphs: ranks 1.. of the step
   std::uint64_t max_input = kDefaultMaxInputBytes;
   bool overlap_view = false;
   PlanOptions opts;
@@ -24,14 +25,18 @@ int run(const PlanArgs& a) {
   const std::string format = !a.format.empty() ? a.format : a.out_path.empty() ? "text" : "json";
   if (a.overlap_view && format == "json" && a.out_path.empty())
     throw UsageError("--overlap-view: the view is part of the text report, which --format json without -o does not print");
-  PlanResult result = run_plan(load_graph_file(a.graph_path, a.max_input), a.opts);
+  PlanOptions opts = a.opts;
+  if (!a.rank_graph_paths.empty()) opts.rank_label = a.graph_path;
+  for (const std::string& path : a.rank_graph_paths)
+    opts.other_ranks.push_back({path, std::make_shared<const Graph>(load_graph_file(path, a.max_input))});
+  PlanResult result = run_plan(load_graph_file(a.graph_path, a.max_input), opts);
   // The text report, with the per-node overlap view when asked for.
   const auto report = [&] { return plan_to_text(result) + (a.overlap_view ? plan_overlap_view_text(result) : std::string()); };
   // The plan and its trace: both or neither, each written as it is produced.
   const std::string out = a.out_path.empty() ? "-" : a.out_path;
   std::vector<OutputStream> outputs;
   if (format == "json") {
-    outputs.push_back({out, [&](std::FILE* file, const std::string& name) { stream_plan_json(file, name, a.opts, result); }});
+    outputs.push_back({out, [&](std::FILE* file, const std::string& name) { stream_plan_json(file, name, opts, result); }});
   } else {
     outputs.push_back(text_output(out, report()));
   }
@@ -55,6 +60,9 @@ std::function<int()> define_plan(CLI::App& app) {
   app.add_flag("--compare", a->opts.compare,
                "also run Inductor's recommended comm passes and overlap_schedule on the memory-planned order (the plan's `compare`)");
   add_output_option(app, "--trace", a->trace_path, "also write Chrome trace events of the final order")->option_text("TRACE.json");
+  app.add_option("--rank-graphs", a->rank_graph_paths,
+                 "the step's other ranks' graphs (rank 1 on), each planned alike and simulated beside GRAPH.json (the plan's simulation.ranks)")
+      ->option_text("GRAPH.json ...");
   app.add_flag_callback("--no-fuse", [a] { a->opts.fuse = false; }, "plan a pre-fusion graph as it is, without Inductor's fusion");
   app.add_flag_callback("--fuse", [a] { a->opts.fuse = true; }, "fuse a pre-fusion graph first (the default)");
   app.add_flag_callback("--skip-invalid-memory-methods", [a] { a->opts.on_invalid_memory_order = InvalidOrderPolicy::Skip; },

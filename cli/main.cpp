@@ -20,7 +20,7 @@ constexpr std::array kCommands{
     Command{"validate", "load and check a schedgraph/1 file; print a one-line summary", define_validate},
     Command{"gen", "generate large test graphs: layered DAGs, replicas of a graph", define_gen},
     Command{"bench", "time loading and each memory method", define_bench},
-    Command{"simulate", "two-stream timing of one rank: step time, exposed communication, compute idle", define_simulate},
+    Command{"simulate", "two-stream timing of one rank, or of several side by side: step time, exposed communication, compute idle, the slowest rank", define_simulate},
     Command{"gen-dist", "generate FSDP-style or tensor-parallel graphs for overlap benchmarks", define_gen_dist},
     Command{"fuse", "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", define_fuse},
     Command{"fit-profile", "fit a hardware profile's time model to measured exports (*.measured.json beside *.post.json)", define_fit_profile},

@@ -164,7 +164,46 @@ void write_front_end(JsonWriter& w, const Graph& pre, const FrontEndResult& fe) 
   w.end_object();
 }
 
-void write_simulation(JsonWriter& w, const Graph& g, const Simulation& sim, std::string_view runtime_source) {
+// Several ranks: per rank its figures (`graph`: its label), the slowest,
+// and per collective (rank 0's node) its arrival skew.
+void write_ranks(JsonWriter& w, const PlanRanks& ranks) {
+  const RanksSimulation& sim = ranks.simulation;
+  const Graph& g0 = *ranks.graphs[0];
+  w.begin_object();
+  w.key("collectives").begin_array();
+  for (const RankCollective& c : sim.collectives) {
+    w.begin_object();
+    w.field("collective", g0.nodes[c.node[0]].name);
+    w.field("earliest_issue_us", c.earliest_issue_us);
+    w.field("earliest_rank", c.earliest_rank);
+    w.field("latest_issue_us", c.latest_issue_us);
+    w.field("latest_rank", c.latest_rank);
+    w.field("skew_us", c.skew_us());
+    w.end_object();
+  }
+  w.end_array();
+  w.key("ranks").begin_array();
+  for (std::size_t r = 0; r < sim.ranks.size(); ++r) {
+    const Simulation& s = sim.ranks[r];
+    w.begin_object();
+    w.field("comm_busy_us", s.comm_busy_us);
+    w.field("compute_busy_us", s.compute_busy_us);
+    w.field("compute_factor", ranks.compute_factors[r]);
+    w.field("compute_idle_us", s.compute_idle_us);
+    w.field("exposed_comm_us", s.exposed_comm_us);
+    w.field("graph", ranks.graphs[r]->name);
+    w.field("label", ranks.labels[r]);
+    w.field("rank", static_cast<int>(r));
+    w.field("step_time_us", s.step_time_us);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("slowest_rank", sim.slowest_rank);
+  w.field("step_time_us", sim.step_time_us());
+  w.end_object();
+}
+
+void write_simulation(JsonWriter& w, const Graph& g, const Simulation& sim, std::string_view runtime_source, const PlanRanks* ranks) {
   w.begin_object();
   w.key("collectives").begin_array();
   for (const auto& ct : sim.collectives) {
@@ -184,6 +223,10 @@ void write_simulation(JsonWriter& w, const Graph& g, const Simulation& sim, std:
   w.field("compute_busy_us", sim.compute_busy_us);
   w.field("compute_idle_us", sim.compute_idle_us);
   w.field("exposed_comm_us", sim.exposed_comm_us);
+  if (ranks) {
+    w.key("ranks");
+    write_ranks(w, *ranks);
+  }
   w.field("runtime_source", runtime_source);
   w.field("step_time_us", sim.step_time_us);
   w.end_object();
@@ -379,7 +422,8 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
   w.key("runtime");
   write_runtime_report(w, g, *r.pricing);
   w.key("simulation");
-  write_simulation(w, g, r.simulation, opts.runtime_source == "calibrated" ? std::string_view(r.predicted.runtime_source) : "runtime_us");
+  write_simulation(w, g, r.simulation, opts.runtime_source == "calibrated" ? std::string_view(r.predicted.runtime_source) : "runtime_us",
+                   r.ranks ? &*r.ranks : nullptr);
   w.end_object();
   w.raw("\n");
 }
@@ -420,21 +464,18 @@ void stream_plan_json(std::FILE* out, const std::string& name, const PlanOptions
   w.flush();
 }
 
-void write_chrome_trace(JsonWriter& w, const Graph& g, const Simulation& sim, const std::vector<std::int64_t>* memory_curve) {
-  if (memory_curve && memory_curve->size() != sim.spans.size() + 1)
-    throw Error("trace: " + std::to_string(memory_curve->size()) + " memory samples for " + std::to_string(sim.spans.size()) + " steps");
-  constexpr int kPid = 1, kComputeLane = 1, kCommLane = 2;
-  const std::string process = "schedlab " + (g.name.empty() ? std::string("graph") : g.name);
+namespace {
+
+// One process of a trace: its lanes "compute" and "comm", a complete event
+// per node and one per stall.
+void write_trace_events(JsonWriter& w, const Graph& g, const Simulation& sim, int kPid, const std::string& process) {
+  constexpr int kComputeLane = 1, kCommLane = 2;
   auto metadata = [&](std::string_view name, int tid, std::string_view arg, auto value) {
     w.begin_object().key("args").begin_object().field(arg, value).end_object();
     w.field("name", name).field("ph", "M").field("pid", kPid);
     if (tid >= 0) w.field("tid", tid);
     w.end_object();
   };
-  w.begin_object();
-  w.field("displayTimeUnit", "ms");
-  w.key("otherData").begin_object().field("generator", "schedlab simulate").field("step_time_us", sim.step_time_us).end_object();
-  w.key("traceEvents").begin_array();
   metadata("process_name", -1, "name", std::string_view(process));
   metadata("thread_name", kComputeLane, "name", std::string_view("compute"));
   metadata("thread_name", kCommLane, "name", std::string_view("comm"));
@@ -479,10 +520,50 @@ void write_chrome_trace(JsonWriter& w, const Graph& g, const Simulation& sim, co
     w.field("ts", ct.end_us - ct.exposed_us);
     w.end_object();
   }
+}
+
+}  // namespace
+
+void write_chrome_trace(JsonWriter& w, const Graph& g, const Simulation& sim, const std::vector<std::int64_t>* memory_curve) {
+  if (memory_curve && memory_curve->size() != sim.spans.size() + 1)
+    throw Error("trace: " + std::to_string(memory_curve->size()) + " memory samples for " + std::to_string(sim.spans.size()) + " steps");
+  w.begin_object();
+  w.field("displayTimeUnit", "ms");
+  w.key("otherData").begin_object().field("generator", "schedlab simulate").field("step_time_us", sim.step_time_us).end_object();
+  w.key("traceEvents").begin_array();
+  write_trace_events(w, g, sim, 1, "schedlab " + (g.name.empty() ? std::string("graph") : g.name));
   if (memory_curve) write_memory_track_and_flows(w, g, sim, *memory_curve);
   w.end_array();
   w.end_object();
   w.raw("\n");
+}
+
+std::string ranks_chrome_trace_json(const PlanRanks& ranks) {
+  const RanksSimulation& sim = ranks.simulation;
+  JsonWriter w;
+  w.begin_object();
+  w.field("displayTimeUnit", "ms");
+  w.key("otherData").begin_object().field("generator", "schedlab simulate").field("slowest_rank", sim.slowest_rank);
+  w.field("step_time_us", sim.step_time_us()).end_object();
+  w.key("traceEvents").begin_array();
+  for (std::size_t r = 0; r < sim.ranks.size(); ++r) {
+    const Graph& g = *ranks.graphs[r];
+    write_trace_events(w, g, sim.ranks[r], static_cast<int>(r) + 1,
+                       "rank " + std::to_string(r) + " " + (g.name.empty() ? std::string("graph") : g.name));
+    w.begin_object().key("args").begin_object().field("sort_index", static_cast<int>(r)).end_object();
+    w.field("name", "process_sort_index").field("ph", "M").field("pid", static_cast<int>(r) + 1).end_object();
+  }
+  w.end_array();
+  w.end_object();
+  w.raw("\n");
+  return w.take_text();
+}
+
+std::string ranks_json(const PlanRanks& ranks) {
+  JsonWriter w;
+  write_ranks(w, ranks);
+  w.raw("\n");
+  return w.take_text();
 }
 
 std::string chrome_trace_json(const Graph& g, const Simulation& sim) {

@@ -46,6 +46,15 @@ void write_chrome_trace(JsonWriter& w, const Graph& g, const Simulation& sim, co
 std::string chrome_trace_json(const Graph& g, const Simulation& sim);
 std::string chrome_trace_json(const Graph& g, const Simulation& sim, const std::vector<std::int64_t>& memory_curve);
 
+// Several ranks (core/sim/ranks.h) as Chrome trace events: one process per
+// rank ("rank N <graph>"), each with the lanes above.
+std::string ranks_chrome_trace_json(const PlanRanks& ranks);
+// `simulate --format json`, and a plan's `simulation.ranks`: per rank its
+// step, exposed comm, compute factor, graph name and label, the slowest
+// rank, and per collective (rank 0's node name) its arrival skew;
+// docs/simulation.md, "Several ranks".
+std::string ranks_json(const PlanRanks& ranks);
+
 // What `plan --trace` writes and the page exports: the final order's
 // simulation with its memory track and flows.
 std::string plan_trace_json(const PlanResult& r);

@@ -1,5 +1,6 @@
 #include "core/plan/plan.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/cost/cost_model.h"
@@ -67,10 +68,13 @@ const ExecutedMemory& executed_memory(PlanResult& r) {
 // `order` simulated as the pricing says: its simulated times, the launch
 // path when it times by the calibrated model (the host's fresh allocations
 // those of `executed`, memory as executed over this order), and contention.
+LaunchModel simulated_launch(const Graph& g, const Pricing& p, const ExecutedMemory* executed) {
+  return p.simulates_launch_path() ? launch_path(g, p, false, executed) : LaunchModel{};
+}
+
 Simulation simulate_priced(const Graph& g, const Pricing& p, const Order& order, const ExecutedMemory* executed) {
-  const ContentionModel contention = contention_model(p);  // the calibrated model's, as the launch path is
-  if (!p.simulates_launch_path()) return simulate_two_streams(g, order, p.simulated_us(), LaunchModel{}, contention);
-  return simulate_two_streams(g, order, p.simulated_us(), launch_path(g, p, false, executed), contention);
+  // The contention is the calibrated model's, as the launch path is.
+  return simulate_two_streams(g, order, p.simulated_us(), simulated_launch(g, p, executed), contention_model(p));
 }
 
 // Another order simulated as the plan's own are, with `p`: memory as
@@ -152,6 +156,39 @@ void compare_stage(PlanResult& r, const PlanOptions& opts) {
   }
 }
 
+// The other ranks, each through the whole pipeline with the same options
+// (a rank of this very graph reuses this plan), simulated beside this
+// plan's final order as rank 0.
+void ranks_stage(PlanResult& r, const PlanOptions& opts) {
+  if (opts.other_ranks.empty() && opts.rank_compute_factors.empty()) return;
+  const std::size_t count = std::max(opts.other_ranks.size() + 1, opts.rank_compute_factors.size());
+  if (count != opts.other_ranks.size() + 1)
+    throw OptionError("several ranks: " + std::to_string(opts.rank_compute_factors.size()) + " compute factors for " +
+                      std::to_string(opts.other_ranks.size() + 1) + " ranks");
+  PlanOptions alone = opts;
+  alone.other_ranks.clear();
+  alone.rank_compute_factors.clear();
+  alone.compare = false;
+  std::vector<PlanResult> others(opts.other_ranks.size());
+  PlanRanks ranks;
+  std::vector<RankInput> inputs;
+  for (std::size_t i = 0; i < count; ++i) {
+    const bool own = i == 0 || opts.other_ranks[i - 1].graph == r.input;
+    if (!own) {
+      if (!opts.other_ranks[i - 1].graph) throw Error("several ranks: " + opts.other_ranks[i - 1].label + ": no graph");
+      others[i - 1] = run_plan(opts.other_ranks[i - 1].graph, alone);
+    }
+    const PlanResult& plan = own ? r : others[i - 1];
+    ranks.graphs.push_back(plan.fused_graph ? plan.fused_graph : plan.input);
+    const std::string& name = ranks.graphs.back()->name;
+    ranks.labels.push_back(i > 0 ? opts.other_ranks[i - 1].label : !opts.rank_label.empty() ? opts.rank_label : name);
+    ranks.compute_factors.push_back(i < opts.rank_compute_factors.size() ? opts.rank_compute_factors[i] : 1.0);
+    inputs.push_back(plan_rank_input(plan, ranks.labels.back(), ranks.compute_factors.back()));
+  }
+  ranks.simulation = simulate_ranks(inputs);
+  r.ranks = std::move(ranks);
+}
+
 constexpr PlanStage kStages[] = {
     {"front_end", "front_end, fused_graph", front_end_stage},
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
@@ -160,6 +197,7 @@ constexpr PlanStage kStages[] = {
     {"simulation", "simulation", simulation_stage},
     {"predict", "predicted, device_fit", predict_stage},
     {"compare", "compared", compare_stage},
+    {"ranks", "ranks", ranks_stage},
 };
 
 }  // namespace
@@ -167,6 +205,21 @@ constexpr PlanStage kStages[] = {
 std::span<const PlanStage> plan_stages() { return kStages; }
 
 Simulation simulate_plan_order(const PlanResult& r, const Order& order) { return simulate_plan_order(r.planned(), r.order_pricing(), order); }
+
+RankInput plan_rank_input(const PlanResult& r, std::string label, double compute_factor) {
+  const Graph& g = r.planned();
+  const Pricing& p = r.order_pricing();
+  RankInput in;
+  in.label = std::move(label);
+  in.graph = &g;
+  in.order = r.order;
+  in.runtime_us = compute_factor == 1.0 ? p.simulated_us() : with_compute_scaled(g, p.simulated_us(), compute_factor);
+  // predicted.memory: memory as executed over the final order, which the
+  // simulation stage's launch path read.
+  in.launch = simulated_launch(g, p, p.prices_allocations() ? &r.predicted.memory : nullptr);
+  in.contention = contention_model(p);
+  return in;
+}
 
 std::vector<std::pair<std::string, std::vector<std::string>>> compared_comm_passes() {
   return {{"inductor recommended", inductor_recommended_comm_passes()}, {"overlap_schedule", {"overlap_schedule"}}};
@@ -256,6 +309,17 @@ std::string plan_to_text(const PlanResult& r) {
     if (r.comm) {
       std::snprintf(line, sizeof line, "; before comm passes: step %.1f us, exposed %.1f us", r.simulation_before_comm.step_time_us,
                     r.simulation_before_comm.exposed_comm_us);
+      out += line;
+    }
+    out += "\n";
+  }
+  if (r.ranks) {
+    const RanksSimulation& rs = r.ranks->simulation;
+    std::snprintf(line, sizeof line, "several ranks: %zu, slowest rank %d, step %.1f us", rs.ranks.size(), rs.slowest_rank, rs.step_time_us());
+    out += line;
+    if (const std::vector<std::int32_t> largest = largest_skews(rs, 1); !largest.empty()) {
+      const RankCollective& c = rs.collectives[largest[0]];
+      std::snprintf(line, sizeof line, "; largest arrival skew %.1f us (%s, last rank %d)", c.skew_us(), g.nodes[c.node[0]].name.c_str(), c.latest_rank);
       out += line;
     }
     out += "\n";

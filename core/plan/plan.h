@@ -20,10 +20,18 @@
 #include "core/memory/methods.h"
 #include "core/predict/device_fit.h"
 #include "core/predict/predicted.h"
+#include "core/sim/ranks.h"
 #include "core/sim/simulate.h"
 #include "core/util/units.h"  // human_bytes, for the reports
 
 namespace schedlab {
+
+// Another rank of the step (`plan --rank-graphs`): its graph, and what
+// names it in errors (its file).
+struct RankGraph {
+  std::string label;
+  std::shared_ptr<const Graph> graph;
+};
 
 struct PlanOptions {
   std::vector<std::string> memory_methods = default_memory_methods();
@@ -49,6 +57,14 @@ struct PlanOptions {
   // memory-planned order, each as this pipeline runs it (`simulate
   // --compare`, `plan --compare`, schedplan/1 `compare`).
   bool compare = false;
+  // The step's other ranks, rank 1 on: each planned with these options and
+  // simulated beside this graph, rank 0 (core/sim/ranks.h; schedplan/1
+  // `simulation.ranks`). Empty: one rank, as always.
+  std::vector<RankGraph> other_ranks;
+  // Per rank, rank 0 first: its compute speed factor (with_compute_scaled;
+  // `--rank-skew`). Empty, or a rank past its end: 1.
+  std::vector<double> rank_compute_factors;
+  std::string rank_label;  // names this graph (rank 0) in the ranks' errors and reports; empty: its name
 };
 
 // One comm-pass list run beside the plan's own: the step `plan
@@ -63,6 +79,14 @@ struct ComparedPasses {
 
 // The lists `compare` runs: Inductor's recommended comm passes and overlap_schedule.
 std::vector<std::pair<std::string, std::vector<std::string>>> compared_comm_passes();
+
+// The plan's graph and its other ranks simulated side by side.
+struct PlanRanks {
+  std::vector<std::string> labels;        // per rank (PlanOptions::rank_label, RankGraph::label)
+  std::vector<std::shared_ptr<const Graph>> graphs;  // per rank: its planned graph, which node ids refer to
+  std::vector<double> compute_factors;    // per rank
+  RanksSimulation simulation;             // rank 0: the plan's own graph
+};
 
 struct PlanResult {
   // The graph given to run_plan, and for a pre-fusion one the fused graph
@@ -97,6 +121,7 @@ struct PlanResult {
   Prediction predicted;                     // of the final order (schedplan/1 `predicted`)
   std::optional<DeviceFit> device_fit;      // with opts.device_memory_bytes (schedplan/1 `device_fit`)
   std::vector<ComparedPasses> compared;     // opts.compare: each compared list, as the plan would run it
+  std::optional<PlanRanks> ranks;           // with opts.other_ranks or factors (schedplan/1 `simulation.ranks`)
 };
 
 // One stage of the pipeline: it reads what the earlier stages left in the
@@ -108,11 +133,17 @@ struct PlanStage {
 };
 
 // front_end -> memory -> pricing -> comms -> simulation -> predict ->
-// compare, in this order.
+// compare -> ranks, in this order.
 // Another order of the planned graph simulated as the plan's own are: the
 // pricing's times, its launch path (the fresh allocations of memory as
 // executed over that order) and its contention (the page's per-pass steps).
 Simulation simulate_plan_order(const PlanResult& r, const Order& order);
+
+// The final order as one rank of a several-rank simulation
+// (core/sim/ranks.h): the inputs the simulation stage timed it by, its
+// compute nodes' times times compute_factor (a slower or faster rank).
+// With factor 1, simulate_ranks of it alone gives r.simulation.
+RankInput plan_rank_input(const PlanResult& r, std::string label, double compute_factor = 1.0);
 
 std::span<const PlanStage> plan_stages();
 

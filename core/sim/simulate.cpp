@@ -1,5 +1,10 @@
 #include "core/sim/simulate.h"
 
+#include <memory>
+#include <optional>
+
+#include "core/sim/rank_stepper.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -56,9 +61,11 @@ class CommStream {
  public:
   explicit CommStream(Simulation& sim) : sim_(sim) {}
 
-  void issue(std::int32_t c, double work_us) {
-    if (queue_.empty()) head_start_ = std::max(sim_.collectives[c].issue_us, last_end_);
-    queue_.push_back({c, work_us});
+  // Collective c (its work alone) may start from ready_us on: its issue on
+  // this rank, or the last member rank's.
+  void issue(std::int32_t c, double work_us, double ready_us) {
+    if (queue_.empty()) head_start_ = std::max(ready_us, last_end_);
+    queue_.push_back({c, work_us, ready_us});
   }
   bool done(std::int32_t c) const { return finished_.size() > static_cast<std::size_t>(c) && finished_[c]; }
 
@@ -129,6 +136,7 @@ class CommStream {
   struct Pending {
     std::int32_t c;
     double work_us;
+    double ready_us;
   };
   void finish(double end) {
     const std::int32_t c = queue_[head_].c;
@@ -145,7 +153,7 @@ class CommStream {
       queue_.clear();
       head_ = 0;
     } else {
-      head_start_ = std::max(sim_.collectives[queue_[head_].c].issue_us, end);
+      head_start_ = std::max(queue_[head_].ready_us, end);
     }
   }
 
@@ -157,82 +165,203 @@ class CommStream {
   std::vector<std::uint8_t> finished_;
 };
 
-Simulation simulate_contended(const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us,
-                              const LaunchModel& launch, const ContentionModel& contention) {
-  const std::size_t n = runtime_us.size();
-  if (contention.comm_slowdown.size() != n || contention.compute_slowdown.size() != n || contention.comm_start_fraction.size() != n)
-    throw Error("simulation: the contention model does not match the graph's nodes");
-  const bool has_host = !launch.host_us.empty() || !launch.gap_us.empty();
-  Simulation sim;
-  std::vector<std::int32_t> timing_of(n, -1);
-  std::vector<std::size_t> span_of(n, 0);
-  double compute_clock = 0;
-  double host_clock = has_host ? launch.host_call_us : 0;
-  sim.host_busy_us = host_clock;
-  CommStream comm(sim);
-  auto join = [&](std::int32_t c, NodeId blocker) {
-    CollectiveTiming& ct = sim.collectives[c];
+// The contended loop, advanced collective by collective (rank_stepper.h).
+class ContendedStepper final : public RankStepper {
+ public:
+  ContendedStepper(const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch,
+                   const ContentionModel& contention)
+      : sg_(sg), order_(order), rt_(runtime_us), launch_(launch), contention_(contention), comm_(sim_) {
+    const std::size_t n = runtime_us.size();
+    if (contention.comm_slowdown.size() != n || contention.compute_slowdown.size() != n || contention.comm_start_fraction.size() != n)
+      throw Error("simulation: the contention model does not match the graph's nodes");
+    has_host_ = !launch.host_us.empty() || !launch.gap_us.empty();
+    timing_of_.assign(n, -1);
+    span_of_.assign(n, 0);
+    host_clock_ = has_host_ ? launch.host_call_us : 0;
+    sim_.host_busy_us = host_clock_;
+    sim_.spans.reserve(order.size());
+  }
+
+  std::optional<CollectiveArrival> next_collective() override {
+    for (; pos_ < order_.size(); ++pos_) {
+      const NodeId v = order_[pos_];
+      const double rt = rt_[v];
+      if (has_host_) {
+        host_clock_ += launch_.host_us[v];
+        sim_.host_busy_us += launch_.host_us[v];
+      }
+      if (sg_.is_collective[v]) {
+        CollectiveTiming ct;
+        ct.collective = v;
+        ct.issue_us = std::max(compute_clock_, host_clock_);
+        timing_of_[v] = static_cast<std::int32_t>(sim_.collectives.size());
+        span_of_[v] = sim_.spans.size();
+        sim_.collectives.push_back(ct);
+        sim_.spans.push_back({v, 0, 0, true});
+        ++pos_;
+        return CollectiveArrival{ct.issue_us, ct.issue_us};
+      }
+      blocking_.clear();
+      for (NodeId p : sg_.collective_inputs.row(v))
+        if (timing_of_[p] >= 0 && sim_.collectives[timing_of_[p]].blocked == kNone) blocking_.push_back(timing_of_[p]);
+      // Each stall is charged to the collective that caused it: they end in
+      // issue order on the one stream.
+      std::sort(blocking_.begin(), blocking_.end());
+      for (std::int32_t c : blocking_) join(c, v);
+      if (has_host_) compute_clock_ = std::max(compute_clock_, host_clock_) + launch_.gap_us[v];
+      const double end = comm_.run_beside(compute_clock_, rt, contention_.comm_slowdown[v], contention_.compute_slowdown[v],
+                                          contention_.comm_start_fraction[v]);
+      sim_.spans.push_back({v, compute_clock_, end, false});
+      sim_.compute_busy_us += end - compute_clock_;
+      compute_clock_ = end;
+    }
+    return std::nullopt;
+  }
+
+  void start_after(double ready_us) override {
+    const std::int32_t c = static_cast<std::int32_t>(sim_.collectives.size()) - 1;
+    comm_.issue(c, rt_[sim_.collectives[c].collective], ready_us);
+  }
+
+  Simulation finish() override {
+    comm_.run_alone(std::numeric_limits<double>::infinity());
+    double comm_free = 0;
+    for (CollectiveTiming& ct : sim_.collectives) {
+      comm_free = std::max(comm_free, ct.end_us);
+      sim_.comm_busy_us += ct.end_us - ct.start_us;
+      sim_.spans[span_of_[ct.collective]].start_us = ct.start_us;
+      sim_.spans[span_of_[ct.collective]].end_us = ct.end_us;
+      if (ct.blocked == kNone && ct.end_us > compute_clock_) {
+        ct.exposed_us = ct.end_us - compute_clock_;
+        compute_clock_ = ct.end_us;
+      }
+    }
+    close_step(sim_, compute_clock_, comm_free, host_clock_);
+    return std::move(sim_);
+  }
+
+ private:
+  void join(std::int32_t c, NodeId blocker) {
+    CollectiveTiming& ct = sim_.collectives[c];
     if (ct.blocked != kNone) return;
     ct.blocked = blocker;
-    comm.run_alone(std::numeric_limits<double>::infinity(), c);
-    if (ct.end_us > compute_clock) {
-      ct.exposed_us = ct.end_us - compute_clock;
-      compute_clock = ct.end_us;
-    }
-  };
-  sim.spans.reserve(order.size());
-  std::vector<std::int32_t> blocking;
-  for (NodeId v : order) {
-    const double rt = runtime_us[v];
-    if (has_host) {
-      host_clock += launch.host_us[v];
-      sim.host_busy_us += launch.host_us[v];
-    }
-    if (sg.is_collective[v]) {
-      CollectiveTiming ct;
-      ct.collective = v;
-      ct.issue_us = std::max(compute_clock, host_clock);
-      timing_of[v] = static_cast<std::int32_t>(sim.collectives.size());
-      span_of[v] = sim.spans.size();
-      sim.collectives.push_back(ct);
-      sim.spans.push_back({v, 0, 0, true});
-      comm.issue(timing_of[v], rt);
-      continue;
-    }
-    blocking.clear();
-    for (NodeId p : sg.collective_inputs.row(v))
-      if (timing_of[p] >= 0 && sim.collectives[timing_of[p]].blocked == kNone) blocking.push_back(timing_of[p]);
-    // Each stall is charged to the collective that caused it: they end in
-    // issue order on the one stream.
-    std::sort(blocking.begin(), blocking.end());
-    for (std::int32_t c : blocking) join(c, v);
-    if (has_host) compute_clock = std::max(compute_clock, host_clock) + launch.gap_us[v];
-    const double end = comm.run_beside(compute_clock, rt, contention.comm_slowdown[v], contention.compute_slowdown[v],
-                                       contention.comm_start_fraction[v]);
-    sim.spans.push_back({v, compute_clock, end, false});
-    sim.compute_busy_us += end - compute_clock;
-    compute_clock = end;
-  }
-  comm.run_alone(std::numeric_limits<double>::infinity());
-  double comm_free = 0;
-  for (CollectiveTiming& ct : sim.collectives) {
-    comm_free = std::max(comm_free, ct.end_us);
-    sim.comm_busy_us += ct.end_us - ct.start_us;
-    sim.spans[span_of[ct.collective]].start_us = ct.start_us;
-    sim.spans[span_of[ct.collective]].end_us = ct.end_us;
-    if (ct.blocked == kNone && ct.end_us > compute_clock) {
-      ct.exposed_us = ct.end_us - compute_clock;
-      compute_clock = ct.end_us;
+    comm_.run_alone(std::numeric_limits<double>::infinity(), c);
+    if (ct.end_us > compute_clock_) {
+      ct.exposed_us = ct.end_us - compute_clock_;
+      compute_clock_ = ct.end_us;
     }
   }
-  close_step(sim, compute_clock, comm_free, host_clock);
-  return sim;
-}
 
-}  // namespace
+  const SimulationGraph& sg_;
+  const Order& order_;
+  const std::vector<double>& rt_;
+  const LaunchModel& launch_;
+  const ContentionModel& contention_;
+  Simulation sim_;
+  CommStream comm_;
+  bool has_host_ = false;
+  std::vector<std::int32_t> timing_of_;
+  std::vector<std::size_t> span_of_;
+  std::vector<std::int32_t> blocking_;
+  std::size_t pos_ = 0;
+  double compute_clock_ = 0, host_clock_ = 0;
+};
 
-Simulation simulate_two_streams(const Graph& g, const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us,
-                                const LaunchModel& launch, const ContentionModel& contention) {
+// The two-stream loop without contention, advanced collective by collective.
+class FreeStepper final : public RankStepper {
+ public:
+  FreeStepper(const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch)
+      : sg_(sg), order_(order), rt_(runtime_us), launch_(launch) {
+    has_host_ = !launch.host_us.empty() || !launch.gap_us.empty();
+    timing_of_.assign(runtime_us.size(), -1);  // node -> index into sim_.collectives
+    host_clock_ = has_host_ ? launch.host_call_us : 0;
+    sim_.host_busy_us = host_clock_;
+    sim_.spans.reserve(order.size());
+  }
+
+  std::optional<CollectiveArrival> next_collective() override {
+    for (; pos_ < order_.size(); ++pos_) {
+      const NodeId v = order_[pos_];
+      const double rt = rt_[v];
+      if (has_host_) {
+        host_clock_ += launch_.host_us[v];
+        sim_.host_busy_us += launch_.host_us[v];
+      }
+      if (sg_.is_collective[v]) {
+        CollectiveTiming ct;
+        ct.collective = v;
+        ct.issue_us = std::max(compute_clock_, host_clock_);
+        timing_of_[v] = static_cast<std::int32_t>(sim_.collectives.size());
+        sim_.collectives.push_back(ct);
+        ++pos_;
+        // This loop starts a collective from the compute stream's clock.
+        return CollectiveArrival{compute_clock_, ct.issue_us};
+      }
+      // Block on every running collective whose output this node reads, the
+      // earliest-ending first so each stall is charged to the one that caused it.
+      blocking_.clear();
+      for (NodeId p : sg_.collective_inputs.row(v))
+        if (timing_of_[p] >= 0 && sim_.collectives[timing_of_[p]].blocked == kNone) blocking_.push_back(timing_of_[p]);
+      std::sort(blocking_.begin(), blocking_.end(),
+                [&](std::int32_t a, std::int32_t b) { return sim_.collectives[a].end_us < sim_.collectives[b].end_us; });
+      for (std::int32_t c : blocking_) join(c, v);
+      // The kernel waits for its launch; the launch gap follows the previous kernel.
+      if (has_host_) compute_clock_ = std::max(compute_clock_, host_clock_) + launch_.gap_us[v];
+      sim_.spans.push_back({v, compute_clock_, compute_clock_ + rt, false});
+      compute_clock_ += rt;
+      sim_.compute_busy_us += rt;
+    }
+    return std::nullopt;
+  }
+
+  void start_after(double ready_us) override {
+    CollectiveTiming& ct = sim_.collectives.back();
+    const double rt = rt_[ct.collective];
+    ct.start_us = std::max(ready_us, comm_free_);
+    ct.end_us = ct.start_us + rt;
+    comm_free_ = ct.end_us;
+    sim_.spans.push_back({ct.collective, ct.start_us, ct.end_us, true});
+    sim_.comm_busy_us += rt;
+  }
+
+  Simulation finish() override {
+    // Collectives nobody waited on expose what runs past the compute stream.
+    for (CollectiveTiming& ct : sim_.collectives) {
+      if (ct.blocked != kNone) continue;
+      if (ct.end_us > compute_clock_) {
+        ct.exposed_us = ct.end_us - compute_clock_;
+        compute_clock_ = ct.end_us;
+      }
+    }
+    close_step(sim_, compute_clock_, comm_free_, host_clock_);
+    return std::move(sim_);
+  }
+
+ private:
+  void join(std::int32_t c, NodeId blocker) {
+    CollectiveTiming& ct = sim_.collectives[c];
+    if (ct.blocked != kNone) return;
+    ct.blocked = blocker;
+    if (ct.end_us > compute_clock_) {
+      ct.exposed_us = ct.end_us - compute_clock_;
+      compute_clock_ = ct.end_us;
+    }
+  }
+
+  const SimulationGraph& sg_;
+  const Order& order_;
+  const std::vector<double>& rt_;
+  const LaunchModel& launch_;
+  Simulation sim_;
+  bool has_host_ = false;
+  std::vector<std::int32_t> timing_of_;
+  std::vector<std::int32_t> blocking_;
+  std::size_t pos_ = 0;
+  double compute_clock_ = 0, comm_free_ = 0, host_clock_ = 0;
+};
+
+// Throws Error where the inputs do not fit the graph.
+void check_inputs(const Graph& g, const Order& order, const std::vector<double>& runtime_us, const LaunchModel& launch) {
   const std::int32_t n = g.num_nodes();
   const bool has_host = !launch.host_us.empty() || !launch.gap_us.empty();
   if (has_host && (launch.host_us.size() != runtime_us.size() || launch.gap_us.size() != runtime_us.size()))
@@ -247,69 +376,24 @@ Simulation simulate_two_streams(const Graph& g, const SimulationGraph& sg, const
     if (!std::isfinite(runtime_us[v]) || runtime_us[v] < 0)
       throw Error("simulation: node \"" + g.nodes[v].name + "\": runtime is not a finite number of microseconds");
   }
-  if (!contention.empty()) return simulate_contended(sg, order, runtime_us, launch, contention);
-  Simulation sim;
-  std::vector<std::int32_t> timing_of(n, -1);  // node -> index into sim.collectives
-  double compute_clock = 0, comm_free = 0;
-  double host_clock = has_host ? launch.host_call_us : 0;
-  sim.host_busy_us = host_clock;
-  auto join = [&](std::int32_t c, NodeId blocker) {
-    CollectiveTiming& ct = sim.collectives[c];
-    if (ct.blocked != kNone) return;
-    ct.blocked = blocker;
-    if (ct.end_us > compute_clock) {
-      ct.exposed_us = ct.end_us - compute_clock;
-      compute_clock = ct.end_us;
-    }
-  };
-  sim.spans.reserve(order.size());
-  std::vector<std::int32_t> blocking;
-  for (NodeId v : order) {
-    const double rt = runtime_us[v];
-    if (has_host) {
-      host_clock += launch.host_us[v];
-      sim.host_busy_us += launch.host_us[v];
-    }
-    if (sg.is_collective[v]) {
-      CollectiveTiming ct;
-      ct.collective = v;
-      ct.issue_us = std::max(compute_clock, host_clock);
-      ct.start_us = std::max(compute_clock, comm_free);
-      ct.end_us = ct.start_us + rt;
-      comm_free = ct.end_us;
-      timing_of[v] = static_cast<std::int32_t>(sim.collectives.size());
-      sim.collectives.push_back(ct);
-      sim.spans.push_back({v, ct.start_us, ct.end_us, true});
-      sim.comm_busy_us += rt;
-      continue;
-    }
-    // Block on every running collective whose output this node reads, the
-    // earliest-ending first so each stall is charged to the one that caused it.
-    blocking.clear();
-    for (NodeId p : sg.collective_inputs.row(v))
-      if (timing_of[p] >= 0 && sim.collectives[timing_of[p]].blocked == kNone) blocking.push_back(timing_of[p]);
-    std::sort(blocking.begin(), blocking.end(),
-              [&](std::int32_t a, std::int32_t b) { return sim.collectives[a].end_us < sim.collectives[b].end_us; });
-    for (std::int32_t c : blocking) join(c, v);
-    // The kernel waits for its launch; the launch gap follows the previous kernel.
-    if (has_host) compute_clock = std::max(compute_clock, host_clock) + launch.gap_us[v];
-    sim.spans.push_back({v, compute_clock, compute_clock + rt, false});
-    compute_clock += rt;
-    sim.compute_busy_us += rt;
-  }
-  // Collectives nobody waited on expose what runs past the compute stream.
-  std::vector<std::int32_t> open;
-  for (std::int32_t c = 0; c < static_cast<std::int32_t>(sim.collectives.size()); ++c)
-    if (sim.collectives[c].blocked == kNone) open.push_back(c);
-  for (std::int32_t c : open) {
-    CollectiveTiming& ct = sim.collectives[c];
-    if (ct.end_us > compute_clock) {
-      ct.exposed_us = ct.end_us - compute_clock;
-      compute_clock = ct.end_us;
-    }
-  }
-  close_step(sim, compute_clock, comm_free, host_clock);
-  return sim;
+}
+
+}  // namespace
+
+std::unique_ptr<RankStepper> make_rank_stepper(const Graph& g, const SimulationGraph& sg, const Order& order,
+                                               const std::vector<double>& runtime_us, const LaunchModel& launch,
+                                               const ContentionModel& contention) {
+  check_inputs(g, order, runtime_us, launch);
+  if (!contention.empty()) return std::make_unique<ContendedStepper>(sg, order, runtime_us, launch, contention);
+  return std::make_unique<FreeStepper>(sg, order, runtime_us, launch);
+}
+
+Simulation simulate_two_streams(const Graph& g, const SimulationGraph& sg, const Order& order, const std::vector<double>& runtime_us,
+                                const LaunchModel& launch, const ContentionModel& contention) {
+  // One rank alone: each collective may start from its own arrival.
+  const std::unique_ptr<RankStepper> rank = make_rank_stepper(g, sg, order, runtime_us, launch, contention);
+  while (const std::optional<CollectiveArrival> arrival = rank->next_collective()) rank->start_after(arrival->start_from_us);
+  return rank->finish();
 }
 
 }  // namespace schedlab

@@ -10,10 +10,10 @@
 
 using namespace schedlab;
 
-TEST_CASE("the plan pipeline is front end, memory, pricing, comms, simulation, predict, compare; the result owns its graphs", "[plan][pipeline]") {
+TEST_CASE("the plan pipeline is front end, memory, pricing, comms, simulation, predict, compare, ranks; the result owns its graphs", "[plan][pipeline]") {
   std::vector<std::string> names;
   for (const auto& s : plan_stages()) names.emplace_back(s.name);
-  CHECK(names == std::vector<std::string>{"front_end", "memory", "pricing", "comms", "simulation", "predict", "compare"});
+  CHECK(names == std::vector<std::string>{"front_end", "memory", "pricing", "comms", "simulation", "predict", "compare", "ranks"});
   PlanResult r = run_plan(load_graph_file(test::data_path("inductor/gpt2_2.pre.json")), PlanOptions{});
   REQUIRE(r.input);
   REQUIRE(r.fused_graph);

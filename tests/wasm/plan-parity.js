@@ -99,7 +99,7 @@ async function main() {
         try {
           const stages = [];
           session.run(bytes, flags.length ? JSON.stringify({ comm_passes: passes }) : '', (name) => stages.push(name));
-          assert.deepStrictEqual(stages, ['load', 'front_end', 'memory', 'pricing', 'comms', 'simulation', 'predict', 'compare', 'views']);
+          assert.deepStrictEqual(stages, ['load', 'front_end', 'memory', 'pricing', 'comms', 'simulation', 'predict', 'compare', 'ranks', 'views']);
           const ov = session.overview();
           assert.strictEqual(ov.graph, plan.graph);
           assert.strictEqual(ov.nodes, plan.nodes);

@@ -72,6 +72,7 @@ const STAGE_LABELS = {
   simulation: 'simulation',
   predict: 'prediction',
   compare: 'compared comm passes',
+  ranks: 'several ranks',
   views: 'memory curves',
 };
 
