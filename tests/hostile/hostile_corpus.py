@@ -283,13 +283,21 @@ def cases() -> list[Case]:
 
 
 def seeds(kind: str) -> list[tuple[str, bytes]]:
-    """The small hostile files of `kind` ("profile" or "measured") as fuzzing seeds."""
+    """The small hostile files of `kind` ("profile", "measured" or "trace") as fuzzing seeds."""
     out = []
     if kind == "profile":
         for text in ('{"base": "h200", "a\\nb": 1}', '{"base": "h200", "kernel_launch_us": 1e308}',
                      '{"base": "h200", "flops_per_s": {"f32": 1e-300}}', '{"base": "/etc/passwd"}', "[" * 200):
             out.append((f"profile_{len(out)}", text.encode()))
         out.append(("fitted_host_1e308", json.dumps(fitted_profile(host_call_us=1e308)).encode()))
+    elif kind == "trace":
+        for events in ('{"ph": "X", "cat": "kernel", "name": "triton_poi_1", "ts": 5}',
+                       '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e308, "dur": 1e308}',
+                       '{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 9}, '
+                       '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 1, "args": {"correlation": 1}}, '
+                       '{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather", "ts": 2, "dur": 3, "args": {"correlation": 1}}'):
+            out.append((f"trace_{len(out)}", trace_text(events)))
+        out.append(("brackets", b"[" * 200))
     else:
         for m in (measured(kernels=each_kernel("duration_us", 1e308)), measured(unbacked={"u\n": -1}),
                   measured(**{"env.device_kind": "../x"}), measured(**{"memory.peak_allocated_bytes": 1 << 62})):
