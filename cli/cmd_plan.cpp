@@ -69,13 +69,15 @@ std::function<int()> define_plan(CLI::App& app) {
                         "leave out a method whose order is not a valid schedule instead of failing");
   add_hardware_option(app, a->opts.hardware);
   const std::function<void()> at_host_speed = add_host_probe_option(app, a->opts.hardware);
+  const std::function<void()> read_measured_traces = add_measured_trace_option(app, a->opts);
   add_runtime_source_option(app, a->opts.runtime_source);
   add_device_memory_option(app, a->opts.device_memory_bytes);
   add_choice_option(app, "--format", a->format, {"json", "text"}, "what goes to PLAN.json or stdout (default: json with -o, else text)");
   app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node to the report, with the simulation's stalls");
   add_max_input_bytes_option(app, a->max_input);
-  return [a, at_host_speed] {
+  return [a, at_host_speed, read_measured_traces] {
     at_host_speed();
+    read_measured_traces();
     return run(*a);
   };
 }

@@ -178,11 +178,13 @@ std::function<int()> define_simulate(CLI::App& app) {
   add_runtime_source_option(app, a->opts.runtime_source);
   add_hardware_option(app, a->opts.hardware);
   const std::function<void()> at_host_speed = add_host_probe_option(app, a->opts.hardware);
+  const std::function<void()> read_measured_traces = add_measured_trace_option(app, a->opts);
   app.add_flag_callback("--no-fuse", [a] { a->opts.fuse = false; }, "simulate a pre-fusion graph as it is, without Inductor's fusion");
   app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node, with the simulation's stalls");
   add_max_input_bytes_option(app, a->max_input);
-  return [a, budget, at_host_speed] {
+  return [a, budget, at_host_speed, read_measured_traces] {
     at_host_speed();
+    read_measured_traces();
     if (budget->count() > 0) {
       CommKnobs& k = a->opts.comm;
       k.reorder_iterative_peak_memory_budget = k.sink_iterative_peak_memory_budget = k.overlap_schedule_peak_memory_budget = a->budget;

@@ -11,6 +11,8 @@
 #include "core/io/files.h"
 #include "core/io/options.h"
 #include "core/io/profiles.h"
+#include "core/io/trace_reader.h"
+#include "core/io/graph_reader.h"
 #include "core/memory/methods.h"
 #include "core/plan/plan.h"
 #include "core/util/error.h"
@@ -160,6 +162,33 @@ std::function<void()> add_host_probe_option(CLI::App& app, HardwareProfile& hw) 
       throw UsageError("--host-probe-us: hardware profile \"" + hw.name +
                        "\" does not say at which host speed its host costs hold (no time_model.host_probe_us)");
     hw.time_model = at_host_speed(*hw.time_model, *probe);
+  };
+}
+
+std::function<void()> add_measured_trace_option(CLI::App& app, PlanOptions& opts) {
+  auto paths = std::make_shared<std::vector<std::string>>();
+  app.add_option("--measured-trace", *paths,
+                 "torch.profiler Chrome traces of real runs of the graph's order (profile.rankN.json, python/dist's "
+                 "measured.rankN.trace.json; one per rank): the cost of every node and collective they map is the measured "
+                 "median, the rest of each kernel class scaled by its measured / predicted ratio (put GRAPH first)")
+      ->option_text("TRACE.json ...")
+      ->expected(1, CLI::detail::expected_max_vector_size)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  auto graph_path = std::make_shared<std::string>();
+  CLI::Option* graph_option =
+      app.add_option("--measured-trace-graph", *graph_path,
+                     "the graph (a post-fusion schedgraph/1 file) in the node order the traces ran, when GRAPH lists another "
+                     "order of the same nodes: the measured times go to GRAPH's nodes by name")
+          ->option_text("GRAPH.json");
+  return [&opts, paths, graph_path, graph_option] {
+    if (paths->empty()) {
+      if (graph_option->count() > 0) throw UsageError("--measured-trace-graph: needs --measured-trace");
+      return;
+    }
+    auto traces = std::make_shared<std::vector<MeasuredTrace>>();
+    for (const std::string& path : *paths) traces->push_back(load_measured_trace_file(path));
+    opts.measured_traces = std::move(traces);
+    if (graph_option->count() > 0) opts.measured_graph = std::make_shared<const Graph>(load_graph_file(*graph_path));
   };
 }
 

@@ -20,6 +20,10 @@
 #include "core/cost/cost_model.h"
 #include "core/util/error.h"
 
+namespace schedlab {
+struct PlanOptions;
+}  // namespace schedlab
+
 namespace schedlab::cli {
 
 // A command line the front end refuses (an unknown option, a missing value,
@@ -63,6 +67,12 @@ CLI::Option* add_hardware_option(CLI::App& app, HardwareProfile& into, const std
 // (core/cost/time_model.h at_host_speed); it throws UsageError naming the
 // option when the profile does not say at which speed its host costs hold.
 std::function<void()> add_host_probe_option(CLI::App& app, HardwareProfile& hw);
+// `--measured-trace TRACE.json [TRACE.json ...]` (plan, simulate; repeatable):
+// torch.profiler traces of real runs of the graph, fed back into the
+// pricing (core/measure/measured_costs.h). The returned function, called
+// when the command runs, reads them into `opts.measured_traces` (Error
+// naming the file and the field for a bad one).
+std::function<void()> add_measured_trace_option(CLI::App& app, PlanOptions& opts);
 // `--max-input-bytes N` (every command that reads a graph).
 CLI::Option* add_max_input_bytes_option(CLI::App& app, std::uint64_t& into);
 // `--device-memory 80GiB`: "will it fit?" (core/predict/device_fit.h).

@@ -384,6 +384,25 @@ void write_memory_track_and_flows(JsonWriter& w, const Graph& g, const Simulatio
   }
 }
 
+// schedplan/1 `measured_costs` (docs/schedplan-1.md): what the pricing
+// stage mapped of the measured traces.
+void write_measured_costs(JsonWriter& w, const MeasuredCosts& m) {
+  w.begin_object();
+  w.key("classes").begin_object();
+  for (const MeasuredClassRatio& c : m.classes) {
+    w.key(to_string(c.kernel_class)).begin_object();
+    w.field("interpolated", c.interpolated).field("mapped", c.mapped).field("pass_ratio", c.pass_ratio).field("ratio", c.ratio);
+    w.end_object();
+  }
+  w.end_object();
+  w.field("collectives", m.collectives).field("compute_nodes", m.compute_nodes).field("decontended_us", m.decontended_us);
+  w.field("kernels", m.kernels).field("mapped_collectives", m.mapped_collectives).field("mapped_compute_nodes", m.mapped_compute_nodes);
+  w.field("span_us", m.span_us).field("steps", m.steps);
+  w.key("traces").array(m.traces);
+  w.field("unmapped_kernel_us", m.unmapped_kernel_us).field("unmapped_kernels", m.unmapped_kernels);
+  w.end_object();
+}
+
 }  // namespace
 
 void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
@@ -410,6 +429,10 @@ void write_plan(JsonWriter& w, const PlanOptions& opts, const PlanResult& r) {
     write_front_end(w, input, *r.front_end);
   }
   w.field("graph", g.name);
+  if (r.measured_costs) {
+    w.key("measured_costs");
+    write_measured_costs(w, *r.measured_costs);
+  }
   w.key("memory");
   write_memory(w, g, r.memory);
   w.field("nodes", g.nodes.size());

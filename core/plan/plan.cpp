@@ -51,7 +51,21 @@ void memory_stage(PlanResult& r, const PlanOptions& opts) {
 // Once per plan: every later stage reads these times.
 void pricing_stage(PlanResult& r, const PlanOptions& opts) {
   const SimulatedTimes simulated = opts.runtime_source == "calibrated" ? SimulatedTimes::Calibrated : SimulatedTimes::PassTimes;
-  r.pricing = std::make_shared<const Pricing>(price_graph(r.planned(), opts.hardware, {opts.use_graph_runtimes, simulated, true}));
+  const PricingOptions pricing_options{opts.use_graph_runtimes, simulated, true};
+  Pricing p = price_graph(r.planned(), opts.hardware, pricing_options);
+  // Measured costs fed back: the model's times of what the traces measured
+  // (and of the rest of their kernel classes) replaced, for every later stage.
+  if (opts.measured_traces && !opts.measured_traces->empty()) {
+    auto measured = std::make_shared<const MeasuredCosts>(
+        opts.measured_graph
+            ? carry_measured_costs(map_measured_traces(*opts.measured_graph, price_graph(*opts.measured_graph, opts.hardware, pricing_options),
+                                                       opts.hardware.contention, *opts.measured_traces),
+                                   *opts.measured_graph, r.planned(), p)
+            : map_measured_traces(r.planned(), p, opts.hardware.contention, *opts.measured_traces));
+    apply_measured_costs(p, *measured);
+    r.measured_costs = std::move(measured);
+  }
+  r.pricing = std::make_shared<const Pricing>(std::move(p));
 }
 
 // Memory as executed over r.order, estimated once per order (with the
@@ -192,7 +206,7 @@ void ranks_stage(PlanResult& r, const PlanOptions& opts) {
 constexpr PlanStage kStages[] = {
     {"front_end", "front_end, fused_graph", front_end_stage},
     {"memory", "memory, order, final_memory, final_peak_live", memory_stage},
-    {"pricing", "pricing", pricing_stage},
+    {"pricing", "pricing, measured_costs", pricing_stage},
     {"comms", "simulation_before_comm, comm, order, final_memory, final_peak_live", comms_stage},
     {"simulation", "simulation", simulation_stage},
     {"predict", "predicted, device_fit", predict_stage},

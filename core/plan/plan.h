@@ -17,6 +17,7 @@
 #include "core/cost/cost_model.h"
 #include "core/cost/pricing.h"
 #include "core/fusion/fusion.h"
+#include "core/measure/measured_costs.h"
 #include "core/memory/methods.h"
 #include "core/predict/device_fit.h"
 #include "core/predict/predicted.h"
@@ -65,6 +66,14 @@ struct PlanOptions {
   // `--rank-skew`). Empty, or a rank past its end: 1.
   std::vector<double> rank_compute_factors;
   std::string rank_label;  // names this graph (rank 0) in the ranks' errors and reports; empty: its name
+  // Measured costs fed back (`--measured-trace`, core/measure/measured_costs.h):
+  // traces of real runs of the planned graph's order; the pricing stage
+  // puts their measured times in the model's place. Null or empty: none.
+  std::shared_ptr<const std::vector<MeasuredTrace>> measured_traces;
+  // The graph whose node order the traces ran, when not the planned graph
+  // (`--measured-trace-graph`: the same nodes in another order); its
+  // measured times are carried to the planned graph by node name.
+  std::shared_ptr<const Graph> measured_graph;
 };
 
 // One comm-pass list run beside the plan's own: the step `plan
@@ -105,6 +114,9 @@ struct PlanResult {
   // what the comm passes read, what the simulation and the prediction time
   // by. Shared, as the graphs are: compared runs read the same one.
   std::shared_ptr<const Pricing> pricing;
+  // With opts.measured_traces: what the pricing stage mapped (schedplan/1
+  // `measured_costs`); null otherwise.
+  std::shared_ptr<const MeasuredCosts> measured_costs;
   // After a bucketing comm pass made buckets: `pricing` with each bucket's
   // times in its members' place (core/comms/bucketing.h, bucketed_runtimes),
   // which the simulation and the prediction of the final order time by;

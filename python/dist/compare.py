@@ -9,7 +9,11 @@ For every <step>/<schedule>/ in RESULTS_DIR: each compiled graph (its
 post-fusion export) is rearranged into the order Inductor emitted, its
 `runtime_us` dropped (PyTorch's matmul estimates are ~1000x off), and planned
 with `--memory-methods baseline` and no comm passes, so schedlab simulates
-that very order on the given hardware profile. Graphs of one step add up
+that very order on the given hardware profile. With `--feed OTHER_RESULTS`
+the measured traces of another run of the same step (the same schedule, or
+`--feed-schedule S`'s: predicting one order from another's measurement) are
+fed back (`schedlab plan --measured-trace`, with `--measured-trace-graph`
+the graph in the order that run emitted). Graphs of one step add up
 (forward, then backward). Writes OUT/<step>.<schedule>.simulated.trace.json
 (core/sim's trace of the step's graphs, one after the other) beside the
 measured trace of rank 0, and OUT/summary.json with both sides per run.
@@ -63,12 +67,12 @@ def in_order(graph: dict, order: list[str]) -> dict:
     return dict(graph, nodes=nodes)
 
 
-def simulate(graph: dict, schedlab: str, hardware: str, trace_path: Path | None) -> dict:
+def simulate(graph: dict, schedlab: str, hardware: str, trace_path: Path | None, extra: list[str] = ()) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         g, p = Path(tmp) / "g.json", Path(tmp) / "p.json"
         g.write_text(json.dumps(graph))
         cmd = [schedlab, "plan", str(g), "-o", str(p), "--no-fuse", "--memory-methods", "baseline",
-               "--comm-passes", "", "--hardware", hardware]
+               "--comm-passes", "", "--hardware", hardware, *extra]
         if trace_path is not None:
             cmd += ["--trace", str(trace_path)]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -115,19 +119,44 @@ def measured(ranks: list[dict]) -> dict:
         "by_rank": by_rank}
 
 
-def compare_run(run_dir: Path, schedlab: str, hardware: str, out: Path, fill_gaps: bool = False) -> dict:
+def ordered_graph(run_dir: Path, g: dict) -> dict:
+    """A graph of a run (rank0.json's `graphs` entry) in the order it ran, its runtime_us dropped."""
+    return without_runtimes(in_order(json.loads((run_dir / g["graph"]).read_text()), g["emitted_order"]))
+
+
+def feed_args(feed_dir: Path, graph_index: int, tmp: Path) -> list[str]:
+    """`plan` options feeding back another run's measurement: its ranks'
+    measured traces and its graph `graph_index` in the order it ran."""
+    graphs = rank_results(feed_dir)[0]["graphs"]
+    ran = tmp / f"ran{graph_index}.json"
+    ran.write_text(json.dumps(ordered_graph(feed_dir, graphs[graph_index])))
+    return ["--measured-trace", *map(str, sorted(feed_dir.glob("measured.rank*.trace.json"))), "--measured-trace-graph", str(ran)]
+
+
+def outside_graphs_us(feed: Path, sims: list[dict]) -> float:
+    """What the fed run's step spent outside its compiled graphs (eager
+    kernels such as the loss, the host between forward and backward): its
+    measured GPU span (the median over ranks) less each graph's measured
+    span (plan's measured_costs.span_us). Part of the measured step that no
+    graph's simulation holds; with feedback it is added to the simulated step."""
+    span = statistics.median(r["profile"]["span_us"] for r in rank_results(feed))
+    return max(0.0, span - sum(s["measured_costs"]["span_us"] for s in sims))
+
+
+def compare_run(run_dir: Path, schedlab: str, hardware: str, out: Path, fill_gaps: bool = False,
+                feed: Path | None = None) -> dict:
     ranks = rank_results(run_dir)
     r0 = ranks[0]
     sims, traces, filled = [], [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, g in enumerate(r0["graphs"]):
-            graph = json.loads((run_dir / g["graph"]).read_text())
-            ordered = without_runtimes(in_order(graph, g["emitted_order"]))
+            ordered = ordered_graph(run_dir, g)
             if fill_gaps:
                 ordered, count = with_export_gaps_filled(ordered)
                 filled = {k: filled.get(k, 0) + v for k, v in count.items()}
             trace_path = Path(tmp) / f"t{i}.json"
-            sims.append(simulate(ordered, schedlab, hardware, trace_path))
+            sims.append(simulate(ordered, schedlab, hardware, trace_path,
+                                 feed_args(feed, i, Path(tmp)) if feed is not None else []))
             traces.append(json.loads(trace_path.read_text()))
     name = f"{r0['step']}.{r0['schedule']}"
     (out / f"{name}.simulated.trace.json").write_text(json.dumps(
@@ -143,9 +172,13 @@ def compare_run(run_dir: Path, schedlab: str, hardware: str, out: Path, fill_gap
         "max_abs_diff_to_default": max(r["max_abs_diff_to_default"] for r in ranks),
         "apply": r0.get("apply"),
         "measured": measured(ranks),
+        "feedback": None if feed is None else {
+            "from": str(feed), "outside_graphs_us": outside_graphs_us(feed, sims),
+            "measured_costs": [s["measured_costs"] for s in sims]},
         "simulated": {
             "export_gaps_filled": filled,
-            "step_us": sum(s["simulation"]["step_time_us"] for s in sims),
+            "step_us": sum(s["simulation"]["step_time_us"] for s in sims) + (
+                outside_graphs_us(feed, sims) if feed is not None else 0.0),
             "compute_busy_us": sum(s["simulation"]["compute_busy_us"] for s in sims),
             "exposed_comm_us": sum(s["simulation"]["exposed_comm_us"] for s in sims),
             "peak_bytes_per_graph": [s["memory"]["peak"] for s in sims],
@@ -184,6 +217,10 @@ def main() -> int:
     parser.add_argument("--fill-export-gaps", action="store_true",
                         help="fill mm flops and in-place all_reduce_ payloads the export lacks (a diagnostic: "
                              "what the model predicts once the export carries them)")
+    parser.add_argument("--feed", help="another results folder of the same steps (another run): feed its measured "
+                        "traces back (plan --measured-trace) and judge against this folder's measurements")
+    parser.add_argument("--feed-schedule", help="feed the --feed run's traces of this schedule (e.g. default) to every "
+                        "schedule: predict an order from another order's measurement")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -196,12 +233,14 @@ def main() -> int:
         for schedule in measured_schedules(step_dir):
             run_dir = step_dir / schedule
             try:
-                rows.append(compare_run(run_dir, args.schedlab, args.hardware, out, args.fill_export_gaps))
+                feed = Path(args.feed) / step_dir.name / (args.feed_schedule or schedule) if args.feed else None
+                rows.append(compare_run(run_dir, args.schedlab, args.hardware, out, args.fill_export_gaps, feed))
             except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # one bad run: report, go on
                 print(f"compare: {run_dir}: {type(e).__name__}: {e}", file=sys.stderr)
                 status = 1
     (out / "summary.json").write_text(json.dumps(
-        {"hardware": args.hardware, "fill_export_gaps": args.fill_export_gaps, "runs": rows}, indent=1))
+        {"hardware": args.hardware, "fill_export_gaps": args.fill_export_gaps, "feed": args.feed,
+         "feed_schedule": args.feed_schedule, "runs": rows}, indent=1))
     if args.markdown:
         print(markdown(rows))
     return status

@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 STEP_MARK = "schedlab_step"
+PROFILER_STEP_MARK = "ProfilerStep#"  # torch.profiler's schedule steps (prof.step())
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,9 @@ class StepAnalysis:
 def gpu_events(trace: dict) -> tuple[list[Kernel], list[tuple[float, float]]]:
     """Kernels (and copies) of a torch.profiler Chrome trace, by start time,
     each with the CPU time of its launch, and the CPU spans of the
-    `schedlab_step` annotations."""
-    kernels, steps, launched_at, correlation = [], [], {}, {}
+    `schedlab_step` annotations (else of torch.profiler's `ProfilerStep#N`).
+    The twins: web/js/measured.js rawSteps, core/io/trace_reader.cpp."""
+    kernels, steps, profiler_steps, launched_at, correlation = [], [], [], {}, {}
     for e in trace.get("traceEvents", []):
         if e.get("ph") != "X":
             continue
@@ -78,7 +80,10 @@ def gpu_events(trace: dict) -> tuple[list[Kernel], list[tuple[float, float]]]:
             launched_at[args["correlation"]] = float(e["ts"])
         elif cat == "user_annotation" and str(e.get("name", "")).startswith(STEP_MARK):
             steps.append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0))))
+        elif cat in ("user_annotation", "cpu_op") and str(e.get("name", "")).startswith(PROFILER_STEP_MARK):
+            profiler_steps.append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0))))
     kernels.sort(key=lambda k: (k.start_us, k.end_us))
+    steps = steps or profiler_steps  # torch.profiler's own step marks where the runner set none
     steps.sort()
     launches = {k: launched_at.get(correlation.get(k)) for k in kernels}
     return kernels, steps, launches

@@ -74,6 +74,19 @@ class Steps(unittest.TestCase):
         groups = split_steps(kernels, marks, launches)
         self.assertEqual([[k.name for k in g] for g in groups], [["a", "b"], ["c"]])
 
+    def test_profiler_steps_where_the_runner_marked_none(self):
+        # torch.profiler's ProfilerStep#N, as core/io/trace_reader.cpp splits them.
+        trace = {"traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": 0, "dur": 100},
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "ts": 200, "dur": 100},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 10, "dur": 1, "args": {"correlation": 1}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 210, "dur": 1, "args": {"correlation": 2}},
+            _event("a", 20, 5, 7, corr=1),
+            _event("b", 220, 5, 7, corr=2),
+        ]}
+        kernels, marks, launches = gpu_events(trace)
+        self.assertEqual([[k.name for k in g] for g in split_steps(kernels, marks, launches)], [["a"], ["b"]])
+
     def test_split_at_idle_gaps_without_annotations(self):
         kernels = [Kernel("a", 0, 10, 1), Kernel("b", 20, 30, 1), Kernel("c", 5000, 5010, 1)]
         self.assertEqual([[k.name for k in g] for g in split_steps(kernels)], [["a", "b"], ["c"]])

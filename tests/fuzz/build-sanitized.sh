@@ -11,4 +11,4 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
         -DSCHEDLAB_SANITIZE=ON -DSCHEDLAB_FUZZ=ON -DSCHEDLAB_WERROR=OFF -DSCHEDLAB_BUILD_TESTS=ON -DSCHEDLAB_PYTHON=OFF "${launcher[@]}" >/dev/null
 fi
-cmake --build "$build" -j"$(nproc)" --target schedlab schedlab_tests fuzz_loader fuzz_plan fuzz_profile fuzz_measured
+cmake --build "$build" -j"$(nproc)" --target schedlab schedlab_tests fuzz_loader fuzz_plan fuzz_profile fuzz_measured fuzz_trace

@@ -25,7 +25,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
     ap.add_argument("out")
-    ap.add_argument("--kind", choices=("graph", "profile", "measured"), default="graph")
+    ap.add_argument("--kind", choices=("graph", "profile", "measured", "trace"), default="graph")
     ap.add_argument("--max-bytes", type=int, default=64 * 1024)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -34,7 +34,8 @@ def main():
         if a.kind == "profile":
             real = [os.path.join(a.data, "..", "..", "profiles", f) for f in sorted(os.listdir(os.path.join(a.data, "..", "..", "profiles")))]
         else:
-            real = [os.path.join(r, f) for r, _, fs in os.walk(a.data) for f in sorted(fs) if f.endswith(".measured.json")]
+            suffix = ".measured.json" if a.kind == "measured" else ".trace.json"
+            real = [os.path.join(r, f) for r, _, fs in os.walk(a.data) for f in sorted(fs) if f.endswith(suffix)]
         for p in real:
             if p.endswith(".json") and os.path.getsize(p) <= a.max_bytes:
                 with open(p, "rb") as src, open(os.path.join(a.out, f"real_{n:03d}_{os.path.basename(p)}"), "wb") as dst:

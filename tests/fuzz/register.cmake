@@ -13,7 +13,7 @@
 #                         need an address-space limit, which ASan cannot run in)
 #   fuzz_loader/fuzz_plan each libFuzzer target for SCHEDLAB_FUZZ_SECONDS on a
 #                         generated seed corpus
-#   fuzz_profile/fuzz_measured the profile and measured-file readers, for
+#   fuzz_profile/fuzz_measured/fuzz_trace the profile, measured-file and measured-trace readers, for
 #                         SCHEDLAB_FUZZ_READER_SECONDS each
 find_program(SCHEDLAB_CLANGXX NAMES clang++ clang++-14 REQUIRED)
 find_program(SCHEDLAB_CLANG NAMES clang clang-14 REQUIRED)
@@ -56,7 +56,7 @@ foreach(target fuzz_loader fuzz_plan)
   set_tests_properties(${target} PROPERTIES FIXTURES_REQUIRED sanitize TIMEOUT 900)
 endforeach()
 
-foreach(pair fuzz_profile:profile fuzz_measured:measured)
+foreach(pair fuzz_profile:profile fuzz_measured:measured fuzz_trace:trace)
   string(REPLACE ":" ";" pair ${pair})
   list(GET pair 0 target)
   list(GET pair 1 seeds)

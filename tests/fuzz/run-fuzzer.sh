@@ -3,7 +3,7 @@
 # seed corpus; any sanitizer report or escaped exception fails the test and
 # leaves the crashing input in WORK_DIR.
 # usage: run-fuzzer.sh FUZZER TESTS_DATA_DIR WORK_DIR SECONDS [SEED_KIND]
-# SEED_KIND: graph (default), profile or measured (make_seeds.py --kind).
+# SEED_KIND: graph (default), profile, measured or trace (make_seeds.py --kind).
 set -euo pipefail
 fuzzer=${1:?usage: run-fuzzer.sh FUZZER TESTS_DATA_DIR WORK_DIR SECONDS [SEED_KIND]}
 data=${2:?}; work=${3:?}; seconds=${4:?}; kind=${5:-graph}

@@ -128,6 +128,16 @@ DEEP_PROFILE = 8 << 20  # within a profile's 16 MiB, so that the nesting limit r
 SPARSE = 2 << 30
 
 
+def trace_text(events: str) -> bytes:
+    """A Chrome trace whose traceEvents are `events` (JSON text)."""
+    return ('{"traceEvents": [' + events + "]}").encode()
+
+
+def traced(trace: str) -> list[str]:
+    """`plan` of g.json with the measured trace `trace` fed back, its plan to p.json."""
+    return ["plan", "{g.json}", "-o", "{dir}/p.json", "--measured-trace", "{" + trace + "}"]
+
+
 def cases() -> list[Case]:
     fit, acc = ["fit-profile", "{dir}", "-o", "{dir}/fitted.json"], ["accuracy", "{dir}", "--hardware", "h100-sxm"]
     plan_with = lambda name: ["plan", "{g.json}", "--hardware", "{" + name + "}"]  # noqa: E731
@@ -232,6 +242,31 @@ def cases() -> list[Case]:
              r"--host-probe-us"),
         Case("host_probe_us_inf", {"g.json": small_valid}, ["simulate", "{g.json}", "--host-probe-us", "inf"], (2,),
              r"--host-probe-us"),
+        # measured traces fed back (plan/simulate --measured-trace): one line naming the file and the field
+        Case("trace_not_json", {"g.json": small_valid, "t.json": lambda: b"{not json"}, traced("t.json"), (1,),
+             r"t\.json: not valid JSON"),
+        Case("trace_no_events", {"g.json": small_valid, "t.json": lambda: b'{"schemaVersion": 1}'}, traced("t.json"), (1,),
+             r"t\.json: traceEvents: missing"),
+        Case("trace_event_without_dur", {"g.json": small_valid, "t.json": lambda: trace_text(
+            '{"ph": "X", "cat": "kernel", "name": "triton_poi_0", "ts": 0, "dur": 1}, '
+            '{"ph": "X", "cat": "kernel", "name": "triton_poi_1", "ts": 5}')}, traced("t.json"), (1,),
+             r"t\.json: traceEvents\[1\]\.dur: missing"),
+        Case("trace_event_ts_nan", {"g.json": small_valid, "t.json": lambda: trace_text(
+            '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 1}')}, traced("t.json"), (1,),
+             r"t\.json: (not valid JSON|traceEvents\[0\]\.ts)"),
+        Case("trace_name_escape", {"g.json": small_valid, "t.json": lambda: trace_text(
+            '{"ph": "X", "cat": "kernel", "name": 7, "ts": 0, "dur": 1}')}, ["simulate", "{g.json}", "--measured-trace", "{t.json}"],
+             (1,), r"t\.json: traceEvents\[0\]\.name: expected a string"),
+        Case("trace_no_gpu_kernels", {"g.json": small_valid, "t.json": lambda: trace_text(
+            '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1}')}, traced("t.json"), (1,),
+             r"t\.json: traceEvents: no GPU kernels"),
+        Case("trace_of_another_graph", {"g.json": small_valid, "t.json": lambda: trace_text(
+            '{"ph": "X", "cat": "kernel", "name": "nvjet_sm90_gemm", "ts": 0, "dur": 1}')}, traced("t.json"), (1,),
+             r"t\.json: no kernel of its 1 step\(s\) maps to a node of graph", absent=["p.json"]),
+        Case("trace_brackets", {"g.json": small_valid, "t.json": lambda: b"[" * 100000}, traced("t.json"), (1,),
+             r"t\.json: not valid JSON: .*nested deeper than 64"),
+        Case("trace_graph_without_trace", {"g.json": small_valid}, ["plan", "{g.json}", "--measured-trace-graph", "{g.json}"],
+             (2,), r"--measured-trace-graph: needs --measured-trace"),
         # 9. one output policy
         Case("plan_stdout_twice", {"g.json": small_valid}, ["plan", "{g.json}", "-o", "-", "--trace", "-"], (2,),
              r"-: stdout is given for 2 outputs"),
@@ -248,13 +283,21 @@ def cases() -> list[Case]:
 
 
 def seeds(kind: str) -> list[tuple[str, bytes]]:
-    """The small hostile files of `kind` ("profile" or "measured") as fuzzing seeds."""
+    """The small hostile files of `kind` ("profile", "measured" or "trace") as fuzzing seeds."""
     out = []
     if kind == "profile":
         for text in ('{"base": "h200", "a\\nb": 1}', '{"base": "h200", "kernel_launch_us": 1e308}',
                      '{"base": "h200", "flops_per_s": {"f32": 1e-300}}', '{"base": "/etc/passwd"}', "[" * 200):
             out.append((f"profile_{len(out)}", text.encode()))
         out.append(("fitted_host_1e308", json.dumps(fitted_profile(host_call_us=1e308)).encode()))
+    elif kind == "trace":
+        for events in ('{"ph": "X", "cat": "kernel", "name": "triton_poi_1", "ts": 5}',
+                       '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e308, "dur": 1e308}',
+                       '{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 9}, '
+                       '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 1, "args": {"correlation": 1}}, '
+                       '{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather", "ts": 2, "dur": 3, "args": {"correlation": 1}}'):
+            out.append((f"trace_{len(out)}", trace_text(events)))
+        out.append(("brackets", b"[" * 200))
     else:
         for m in (measured(kernels=each_kernel("duration_us", 1e308)), measured(unbacked={"u\n": -1}),
                   measured(**{"env.device_kind": "../x"}), measured(**{"memory.peak_allocated_bytes": 1 << 62})):

@@ -156,15 +156,18 @@ function readTrace(doc, name) {
 // A raw torch.profiler trace's GPU kernels split into the steps it profiled,
 // as python/dist/trace_analysis.py split_steps does: by the CPU time of each
 // kernel's launch within the `schedlab_step` annotations when the trace has
-// both, else at idle gaps over 1 ms (a runner sleeps between profiled
-// steps). -> {steps: [[slice]], shown: the step of the median span (the one
+// both (torch.profiler's `ProfilerStep#N` where there is no `schedlab_step`),
+// else at idle gaps over 1 ms (a runner sleeps between profiled steps).
+// The C++ twin: core/io/trace_reader.cpp (`plan --measured-trace`). -> {steps: [[slice]], shown: the step of the median span (the one
 // the page puts beside the simulated step)}.
 const STEP_MARK = 'schedlab_step';
+const PROFILER_STEP_MARK = 'ProfilerStep#';
 const STEP_GAP_US = 1000;
 function rawSteps(events) {
   const kernels = [];
   const launchedAt = new Map();
   const marks = [];
+  const profilerMarks = [];
   for (const e of events) {
     if (!e || e.ph !== 'X') continue;
     const args = e.args || {};
@@ -176,8 +179,11 @@ function rawSteps(events) {
       launchedAt.set(args.correlation, Number(e.ts));
     } else if (e.cat === 'user_annotation' && String(e.name || '').startsWith(STEP_MARK)) {
       marks.push([Number(e.ts), Number(e.ts) + (Number(e.dur) || 0)]);
+    } else if ((e.cat === 'user_annotation' || e.cat === 'cpu_op') && String(e.name || '').startsWith(PROFILER_STEP_MARK)) {
+      profilerMarks.push([Number(e.ts), Number(e.ts) + (Number(e.dur) || 0)]);
     }
   }
+  if (!marks.length) marks.push(...profilerMarks);  // torch.profiler's own step marks where the runner set none
   kernels.sort((a, b) => a.ts - b.ts || a.ts + a.dur - (b.ts + b.dur));
   marks.sort((a, b) => a[0] - b[0]);
   let steps = [];

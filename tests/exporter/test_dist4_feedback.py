@@ -1,0 +1,90 @@
+"""Measured costs fed back on the real 4-GPU steps (tests/data/dist4, no
+torch, no GPU): `schedlab plan --measured-trace` through compare.py's
+`--feed`, judged on another run's measurement (docs/gpu-validation.md,
+"Measured costs fed back"). Today's figures as a floor; the issue's target
+is every step within 4 %."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tarfile
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python" / "dist"))
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compare import compare_run  # noqa: E402
+from test_dist4 import SCHEDULES, STEPS, _schedlab  # noqa: E402
+
+RUNS = ROOT / "tests" / "data" / "dist4" / "steps"
+
+
+@unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
+class FedBack(unittest.TestCase):
+    def test_run1_fed_back_predicts_run2_at_todays_figures(self):
+        errors = {"without": [], "same": [], "cross": []}
+        with tempfile.TemporaryDirectory() as tmp:
+            for step in STEPS:
+                for schedule in SCHEDULES:
+                    judged = RUNS / "run2" / step / schedule
+                    measured = compare_run(judged, _schedlab(), "h100-sxm", Path(tmp))["measured"]["gpu_span_us"]
+                    for key, fed in (("without", None), ("same", RUNS / "run1" / step / schedule),
+                                     ("cross", RUNS / "run1" / step / "default")):
+                        row = compare_run(judged, _schedlab(), "h100-sxm", Path(tmp), feed=fed)
+                        errors[key].append(abs(row["simulated"]["step_us"] / measured - 1))
+                        if fed is not None:
+                            costs = row["feedback"]["measured_costs"]
+                            # Every collective and compute node of these graphs maps.
+                            self.assertTrue(all(c["mapped_compute_nodes"] == c["compute_nodes"] for c in costs), (step, schedule))
+                            self.assertTrue(all(c["mapped_collectives"] == c["collectives"] for c in costs), (step, schedule))
+        # Without: 0.776-0.896 of the measured span (median error 17 %).
+        self.assertGreater(statistics.median(errors["without"]), 0.10)
+        # Same schedule: median 1.4 %, worst 10.2 %, 13 of 15 within 4 %
+        # (fsdp schedlab: run 2's order was planned on the h200 profile,
+        # another order than run 1's, whose span was 18 % longer).
+        self.assertLessEqual(statistics.median(errors["same"]), 0.02)
+        self.assertLessEqual(max(errors["same"]), 0.11)
+        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["same"]), 13)
+        # Default's trace predicting every schedule: median 2.1 %, worst 11.5 %
+        # (fsdp_fwd_bwd schedlab: the overlapped order exposes 5,957 µs,
+        # simulated 2,660), 12 of 15 within 4 %.
+        self.assertLessEqual(statistics.median(errors["cross"]), 0.025)
+        self.assertLessEqual(max(errors["cross"]), 0.12)
+        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["cross"]), 12)
+
+    def test_r1_fed_back_predicts_r2_and_r3_at_todays_figures(self):
+        # issue 31's lease, three runs of every step x schedule (run3-reps.tgz):
+        # r1's traces judged on r2 and r3, 30 rows.
+        errors = {"same": [], "cross": []}
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(RUNS / "run3-reps.tgz") as tgz:
+                if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: refuse links and paths out of tmp
+                    tgz.extractall(tmp, filter="data")
+                else:
+                    tgz.extractall(tmp)
+            runs = Path(tmp)
+            for step in STEPS:
+                for schedule in SCHEDULES:
+                    for judged_run in ("r2", "r3"):
+                        judged = runs / judged_run / step / schedule
+                        for key, fed in (("same", runs / "r1" / step / schedule), ("cross", runs / "r1" / step / "default")):
+                            row = compare_run(judged, _schedlab(), "h100-sxm", Path(tmp), feed=fed)
+                            errors[key].append(abs(row["simulated"]["step_us"] / row["measured"]["gpu_span_us"] - 1))
+        # Same schedule: median 4.3 %, worst 18.4 %, 14 of 30 within 4 %;
+        # default's trace: median 3.6 %, worst 18.2 %, 16 of 30 (r1's own
+        # span was 14 % above r2's and r3's on fsdp_fwd_bwd default).
+        self.assertLessEqual(statistics.median(errors["same"]), 0.045)
+        self.assertLessEqual(max(errors["same"]), 0.19)
+        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["same"]), 14)
+        self.assertLessEqual(statistics.median(errors["cross"]), 0.038)
+        self.assertLessEqual(max(errors["cross"]), 0.19)
+        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["cross"]), 16)
+
+
+if __name__ == "__main__":
+    unittest.main()
