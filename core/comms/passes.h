@@ -18,7 +18,9 @@ namespace schedlab {
 // (core/comms/knobs.def: one row per knob).
 struct CommKnobs {
 #define SCHEDLAB_COMM_KNOB(type, name, default_value) type name = default_value;
+#define SCHEDLAB_COMM_KNOB_WHEN_SET SCHEDLAB_COMM_KNOB
 #include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB_WHEN_SET
 #undef SCHEDLAB_COMM_KNOB
 };
 
@@ -28,7 +30,21 @@ struct CommKnobs {
 template <class Knobs, class Fn>
 void for_each_comm_knob(Knobs& k, Fn&& fn) {
 #define SCHEDLAB_COMM_KNOB(type, name, default_value) fn(#name, k.name);
+#define SCHEDLAB_COMM_KNOB_WHEN_SET SCHEDLAB_COMM_KNOB
 #include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB_WHEN_SET
+#undef SCHEDLAB_COMM_KNOB
+}
+
+// The knobs a plan names (its options.comm): every knob, but a
+// SCHEDLAB_COMM_KNOB_WHEN_SET one only when it differs from its default.
+template <class Fn>
+void for_each_written_comm_knob(const CommKnobs& k, Fn&& fn) {
+#define SCHEDLAB_COMM_KNOB(type, name, default_value) fn(#name, k.name);
+#define SCHEDLAB_COMM_KNOB_WHEN_SET(type, name, default_value) \
+  if (k.name != static_cast<type>(default_value)) fn(#name, k.name);
+#include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB_WHEN_SET
 #undef SCHEDLAB_COMM_KNOB
 }
 
@@ -53,6 +69,12 @@ struct CommPassResult {
   std::int64_t peak_before = -1;         // iterative passes: allocfree peaks
   std::int64_t peak_after = -1;
   std::vector<CollectiveBucket> buckets;  // bucketing passes only
+  // overlap_schedule_step: the plan's simulated step of its input and of its
+  // order (-1: not priced).
+  double step_before_us = -1, step_after_us = -1;
+  // false: no order, the input included, met the memory budget and in-flight
+  // limits (overlap_schedule*: the input is kept); true otherwise.
+  bool budget_met = true;
 };
 
 using CommPassFn = CommPassResult (*)(const CommGraph&, const Order&, const CommKnobs&);
