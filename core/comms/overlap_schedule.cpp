@@ -645,7 +645,7 @@ namespace {
 
 CommPassResult run_overlap_search(const CommGraph& cg, const Order& order, const CommKnobs& k, Objective objective) {
   const Graph& g = *cg.graph;
-  const MemoryPlanningInfo info = compute_planning_info(g, order);
+  const MemoryPlanningInfo info = planning_info_of(cg, order);
   const std::int64_t input_peak = allocfree_peak(g, info, order);
   double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
   if (k.overlap_schedule_memory_budget_mib >= 0) budget = std::min(budget, static_cast<double>(std::int64_t{k.overlap_schedule_memory_budget_mib} << 20));

@@ -115,9 +115,12 @@ struct CommPipelineResult {
 // Applies `passes` in order to `input`. Throws OptionError for an unknown
 // name (listing the known ones), Error when a pass breaks a dependency.
 // `prices`: what bucketing prices merged collectives and copies with.
+// `planning`: the planning info of some order of `g` (the plan's memory
+// plan's), which the passes re-plan for theirs; null: planned from `input`.
 CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std::vector<std::string>& passes,
                                    const CommKnobs& knobs, const std::vector<double>& runtime_us,
-                                   std::shared_ptr<const CollectivePrices> prices = nullptr);
+                                   std::shared_ptr<const CollectivePrices> prices = nullptr,
+                                   std::shared_ptr<const MemoryPlanningInfo> planning = nullptr);
 
 // The buckets the pipeline ends with: the last bucketing step's (a second
 // bucketing pass buckets the order the first left, members already together).
