@@ -422,16 +422,18 @@ class Candidates {
     const std::size_t priced = static_cast<std::size_t>(std::clamp<std::int64_t>(200000 / std::max(1, cg_.num_nodes()), 2, 64));
     std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) { return a.sim.step_time_us < b.sim.step_time_us; });
     if (pending_.size() > priced - 1) pending_.resize(priced - 1);
-    input_step_us_ = step_us(input_);
-    double best = input_admitted_ ? input_step_us_ : std::numeric_limits<double>::infinity();
-    for (Pending& p : pending_) {
-      const double t = step_us(p.order);
-      if (t < best) {
-        best = t;
-        keep(std::move(p));
+    // The input last: a later pass prices its input, the order priced last
+    // (the plan's step_us remembers it), and the input is the order kept most.
+    Pending* fastest = nullptr;
+    double fastest_us = std::numeric_limits<double>::infinity();
+    for (Pending& p : pending_)
+      if (const double t = step_us(p.order); t < fastest_us) {
+        fastest_us = t;
+        fastest = &p;
       }
-    }
-    chosen_step_us_ = found_ ? best : input_step_us_;
+    input_step_us_ = step_us(input_);
+    if (fastest && (!input_admitted_ || fastest_us < input_step_us_)) keep(std::move(*fastest));
+    chosen_step_us_ = found_ ? fastest_us : input_step_us_;
     pending_.clear();
   }
 

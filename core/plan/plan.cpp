@@ -109,10 +109,16 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
   r.simulation_before_comm = simulate_order(r);
   if (opts.comm_passes.empty()) return;
   std::shared_ptr<CollectivePrices> prices = collective_prices(g, opts.hardware);
-  // Bucketing keeps its buckets only when this simulation of them is no slower.
-  prices->step_us = [graph = r.fused_graph ? r.fused_graph : r.input, pricing = r.pricing, info = r.memory.info](
-                        const Order& order, const std::vector<CollectiveBucket>& buckets) {
-    return simulate_plan_order(*graph, buckets.empty() ? *pricing : with_buckets(*pricing, buckets), order, info.get()).step_time_us;
+  // Bucketing keeps its buckets only when this simulation of them is no
+  // slower; overlap_schedule_step picks its order by it. The last order
+  // priced without buckets is remembered: a pass after overlap_schedule_step
+  // prices its input, the order that pass priced last.
+  prices->step_us = [graph = r.fused_graph ? r.fused_graph : r.input, pricing = r.pricing, info = r.memory.info,
+                     last = std::make_shared<std::pair<Order, double>>()](const Order& order, const std::vector<CollectiveBucket>& buckets) {
+    if (buckets.empty() && !order.empty() && last->first == order) return last->second;
+    const double step = simulate_plan_order(*graph, buckets.empty() ? *pricing : with_buckets(*pricing, buckets), order, info.get()).step_time_us;
+    if (buckets.empty()) *last = {order, step};
+    return step;
   };
   r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.pricing->pass_us, std::move(prices), r.memory.info);
   r.order = r.comm->order;
