@@ -272,9 +272,9 @@ std::int64_t OrderTree::key_from_sources(NodeId v) const {
 // The keys of the sources' dependents from the sources' labels, then the
 // subtree aggregates above every key that changed. A relabelled window
 // changes many keys whose paths to the root share their upper parts: each
-// node on the paths is pulled once, deepest first, after every key is set
-// (the aggregates pulling each path to the root in turn would leave: a
-// node's aggregates are a function of its children's).
+// node on the paths is pulled once, after its children on them and after
+// every key is set (the aggregates pulling each path to the root in turn
+// would leave: a node's aggregates are a function of its children's).
 void OrderTree::update_keys_of_dependents(const std::vector<NodeId>& sources) {
   changed_.clear();
   for (NodeId source : sources)
@@ -291,24 +291,30 @@ void OrderTree::update_keys_of_dependents(const std::vector<NodeId>& sources) {
   }
   if (mark_.size() != items_.size()) {
     mark_.assign(items_.size(), 0);
-    depth_.assign(items_.size(), 0);
+    marked_children_.assign(items_.size(), 0);
     pass_ = 0;
   }
   ++pass_;
   above_.clear();
+  // Every ancestor of a marked node is marked (a walk stops at a marked node).
   for (Index d : changed_)
     for (Index t = d; t != kNone && mark_[t] != pass_; t = links_[t].parent) {
       mark_[t] = pass_;
+      marked_children_[t] = 0;
       above_.push_back(t);
     }
-  // Depths by walking up the links alone (no aggregate is read).
-  for (Index t : above_) {
-    std::uint32_t depth = 0;
-    for (Index p = links_[t].parent; p != kNone; p = links_[p].parent) ++depth;
-    depth_[t] = depth;
+  for (Index t : above_)
+    if (const Index p = links_[t].parent; p != kNone) ++marked_children_[p];
+  // Children first: a node is pulled once its marked children are.
+  changed_.clear();  // now the nodes ready to pull
+  for (Index t : above_)
+    if (marked_children_[t] == 0) changed_.push_back(t);
+  while (!changed_.empty()) {
+    const Index t = changed_.back();
+    changed_.pop_back();
+    pull(t);
+    if (const Index p = links_[t].parent; p != kNone && --marked_children_[p] == 0) changed_.push_back(p);
   }
-  std::sort(above_.begin(), above_.end(), [&](Index a, Index b) { return depth_[a] > depth_[b]; });
-  for (Index t : above_) pull(t);
 }
 
 double OrderTree::compute_sum(std::int32_t first, std::int32_t last) const {

@@ -146,9 +146,10 @@ class OrderTree {
   const Adjacency* key_dependents_;
   std::vector<NodeId> moved_;  // scratch
   // Scratch of update_keys_of_dependents: the nodes whose key changed, the
-  // nodes above them, and per node the pass that marked it and its depth.
+  // nodes above them, and per node the pass that marked it and how many of
+  // its children are marked and not yet pulled.
   std::vector<Index> changed_, above_;
-  std::vector<std::uint32_t> mark_, depth_;
+  std::vector<std::uint32_t> mark_, marked_children_;
   std::uint32_t pass_ = 0;
 };
 
