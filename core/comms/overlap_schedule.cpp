@@ -393,14 +393,15 @@ struct Admission {
 // by the two-stream model.
 class Candidates {
  public:
-  Candidates(const CommGraph& cg, const Order& input, const MemoryPlanningInfo& info, const Admission& admission, Objective objective)
+  Candidates(const CommGraph& cg, const Order& input, std::int64_t input_peak, const MemoryPlanningInfo& info, const Admission& admission,
+             Objective objective)
       : cg_(cg),
         info_(info),
         admission_(admission),
         objective_(objective),
         sim_graph_(make_simulation_graph(*cg.graph)),
         input_(input),
-        input_peak_(allocfree_peak(*cg.graph, info, input)),
+        input_peak_(input_peak),
         before_(simulate_two_streams(*cg.graph, sim_graph_, input, cg.runtime_us)),
         best_(before_),
         input_admitted_(admits(input, input_peak_)),
@@ -654,7 +655,7 @@ CommPassResult run_overlap_search(const CommGraph& cg, const Order& order, const
   ScheduleContext ctx = make_schedule_context(cg, order, info);
   ctx.limits = InFlightLimits::from_knobs(k);
   IterativeRuns runs(cg, k, info, order);
-  Candidates candidates(cg, order, info, {budget, ctx.limits}, objective);
+  Candidates candidates(cg, order, input_peak, info, {budget, ctx.limits}, objective);
   OverlapSearch search{cg, k, budget, input_peak, runs, candidates,
                        objective == Objective::ExposedComm || cg.num_nodes() <= kStepFullSearchMaxNodes};
   try_list_schedules(search, ctx);
