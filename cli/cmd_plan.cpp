@@ -63,6 +63,7 @@ std::function<int()> define_plan(CLI::App& app) {
   const std::function<void()> at_host_speed = add_host_probe_option(app, a->opts.hardware);
   add_runtime_source_option(app, a->opts.runtime_source);
   add_device_memory_option(app, a->opts.device_memory_bytes);
+  add_memory_budget_option(app, a->opts.comm);
   add_choice_option(app, "--format", a->format, {"json", "text"}, "what goes to PLAN.json or stdout (default: json with -o, else text)");
   app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node to the report, with the simulation's stalls");
   add_max_input_bytes_option(app, a->max_input);

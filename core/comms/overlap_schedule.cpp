@@ -386,8 +386,8 @@ struct Admission {
 // The candidate schedules weighed so far. One is admitted only as a valid
 // schedule within the admission; by exposed communication it is kept when
 // it exposes less than the best so far (the input to start with), by step
-// time the admitted ones are priced at the end (`choose`), the input first,
-// and the fastest kept only when faster than the input (where the input is
+// time the admitted ones are priced at the end (`choose`), and the fastest
+// (of equal ones the lowest peak) kept only when faster than the input (where the input is
 // admitted). A graph of n nodes prices clamp(200 000 / n, 2, 64) of them
 // (as bucketing weighs its buckets): the input and the fastest of the rest
 // by the two-stream model.
@@ -427,8 +427,8 @@ class Candidates {
     // (the plan's step_us remembers it), and the input is the order kept most.
     Pending* fastest = nullptr;
     double fastest_us = std::numeric_limits<double>::infinity();
-    for (Pending& p : pending_)
-      if (const double t = step_us(p.order); t < fastest_us) {
+    for (Pending& p : pending_)  // equal steps: the lower peak
+      if (const double t = step_us(p.order); t < fastest_us || (t == fastest_us && p.peak < fastest->peak)) {
         fastest_us = t;
         fastest = &p;
       }

@@ -207,3 +207,28 @@ TEST_CASE("the in-flight and budget knobs are written only when set", "[comms][o
   CHECK(comm_knobs_json(k).find("overlap_schedule_max_in_flight_mib") == std::string::npos);
   CHECK_THROWS_AS(parse_comm_knobs_json(R"({"overlap_schedule_max_in_flight_reduce_scatter": -2})"), OptionError);
 }
+
+#ifndef __EMSCRIPTEN__
+TEST_CASE("plan --memory-budget sets the overlap passes' budget; a bad size is refused", "[comms][overlap_step][cli]") {
+  const std::string graph = test::data_path("dist4/steps/run1/fsdp_fwd_bwd/default/fsdp_fwd_bwd_0_inf.post.json");
+  const std::string out = (std::filesystem::temp_directory_path() / "schedlab_memory_budget.plan.json").string();
+  test::CliRun r = test::run_cli("plan " + graph + " --hardware h100-sxm --comm-passes overlap_schedule_step --memory-budget 1MiB -o " + out);
+  REQUIRE(r.code == 0);
+  const Graph g = load_graph_file(graph);
+  std::string text;
+  {
+    std::FILE* f = std::fopen(out.c_str(), "rb");
+    REQUIRE(f);
+    char buf[65536];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+    std::fclose(f);
+  }
+  std::filesystem::remove(out);
+  CHECK(text.find("\"budget_met\":false") != std::string::npos);
+  CHECK(text.find("\"overlap_schedule_memory_budget_mib\":1") != std::string::npos);
+  r = test::run_cli("plan " + graph + " --memory-budget lots -o " + out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--memory-budget") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+#endif
