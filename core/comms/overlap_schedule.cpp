@@ -511,18 +511,19 @@ struct OverlapSearch {
   std::int64_t input_peak;
   IterativeRuns& runs;
   Candidates& candidates;
-  // Whether the iterative passes' candidates (polish, Inductor's pipeline)
-  // and every ranking of the prefetching ones are tried (else FeedAll only).
+  // Whether overlap_schedule's candidates (the just-in-time list schedules,
+  // their polish, Inductor's pipeline) and every ranking of the prefetching
+  // ones are tried (else the prefetching ones under FeedAll only).
   bool full = true;
 };
 
-// overlap_schedule_step tries the iterative passes' candidates, and the
+// overlap_schedule_step tries overlap_schedule's candidates, and the
 // prefetching ones under every ranking, on graphs of at most this many
-// nodes: on larger ones their runs (about 0.1 s each at 100k nodes, up to 17
-// iterative runs and 12 list runs) would cost more than the rest of the plan
-// (on `gen-dist fsdp --layers 6250`, h200, the step pass then simulates
-// 55.04 s, overlap_schedule's step, against 54.28 s with them and 2.9 s of
-// CPU against 4.9 s).
+// nodes; on larger ones only the prefetching ones under FeedAll (4 list
+// runs), as the iterative passes' runs (about 0.1 s each at 100k nodes, up
+// to 17) would cost more than the rest of the plan. On `gen-dist fsdp
+// --layers 6250` (h200) the step pass alone then simulates 54.28 s in 2.3 s
+// of CPU (the full search: 54.28 s in 4.9 s; overlap_schedule: 55.04 s).
 constexpr std::int32_t kStepFullSearchMaxNodes = 50000;
 
 // Polish: Inductor's iterative passes, given only the budget that is left on
@@ -658,7 +659,7 @@ CommPassResult run_overlap_search(const CommGraph& cg, const Order& order, const
   Candidates candidates(cg, order, input_peak, info, {budget, ctx.limits}, objective);
   OverlapSearch search{cg, k, budget, input_peak, runs, candidates,
                        objective == Objective::ExposedComm || cg.num_nodes() <= kStepFullSearchMaxNodes};
-  try_list_schedules(search, ctx);
+  if (search.full) try_list_schedules(search, ctx);
   if (objective == Objective::StepTime) try_prefetch_schedules(search, ctx);
   if (search.full) try_inductor_pipeline(search, order);
   candidates.choose();
