@@ -1,4 +1,12 @@
-// overlap_schedule: schedlab's own overlap pass (docs/comms.md).
+// overlap_schedule and overlap_schedule_step: schedlab's own overlap passes
+// (docs/comms.md). Both weigh candidate orders; overlap_schedule keeps the
+// least exposed in the two-stream model of the pass's runtimes,
+// overlap_schedule_step the shortest step as the plan simulates it
+// (contention and launch path), with prefetching candidates besides
+// (Candidates, try_prefetch_schedules). Both keep to the in-flight limits
+// and the byte budget of the knobs. What follows describes
+// overlap_schedule's search, which the step pass runs too (over 50 000
+// nodes only its prefetching part).
 //
 // A list scheduler that runs the two-stream model of core/sim while it
 // builds the order, so it knows at every step what the compute clock is and
@@ -387,8 +395,8 @@ struct Admission {
 // schedule within the admission; by exposed communication it is kept when
 // it exposes less than the best so far (the input to start with), by step
 // time the admitted ones are priced at the end (`choose`), and the fastest
-// (of equal ones the lowest peak) kept only when faster than the input (where the input is
-// admitted). A graph of n nodes prices clamp(200 000 / n, 2, 64) of them
+// (of equal ones the lowest peak) kept only when faster than the input
+// (where the input is admitted). A graph of n nodes prices clamp(200 000 / n, 2, 64) of them
 // (as bucketing weighs its buckets): the input and the fastest of the rest
 // by the two-stream model.
 class Candidates {
