@@ -72,6 +72,7 @@ std::function<int()> define_plan(CLI::App& app) {
   const std::function<void()> read_measured_traces = add_measured_trace_option(app, a->opts);
   add_runtime_source_option(app, a->opts.runtime_source);
   add_device_memory_option(app, a->opts.device_memory_bytes);
+  add_memory_budget_option(app, a->opts.comm);
   add_choice_option(app, "--format", a->format, {"json", "text"}, "what goes to PLAN.json or stdout (default: json with -o, else text)");
   app.add_flag("--overlap-view", a->overlap_view, "add the final order node by node to the report, with the simulation's stalls");
   add_max_input_bytes_option(app, a->max_input);

@@ -199,6 +199,20 @@ CLI::Option* add_device_memory_option(CLI::App& app, std::int64_t& into) {
       ->option_text("SIZE");
 }
 
+CLI::Option* add_memory_budget_option(CLI::App& app, CommKnobs& into) {
+  return add_read_option(app, "--memory-budget",
+                         [&into](const std::string& v) {
+                           const std::int64_t mib = byte_size_arg("--memory-budget", v) >> 20;
+                           if (mib < 1 || mib > std::numeric_limits<std::int32_t>::max())
+                             throw UsageError("--memory-budget: expected 1MiB to 2047TiB, got \"" + v + "\"");
+                           into.overlap_schedule_memory_budget_mib = static_cast<std::int32_t>(mib);
+                         },
+                         "overlap_schedule and overlap_schedule_step keep the peak at or under SIZE (12GiB, bytes; whole MiB: the "
+                         "knob overlap_schedule_memory_budget_mib), rescheduling with tighter limits, or keep their input and say "
+                         "they cannot (budget_met: false)")
+      ->option_text("SIZE");
+}
+
 CLI::Option* add_max_input_bytes_option(CLI::App& app, std::uint64_t& into) {
   return add_read_option(app, "--max-input-bytes",
                          [&into](const std::string& v) {

@@ -77,6 +77,9 @@ std::function<void()> add_measured_trace_option(CLI::App& app, PlanOptions& opts
 CLI::Option* add_max_input_bytes_option(CLI::App& app, std::uint64_t& into);
 // `--device-memory 80GiB`: "will it fit?" (core/predict/device_fit.h).
 CLI::Option* add_device_memory_option(CLI::App& app, std::int64_t& into);
+// --memory-budget SIZE: the overlap passes' peak at most SIZE, in whole MiB
+// (the knob overlap_schedule_memory_budget_mib).
+CLI::Option* add_memory_budget_option(CLI::App& app, CommKnobs& into);
 
 // The options several commands take, their help listing the names from the
 // registries' tables (core/memory/methods.def, core/comms/passes.def,

@@ -146,7 +146,7 @@ std::vector<CollectiveBucket> model_buckets(const CommGraph& cg, const Order& or
   const std::int32_t n = cg.num_nodes();
   const BucketPricer pricer(cg);
   const OrderFacts facts = order_facts(cg, order);
-  const MemoryPlanningInfo info = compute_planning_info(g, order);
+  const MemoryPlanningInfo info = planning_info_of(cg, order);
   const AllocFreeEstimate memory = estimate_peak_memory_allocfree(g, info, order);
   const std::int64_t budget = opts.memory_budget >= 0 ? opts.memory_budget : memory.peak;
   const RangeMax live(memory.post_alloc.empty() ? std::vector<std::int64_t>{0} : memory.post_alloc);

@@ -183,4 +183,8 @@ std::vector<double> scaled_runtimes(const CommGraph& cg, double comm_mult, doubl
   return out;
 }
 
+MemoryPlanningInfo planning_info_of(const CommGraph& cg, const Order& order) {
+  return cg.planning ? planning_info_for_order(*cg.graph, *cg.planning, order) : compute_planning_info(*cg.graph, order);
+}
+
 }  // namespace schedlab

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/memory/planning_info.h"
 #include "core/util/adjacency.h"
 
 namespace schedlab {
@@ -71,6 +72,10 @@ struct CommGraph {
   Adjacency buffer_users;
   std::vector<FakeDep> added_fake_deps;
   std::shared_ptr<const CollectivePrices> prices;  // null: no prices (bucketing refuses to run)
+  // The memory planning info of one order of the graph (run_comm_passes:
+  // its input's), which every pass re-plans for its own order
+  // (planning_info_of) instead of planning from scratch; null: none.
+  std::shared_ptr<const MemoryPlanningInfo> planning;
 
   std::int32_t num_nodes() const { return static_cast<std::int32_t>(role.size()); }
   bool is_collective(NodeId v) const { return role[v] & kRoleCollective; }
@@ -95,6 +100,11 @@ CommGraph build_comm_graph(const Graph& g, std::vector<double> runtime_us, std::
 // of its members' ancestors minus its members), else from the node graph.
 // Throws Error when a member names no operation or the operations form a cycle.
 std::vector<std::int32_t> lowest_blocked_collective(const CommGraph& cg, const Order& order);
+
+// compute_planning_info(graph, order), by re-planning cg.planning where the
+// comm graph holds one (planning_info_for_order: the same info, without
+// sorting the uses again).
+MemoryPlanningInfo planning_info_of(const CommGraph& cg, const Order& order);
 
 // Runtimes the iterative passes use: runtime times the comm or non-comm multiplier.
 std::vector<double> scaled_runtimes(const CommGraph& cg, double comm_mult, double non_comm_mult);

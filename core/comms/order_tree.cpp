@@ -209,7 +209,7 @@ void OrderTree::move_range(std::int32_t first, std::int32_t last, std::int32_t t
   }
   const std::int64_t step = (hi - lo) / (m + 1);
   for (std::int64_t i = 0; i < m; ++i) label_[moved_[static_cast<std::size_t>(i)]] = lo + step * (i + 1);
-  for (NodeId v : moved_) update_keys_of_dependents(v);
+  update_keys_of_dependents(moved_);
 }
 
 void OrderTree::relabel_around(std::int32_t first, std::int32_t last) {
@@ -229,7 +229,7 @@ void OrderTree::relabel_around(std::int32_t first, std::int32_t last) {
     join(p);
     const std::int64_t step = (hi - lo) / (count + 1);
     for (std::int64_t i = 0; i < count; ++i) label_[moved_[static_cast<std::size_t>(i)]] = lo + step * (i + 1);
-    for (NodeId v : moved_) update_keys_of_dependents(v);
+    update_keys_of_dependents(moved_);
     return;
   }
 }
@@ -269,12 +269,51 @@ std::int64_t OrderTree::key_from_sources(NodeId v) const {
   return key;
 }
 
-void OrderTree::update_keys_of_dependents(NodeId source) {
-  for (NodeId d : key_dependents_->row(source)) {
-    const std::int64_t key = key_from_sources(d);
-    if (key == items_[d].key) continue;
-    items_[d].key = key;
-    for (Index t = d; t != kNone; t = links_[t].parent) pull(t);
+// The keys of the sources' dependents from the sources' labels, then the
+// subtree aggregates above every key that changed. A relabelled window
+// changes many keys whose paths to the root share their upper parts: each
+// node on the paths is pulled once, after its children on them and after
+// every key is set (the aggregates pulling each path to the root in turn
+// would leave: a node's aggregates are a function of its children's).
+void OrderTree::update_keys_of_dependents(const std::vector<NodeId>& sources) {
+  changed_.clear();
+  for (NodeId source : sources)
+    for (NodeId d : key_dependents_->row(source)) {
+      const std::int64_t key = key_from_sources(d);
+      if (key == items_[d].key) continue;
+      items_[d].key = key;
+      changed_.push_back(d);
+    }
+  if (changed_.size() <= 1) {
+    for (Index d : changed_)
+      for (Index t = d; t != kNone; t = links_[t].parent) pull(t);
+    return;
+  }
+  if (mark_.size() != items_.size()) {
+    mark_.assign(items_.size(), 0);
+    marked_children_.assign(items_.size(), 0);
+    pass_ = 0;
+  }
+  ++pass_;
+  above_.clear();
+  // Every ancestor of a marked node is marked (a walk stops at a marked node).
+  for (Index d : changed_)
+    for (Index t = d; t != kNone && mark_[t] != pass_; t = links_[t].parent) {
+      mark_[t] = pass_;
+      marked_children_[t] = 0;
+      above_.push_back(t);
+    }
+  for (Index t : above_)
+    if (const Index p = links_[t].parent; p != kNone) ++marked_children_[p];
+  // Children first: a node is pulled once its marked children are.
+  changed_.clear();  // now the nodes ready to pull
+  for (Index t : above_)
+    if (marked_children_[t] == 0) changed_.push_back(t);
+  while (!changed_.empty()) {
+    const Index t = changed_.back();
+    changed_.pop_back();
+    pull(t);
+    if (const Index p = links_[t].parent; p != kNone && --marked_children_[p] == 0) changed_.push_back(p);
   }
 }
 

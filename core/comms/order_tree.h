@@ -130,7 +130,7 @@ class OrderTree {
   bool matches(Index t, std::int64_t memory_before, const BlockQuery& q) const;
   Index find(Index t, std::int64_t offset, const BlockQuery& q, bool last, std::int32_t& rank) const;
   void relabel_around(std::int32_t first, std::int32_t last);
-  void update_keys_of_dependents(NodeId source);
+  void update_keys_of_dependents(const std::vector<NodeId>& sources);
   std::int64_t key_from_sources(NodeId v) const;
   NodeId edge_node(Index t, bool rightmost) const;
   NodeId neighbour(NodeId v, bool after) const;
@@ -145,6 +145,12 @@ class OrderTree {
   const Adjacency* key_sources_;
   const Adjacency* key_dependents_;
   std::vector<NodeId> moved_;  // scratch
+  // Scratch of update_keys_of_dependents: the nodes whose key changed, the
+  // nodes above them, and per node the pass that marked it and how many of
+  // its children are marked and not yet pulled.
+  std::vector<Index> changed_, above_;
+  std::vector<std::uint32_t> mark_, marked_children_;
+  std::uint32_t pass_ = 0;
 };
 
 }  // namespace schedlab::comms_detail

@@ -1,4 +1,12 @@
-// overlap_schedule: schedlab's own overlap pass (docs/comms.md).
+// overlap_schedule and overlap_schedule_step: schedlab's own overlap passes
+// (docs/comms.md). Both weigh candidate orders; overlap_schedule keeps the
+// least exposed in the two-stream model of the pass's runtimes,
+// overlap_schedule_step the shortest step as the plan simulates it
+// (contention and launch path), with prefetching candidates besides
+// (Candidates, try_prefetch_schedules). Both keep to the in-flight limits
+// and the byte budget of the knobs. What follows describes
+// overlap_schedule's search, which the step pass runs too (over 50 000
+// nodes only its prefetching part).
 //
 // A list scheduler that runs the two-stream model of core/sim while it
 // builds the order, so it knows at every step what the compute clock is and
@@ -44,8 +52,10 @@
 #include <utility>
 
 #include "core/comms/comm_ready_list.h"
+#include "core/comms/in_flight.h"
 #include "core/comms/iterative.h"
 #include "core/comms/passes.h"
+#include "core/cost/cost_model.h"
 #include "core/memory/estimate.h"
 #include "core/memory/memory_tracker.h"
 #include "core/sim/simulate.h"
@@ -65,7 +75,14 @@ struct ScheduleContext {
   // collective to issue first; or input order alone (the memory planner's).
   enum class Ranking { FeedAll, FeedNext, InputOrder } ranking = Ranking::FeedAll;
   bool forecast_compute = false;
+  // Issue each collective as soon as it is ready and the limits allow
+  // (prefetch as far as they let), not just in time.
+  bool eager = false;
+  InFlightLimits limits = {};  // at most this many collectives per kind, and bytes, in flight
   std::vector<NodeId> collectives = {};  // in input order
+  // Per collective (indexed by node): its in-flight kind and payload bytes.
+  std::vector<std::uint8_t> collective_kind = {};
+  std::vector<std::int64_t> collective_bytes = {};
   // Memory forecast: the input order's allocation curve, and per collective
   // the input position of its first reader (its wait).
   std::vector<std::int64_t> input_post_alloc = {};
@@ -79,9 +96,15 @@ struct ScheduleContext {
 ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, const MemoryPlanningInfo& info) {
   const std::int32_t n = cg.num_nodes();
   ScheduleContext ctx{.cg = cg, .order = order, .info = info, .index = std::vector<std::int32_t>(n), .blocked_collective = lowest_blocked_collective(cg, order)};
+  ctx.collective_kind.assign(static_cast<std::size_t>(n), 0);
+  ctx.collective_bytes.assign(static_cast<std::size_t>(n), 0);
   for (std::int32_t i = 0; i < n; ++i) {
-    ctx.index[order[i]] = i;
-    if (cg.is_collective(order[i])) ctx.collectives.push_back(order[i]);
+    const NodeId v = order[i];
+    ctx.index[v] = i;
+    if (!cg.is_collective(v)) continue;
+    ctx.collectives.push_back(v);
+    ctx.collective_kind[v] = static_cast<std::uint8_t>(in_flight_kind(*cg.graph, v));
+    ctx.collective_bytes[v] = collective_payload(*cg.graph, cg.graph->nodes[v]).bytes;
   }
   ctx.input_post_alloc = estimate_peak_memory_allocfree(*cg.graph, info, order).post_alloc;
   ctx.suffix_max_post_alloc = ctx.input_post_alloc;
@@ -111,7 +134,9 @@ class OverlapListStrategy {
         memory_(*ctx.cg.graph, ctx.info),
         collective_end_(ctx.cg.num_nodes(), 0),
         collective_ready_(ctx.cg.num_nodes(), 0),
-        start_at_(ctx.cg.num_nodes(), 0) {}
+        start_at_(ctx.cg.num_nodes(), 0),
+        counts_in_flight_(ctx.limits.any()),
+        in_flight_(counts_in_flight_ ? ctx.cg.num_nodes() : 0, 0) {}
 
   void release(NodeId v) {
     if (cg_.is_collective(v)) {
@@ -151,6 +176,7 @@ class OverlapListStrategy {
   void scheduled(NodeId v) {
     frontier_ = std::max(frontier_, ctx_.index[v]);
     memory_.run(v);
+    if (counts_in_flight_) count_in_flight(v);
     if (cg_.is_collective(v)) {
       const double start = std::max(clock_, comm_free_);
       collective_end_[v] = comm_free_ = start + rt_[v];
@@ -238,12 +264,36 @@ class OverlapListStrategy {
     const double next_chance = best_compute != kNone ? clock_ + rt_[best_compute]
                                : best_stall != kNone  ? best_stall_at
                                                       : std::numeric_limits<double>::infinity();
-    if (comm_free_ <= next_chance) {
+    if ((ctx_.eager || comm_free_ <= next_chance) && in_flight_allows(c)) {
       if (forecast_if_issued(c) <= issue_limit_) return c;
       held_by_memory_[c] = 1;
     }
     return best_compute == kNone && best_stall == kNone ? c : kNone;
   }
+  // v's step as the in-flight count sees it (core/comms/in_flight.h): the
+  // wait of every collective in flight it reads, a collective in flight.
+  void count_in_flight(NodeId v) {
+    for (BufId b : cg_.data_bufs.row(v)) {
+      const NodeId c = cg_.producer(b);
+      if (!cg_.is_collective(c) || !in_flight_[c]) continue;
+      in_flight_[c] = 0;
+      --count_[ctx_.collective_kind[c]];
+      bytes_in_flight_ -= ctx_.collective_bytes[c];
+    }
+    if (!cg_.is_collective(v)) return;
+    in_flight_[v] = 1;
+    ++count_[ctx_.collective_kind[v]];
+    bytes_in_flight_ += ctx_.collective_bytes[v];
+  }
+  // Whether issuing c now keeps its kind's count and the bytes in flight
+  // within the limits.
+  bool in_flight_allows(NodeId c) const {
+    if (!counts_in_flight_) return true;
+    const std::int32_t limit = ctx_.limits.count[ctx_.collective_kind[c]];
+    if (limit >= 0 && count_[ctx_.collective_kind[c]] >= limit) return false;
+    return ctx_.limits.bytes < 0 || bytes_in_flight_ + ctx_.collective_bytes[c] <= ctx_.limits.bytes;
+  }
+
   // The lightest ready node (first in key order among equals): the last resort.
   NodeId lightest_ready() const {
     NodeId lightest = kNone;
@@ -275,6 +325,11 @@ class OverlapListStrategy {
   std::size_t next_collective_ = 0;
   std::int32_t frontier_ = 0;  // furthest input position scheduled so far
   mutable bool forecast_would_refuse_ = false;
+  // In flight (only with limits): per collective, per kind, bytes.
+  const bool counts_in_flight_;
+  std::vector<std::uint8_t> in_flight_;
+  std::array<std::int32_t, kInFlightKinds> count_{};
+  std::int64_t bytes_in_flight_ = 0;
 };
 
 struct ListSchedule {
@@ -323,75 +378,167 @@ class IterativeRuns {
   std::map<std::tuple<Pass, double, Order>, Order> done_;
 };
 
-// The candidate schedules weighed so far: one is kept only within the
-// memory budget and with less exposed communication than the best so far
-// (the input to start with).
+// What a pass picks its candidate by: the least exposed communication in
+// the two-stream model of the pass's runtimes (overlap_schedule), or the
+// shortest step as the plan simulates it, contention and launch path
+// included (overlap_schedule_step: CollectivePrices::step_us).
+enum class Objective { ExposedComm, StepTime };
+
+// What a candidate must keep to: the peak (allocfree estimate) and the
+// collectives in flight.
+struct Admission {
+  double budget = 0;
+  InFlightLimits limits = {};
+};
+
+// The candidate schedules weighed so far. One is admitted only as a valid
+// schedule within the admission; by exposed communication it is kept when
+// it exposes less than the best so far (the input to start with), by step
+// time the admitted ones are priced at the end (`choose`), and the fastest
+// (of equal ones the lowest peak) kept only when faster than the input
+// (where the input is admitted). A graph of n nodes prices clamp(200 000 / n, 2, 64) of them
+// (as bucketing weighs its buckets): the input and the fastest of the rest
+// by the two-stream model.
 class Candidates {
  public:
-  Candidates(const CommGraph& cg, const Order& input, const MemoryPlanningInfo& info, double budget)
+  Candidates(const CommGraph& cg, const Order& input, std::int64_t input_peak, const MemoryPlanningInfo& info, const Admission& admission,
+             Objective objective)
       : cg_(cg),
         info_(info),
-        budget_(budget),
+        admission_(admission),
+        objective_(objective),
         sim_graph_(make_simulation_graph(*cg.graph)),
+        input_(input),
+        input_peak_(input_peak),
         before_(simulate_two_streams(*cg.graph, sim_graph_, input, cg.runtime_us)),
-        best_(before_) {}
+        best_(before_),
+        input_admitted_(admits(input, input_peak_)),
+        peak_(input_peak_) {
+    seen_.emplace(input, input_admitted_ ? std::optional(input_peak_) : std::nullopt);
+  }
 
   // The candidate's peak when it is a valid schedule within the budget (then
   // it was weighed), else nothing. A schedule seen before is answered from
-  // memory: it cannot expose less than itself, so it changes nothing.
+  // memory: weighing it again changes nothing.
   std::optional<std::int64_t> consider(const Order& candidate, std::vector<std::uint8_t> held_by_memory) {
     if (auto it = seen_.find(candidate); it != seen_.end()) return it->second;
     return seen_.emplace(candidate, weigh(candidate, std::move(held_by_memory))).first->second;
   }
 
+  // By step time: price the admitted candidates and keep the fastest.
+  void choose() {
+    if (objective_ != Objective::StepTime) return;
+    const std::size_t priced = static_cast<std::size_t>(std::clamp<std::int64_t>(200000 / std::max(1, cg_.num_nodes()), 2, 64));
+    std::sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) { return a.sim.step_time_us < b.sim.step_time_us; });
+    if (pending_.size() > priced - 1) pending_.resize(priced - 1);
+    // The input last: a later pass prices its input, the order priced last
+    // (the plan's step_us remembers it), and the input is the order kept most.
+    Pending* fastest = nullptr;
+    double fastest_us = std::numeric_limits<double>::infinity();
+    for (Pending& p : pending_)  // equal steps: the lower peak
+      if (const double t = step_us(p.order); t < fastest_us || (t == fastest_us && p.peak < fastest->peak)) {
+        fastest_us = t;
+        fastest = &p;
+      }
+    input_step_us_ = step_us(input_);
+    if (fastest && (!input_admitted_ || fastest_us < input_step_us_)) keep(std::move(*fastest));
+    chosen_step_us_ = found_ ? fastest_us : input_step_us_;
+    pending_.clear();
+  }
+
   bool found() const { return found_; }
-  const Order& order() const { return order_; }
+  const Order& order() const { return found_ ? order_ : input_; }
   std::int64_t peak() const { return peak_; }
+  std::int64_t input_peak() const { return input_peak_; }
+  bool input_admitted() const { return input_admitted_; }
   const Simulation& before() const { return before_; }
   const Simulation& best() const { return best_; }
   const std::vector<std::uint8_t>& held_by_memory() const { return held_by_memory_; }
+  double input_step_us() const { return input_step_us_; }
+  double chosen_step_us() const { return chosen_step_us_; }
 
  private:
+  struct Pending {
+    Order order;
+    Simulation sim;  // two-stream, the pass's runtimes
+    std::int64_t peak = 0;
+    std::vector<std::uint8_t> held_by_memory;
+  };
+
+  bool admits(const Order& o, std::int64_t peak) const {
+    if (static_cast<double>(peak) > admission_.budget) return false;
+    return !admission_.limits.any() || max_in_flight(cg_, o).within(admission_.limits);
+  }
+  // The plan's simulated step of `o` (its pricing, launch path and
+  // contention); without prices, the two-stream model of the pass's runtimes.
+  double step_us(const Order& o) const {
+    if (cg_.prices && cg_.prices->step_us) return cg_.prices->step_us(o, {});
+    return simulate_two_streams(*cg_.graph, sim_graph_, o, cg_.runtime_us).step_time_us;
+  }
+  void keep(Pending&& p) {
+    order_ = std::move(p.order);
+    best_ = std::move(p.sim);
+    peak_ = p.peak;
+    held_by_memory_ = std::move(p.held_by_memory);
+    found_ = true;
+  }
+
   std::optional<std::int64_t> weigh(const Order& candidate, std::vector<std::uint8_t> held_by_memory) {
     if (candidate.size() != static_cast<std::size_t>(cg_.num_nodes()) || !respects_comm_deps(cg_, candidate)) return std::nullopt;
     const std::int64_t peak = allocfree_peak(*cg_.graph, info_, candidate);
-    if (static_cast<double>(peak) > budget_) return std::nullopt;
+    if (!admits(candidate, peak)) return std::nullopt;
     Simulation sim = simulate_two_streams(*cg_.graph, sim_graph_, candidate, cg_.runtime_us);
-    if (sim.exposed_comm_us < best_.exposed_comm_us) {
-      order_ = candidate;
-      best_ = std::move(sim);
-      peak_ = peak;
-      held_by_memory_ = std::move(held_by_memory);
-      found_ = true;
-    }
+    Pending p{candidate, std::move(sim), peak, std::move(held_by_memory)};
+    if (objective_ == Objective::StepTime) pending_.push_back(std::move(p));
+    else if ((!found_ && !input_admitted_) || p.sim.exposed_comm_us < best_.exposed_comm_us) keep(std::move(p));
     return peak;
   }
 
   const CommGraph& cg_;
   const MemoryPlanningInfo& info_;
-  double budget_;
+  Admission admission_;
+  Objective objective_;
   const SimulationGraph sim_graph_;  // every candidate is simulated on it
+  const Order& input_;
+  std::int64_t input_peak_;
   Simulation before_, best_;
+  bool input_admitted_;
   Order order_;
-  std::int64_t peak_ = 0;
+  std::int64_t peak_;
   std::vector<std::uint8_t> held_by_memory_;
   bool found_ = false;
+  std::vector<Pending> pending_;  // by step time: admitted, not yet priced
+  double input_step_us_ = -1, chosen_step_us_ = -1;
   std::map<Order, std::optional<std::int64_t>> seen_;
 };
 
 struct OverlapSearch {
   const CommGraph& cg;
   const CommKnobs& k;
-  double budget;             // the peak allowed: (1 + overlap budget) x the input's peak
+  double budget;             // the peak allowed: (1 + overlap budget) x the input's peak, at most the budget in bytes
   std::int64_t input_peak;
   IterativeRuns& runs;
   Candidates& candidates;
+  // Whether overlap_schedule's candidates (the just-in-time list schedules,
+  // their polish, Inductor's pipeline) and every ranking of the prefetching
+  // ones are tried (else the prefetching ones under FeedAll only).
+  bool full = true;
 };
+
+// overlap_schedule_step tries overlap_schedule's candidates, and the
+// prefetching ones under every ranking, on graphs of at most this many
+// nodes; on larger ones only the prefetching ones under FeedAll (4 list
+// runs), as the iterative passes' runs (about 0.1 s each at 100k nodes, up
+// to 17) would cost more than the rest of the plan. On `gen-dist fsdp
+// --layers 6250` (h200) the step pass alone then simulates 54.28 s in 2.3 s
+// of CPU (the full search: 54.28 s in 4.9 s; overlap_schedule: 55.04 s).
+constexpr std::int32_t kStepFullSearchMaxNodes = 50000;
 
 // Polish: Inductor's iterative passes, given only the budget that is left on
 // top of `o` (whose peak is `peak`), sink waits and raise collectives past
 // what is in between.
 void consider_polished(OverlapSearch& search, const Order& o, std::int64_t peak, std::vector<std::uint8_t> held) {
+  if (!search.full) return;
   const double left = std::max(0.0, search.budget / static_cast<double>(std::max<std::int64_t>(1, peak)) - 1.0);
   search.candidates.consider(search.runs.reorder(search.runs.sink_waits(o, left), left), std::move(held));
 }
@@ -407,7 +554,8 @@ void consider_polished(OverlapSearch& search, const Order& o, std::int64_t peak,
 void try_list_schedules(OverlapSearch& search, ScheduleContext& ctx) {
   constexpr int kLimitSteps = 8;
   using Ranking = ScheduleContext::Ranking;
-  const double input_peak = static_cast<double>(search.input_peak);
+  // What the limits tighten towards: the input's peak, or the budget where it is lower.
+  const double input_peak = std::min(static_cast<double>(search.input_peak), search.budget);
   std::array<int, 3> steps_run{}, steps_same_with_forecast{};  // per ranking, of its run without forecast
   for (int variant = 0; variant < 6; ++variant) {
     const int ranking = variant % 3;
@@ -433,6 +581,36 @@ void try_list_schedules(OverlapSearch& search, ScheduleContext& ctx) {
   }
 }
 
+// 1b. (by step time) Prefetching further: each collective issued as soon as
+// it is ready, with at most 1, 2 or 4 of each kind in flight, or as many as
+// the knobs allow, each ranking of ready compute (so compute of different
+// micro-batches interleaves as the dependencies allow); the issue limit
+// lowered until the schedule fits, as above, not polished.
+void try_prefetch_schedules(OverlapSearch& search, ScheduleContext& ctx) {
+  constexpr int kLimitSteps = 8;
+  using Ranking = ScheduleContext::Ranking;
+  const double input_peak = std::min(static_cast<double>(search.input_peak), search.budget);
+  const InFlightLimits knob_limits = ctx.limits;
+  ctx.eager = true;
+  ctx.forecast_compute = false;
+  for (std::int32_t depth : {1, 2, 4, -1}) {
+    ctx.limits = knob_limits.at_most(depth);
+    for (Ranking ranking : {Ranking::FeedAll, Ranking::FeedNext, Ranking::InputOrder}) {
+      if (!search.full && ranking != Ranking::FeedAll) continue;
+      ctx.ranking = ranking;
+      for (int step = 0; step <= kLimitSteps; ++step) {
+        const double frac = static_cast<double>(step) / kLimitSteps;
+        const double issue_limit = search.budget - (search.budget - input_peak * 0.5) * frac;
+        const double compute_limit = search.budget - (search.budget - input_peak) * frac;
+        ListSchedule candidate = list_schedule(ctx, issue_limit, compute_limit);
+        if (search.candidates.consider(candidate.order, std::move(candidate.held_by_memory))) break;
+      }
+    }
+  }
+  ctx.eager = false;
+  ctx.limits = knob_limits;
+}
+
 // 2. Inductor's recommended pipeline, its per-pass budget lowered until the
 // compounded peak fits ours (at the same knob its three passes may each add
 // the budget), then polished.
@@ -449,7 +627,7 @@ void try_inductor_pipeline(OverlapSearch& search, const Order& input) {
 }
 
 // Per collective: its exposure before and after, and what limited it.
-std::vector<OverlapStat> overlap_stats(const CommGraph& cg, const Candidates& candidates) {
+std::vector<OverlapStat> overlap_stats(const CommGraph& cg, const Candidates& candidates, const char* no_better) {
   const Simulation& before = candidates.before();
   const Simulation& chosen = candidates.found() ? candidates.best() : before;
   std::vector<double> exposed_before(static_cast<std::size_t>(cg.num_nodes()), 0);
@@ -462,7 +640,9 @@ std::vector<OverlapStat> overlap_stats(const CommGraph& cg, const Candidates& ca
     s.comp_time_us = cg.runtime_us[ct.collective] - ct.exposed_us;
     s.initial_exposed_us = exposed_before[ct.collective];
     s.final_exposed_us = ct.exposed_us;
-    if (!candidates.found()) s.limiting_factor = "no schedule within the memory budget exposed less: input kept";
+    if (!candidates.found() && !candidates.input_admitted())
+      s.limiting_factor = "cannot meet the memory budget or in-flight limits: no schedule within them, input kept";
+    else if (!candidates.found()) s.limiting_factor = no_better;
     else if (ct.exposed_us <= 0) s.limiting_factor = "None";
     else if (candidates.held_by_memory()[ct.collective]) s.limiting_factor = "peak memory budget";
     else s.limiting_factor = "dependencies";
@@ -473,23 +653,48 @@ std::vector<OverlapStat> overlap_stats(const CommGraph& cg, const Candidates& ca
 
 }  // namespace
 
-CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const CommKnobs& k) {
+namespace {
+
+CommPassResult run_overlap_search(const CommGraph& cg, const Order& order, const CommKnobs& k, Objective objective) {
   const Graph& g = *cg.graph;
-  const MemoryPlanningInfo info = compute_planning_info(g, order);
+  const MemoryPlanningInfo info = planning_info_of(cg, order);
   const std::int64_t input_peak = allocfree_peak(g, info, order);
-  const double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
+  double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
+  if (k.overlap_schedule_memory_budget_mib >= 0) budget = std::min(budget, static_cast<double>(std::int64_t{k.overlap_schedule_memory_budget_mib} << 20));
   ScheduleContext ctx = make_schedule_context(cg, order, info);
+  ctx.limits = InFlightLimits::from_knobs(k);
   IterativeRuns runs(cg, k, info, order);
-  Candidates candidates(cg, order, info, budget);
-  OverlapSearch search{cg, k, budget, input_peak, runs, candidates};
-  try_list_schedules(search, ctx);
-  try_inductor_pipeline(search, order);
+  Candidates candidates(cg, order, input_peak, info, {budget, ctx.limits}, objective);
+  OverlapSearch search{cg, k, budget, input_peak, runs, candidates,
+                       objective == Objective::ExposedComm || cg.num_nodes() <= kStepFullSearchMaxNodes};
+  if (search.full) try_list_schedules(search, ctx);
+  if (objective == Objective::StepTime) try_prefetch_schedules(search, ctx);
+  if (search.full) try_inductor_pipeline(search, order);
+  candidates.choose();
   CommPassResult result;
-  result.order = candidates.found() ? candidates.order() : order;
+  result.order = candidates.order();
   result.peak_before = input_peak;
   result.peak_after = candidates.found() ? candidates.peak() : input_peak;
-  result.stats = overlap_stats(cg, candidates);
+  result.stats = overlap_stats(cg, candidates,
+                               objective == Objective::StepTime
+                                   ? "no schedule within the memory budget and in-flight limits simulated a shorter step: input kept"
+                                   : "no schedule within the memory budget exposed less: input kept");
+  if (objective == Objective::StepTime) {
+    result.step_before_us = candidates.input_step_us();
+    result.step_after_us = candidates.chosen_step_us();
+  }
+  if (!candidates.found() && !candidates.input_admitted()) result.budget_met = false;
   return result;
+}
+
+}  // namespace
+
+CommPassResult overlap_schedule(const CommGraph& cg, const Order& order, const CommKnobs& k) {
+  return run_overlap_search(cg, order, k, Objective::ExposedComm);
+}
+
+CommPassResult overlap_schedule_step(const CommGraph& cg, const Order& order, const CommKnobs& k) {
+  return run_overlap_search(cg, order, k, Objective::StepTime);
 }
 
 }  // namespace schedlab

@@ -49,13 +49,17 @@ void check_comm_pass_names(const std::vector<std::string>& passes) {
 
 CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std::vector<std::string>& passes,
                                    const CommKnobs& knobs, const std::vector<double>& runtime_us,
-                                   std::shared_ptr<const CollectivePrices> prices) {
+                                   std::shared_ptr<const CollectivePrices> prices,
+                                   std::shared_ptr<const MemoryPlanningInfo> planning) {
   check_comm_pass_names(passes);
   std::vector<const CommPass*> chosen;
   for (const auto& name : passes) chosen.push_back(find_comm_pass(name));
   CommPipelineResult out;
   out.final_graph = build_comm_graph(g, runtime_us);
   out.final_graph.prices = prices;
+  // Planned once; each pass re-plans it for its own order.
+  if (!planning && !chosen.empty()) planning = std::make_shared<const MemoryPlanningInfo>(compute_planning_info(g, input));
+  out.final_graph.planning = planning;
   out.order = input;
   for (const CommPass* p : chosen) {
     CommPassResult r = p->run(out.final_graph, out.order, knobs);
@@ -66,6 +70,7 @@ CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std
       all.insert(all.end(), r.added_fake_deps.begin(), r.added_fake_deps.end());
       out.final_graph = build_comm_graph(g, out.final_graph.runtime_us, std::move(all));
       out.final_graph.prices = prices;
+      out.final_graph.planning = planning;
     }
     out.order = r.order;
     out.steps.push_back({std::string(p->name), std::move(r)});

@@ -18,7 +18,9 @@ namespace schedlab {
 // (core/comms/knobs.def: one row per knob).
 struct CommKnobs {
 #define SCHEDLAB_COMM_KNOB(type, name, default_value) type name = default_value;
+#define SCHEDLAB_COMM_KNOB_WHEN_SET SCHEDLAB_COMM_KNOB
 #include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB_WHEN_SET
 #undef SCHEDLAB_COMM_KNOB
 };
 
@@ -28,7 +30,21 @@ struct CommKnobs {
 template <class Knobs, class Fn>
 void for_each_comm_knob(Knobs& k, Fn&& fn) {
 #define SCHEDLAB_COMM_KNOB(type, name, default_value) fn(#name, k.name);
+#define SCHEDLAB_COMM_KNOB_WHEN_SET SCHEDLAB_COMM_KNOB
 #include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB_WHEN_SET
+#undef SCHEDLAB_COMM_KNOB
+}
+
+// The knobs a plan names (its options.comm): every knob, but a
+// SCHEDLAB_COMM_KNOB_WHEN_SET one only when it differs from its default.
+template <class Fn>
+void for_each_written_comm_knob(const CommKnobs& k, Fn&& fn) {
+#define SCHEDLAB_COMM_KNOB(type, name, default_value) fn(#name, k.name);
+#define SCHEDLAB_COMM_KNOB_WHEN_SET(type, name, default_value) \
+  if (k.name != static_cast<type>(default_value)) fn(#name, k.name);
+#include "core/comms/knobs.def"
+#undef SCHEDLAB_COMM_KNOB_WHEN_SET
 #undef SCHEDLAB_COMM_KNOB
 }
 
@@ -53,6 +69,12 @@ struct CommPassResult {
   std::int64_t peak_before = -1;         // iterative passes: allocfree peaks
   std::int64_t peak_after = -1;
   std::vector<CollectiveBucket> buckets;  // bucketing passes only
+  // overlap_schedule_step: the plan's simulated step of its input and of its
+  // order (-1: not priced).
+  double step_before_us = -1, step_after_us = -1;
+  // false: no order, the input included, met the memory budget and in-flight
+  // limits (overlap_schedule*: the input is kept); true otherwise.
+  bool budget_met = true;
 };
 
 using CommPassFn = CommPassResult (*)(const CommGraph&, const Order&, const CommKnobs&);
@@ -93,9 +115,12 @@ struct CommPipelineResult {
 // Applies `passes` in order to `input`. Throws OptionError for an unknown
 // name (listing the known ones), Error when a pass breaks a dependency.
 // `prices`: what bucketing prices merged collectives and copies with.
+// `planning`: the planning info of some order of `g` (the plan's memory
+// plan's), which the passes re-plan for theirs; null: planned from `input`.
 CommPipelineResult run_comm_passes(const Graph& g, const Order& input, const std::vector<std::string>& passes,
                                    const CommKnobs& knobs, const std::vector<double>& runtime_us,
-                                   std::shared_ptr<const CollectivePrices> prices = nullptr);
+                                   std::shared_ptr<const CollectivePrices> prices = nullptr,
+                                   std::shared_ptr<const MemoryPlanningInfo> planning = nullptr);
 
 // The buckets the pipeline ends with: the last bucketing step's (a second
 // bucketing pass buckets the order the first left, members already together).

@@ -349,7 +349,7 @@ CommPassResult reorder_communication_preserving_peak_memory(const CommGraph& cg,
     result.order = order;
     return result;
   }
-  const MemoryPlanningInfo planning = compute_planning_info(*cg.graph, order);
+  const MemoryPlanningInfo planning = planning_info_of(cg, order);
   const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning, order);
   return ReorderPass(graph, order, k, comms_detail::IterativeReport::Full).run(order);
 }

@@ -313,7 +313,7 @@ void SinkWaitsPass::update_memory_tracking_after_swap(NodeId candidate) {
 
 CommPassResult sink_waits_iterative(const CommGraph& cg, const Order& order, const CommKnobs& k) {
   if (order.empty()) return {};
-  const MemoryPlanningInfo planning = compute_planning_info(*cg.graph, order);
+  const MemoryPlanningInfo planning = planning_info_of(cg, order);
   const comms_detail::IterativeGraph graph = comms_detail::make_iterative_graph(cg, k, planning, order);
   return SinkWaitsPass(graph, order, k, comms_detail::IterativeReport::Full).run(order);
 }

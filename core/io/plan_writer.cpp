@@ -19,7 +19,7 @@ void write_names(JsonWriter& w, const Graph& g, const Order& order) {
 void write_comm_knobs(JsonWriter& w, const CommKnobs& knobs) {
   // Sorted by name, as the plan's keys always are.
   std::vector<std::pair<std::string_view, std::function<void()>>> fields;
-  for_each_comm_knob(knobs, [&](std::string_view name, const auto& member) {
+  for_each_written_comm_knob(knobs, [&](std::string_view name, const auto& member) {
     fields.emplace_back(name, [&w, &member] {
       if constexpr (std::is_same_v<std::decay_t<decltype(member)>, std::int32_t>) {
         if (member < 0) w.null();  // None: no limit
@@ -123,10 +123,13 @@ void write_comm(JsonWriter& w, const Graph& g, const CommPipelineResult& r, cons
     if (!step.result.added_fake_deps.empty()) w.field("added_fake_deps", step.result.added_fake_deps.size());
     if (!step.result.buckets.empty())
       w.key("buckets").array(step.result.buckets, [&g](JsonWriter& w2, const CollectiveBucket& b) { write_bucket(w2, g, b); });
+    if (!step.result.budget_met) w.field("budget_met", false);
     w.field("pass", step.pass);
     if (step.result.peak_after >= 0) w.field("peak_after", step.result.peak_after);
     if (step.result.peak_before >= 0) w.field("peak_before", step.result.peak_before);
     w.key("stats").array(step.result.stats, [&g](JsonWriter& w2, const OverlapStat& s) { write_overlap_stat(w2, g, s); });
+    if (step.result.step_after_us >= 0) w.field("step_after_us", step.result.step_after_us);
+    if (step.result.step_before_us >= 0) w.field("step_before_us", step.result.step_before_us);
     w.end_object();
   }
   w.end_array();

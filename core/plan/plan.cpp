@@ -92,10 +92,18 @@ Simulation simulate_priced(const Graph& g, const Pricing& p, const Order& order,
 }
 
 // Another order simulated as the plan's own are, with `p`: memory as
-// executed over that order where the launch path needs it.
-Simulation simulate_plan_order(const Graph& g, const Pricing& p, const Order& order) {
+// executed over that order where the launch path needs it. `info`: the
+// memory plan's planning info; given, the scheduler's estimate that memory
+// as executed starts from is made with it, as executed_memory does for the
+// plan's own order (not where the order changes freeable inputs' sizes),
+// instead of planning the order afresh.
+Simulation simulate_plan_order(const Graph& g, const Pricing& p, const Order& order, const MemoryPlanningInfo* info = nullptr) {
   std::optional<ExecutedMemory> executed;
-  if (p.simulates_launch_path() && p.prices_allocations()) executed = estimate_memory_as_executed(g, order, {}, nullptr);
+  if (p.simulates_launch_path() && p.prices_allocations()) {
+    std::optional<PeakMemoryEstimate> estimate;
+    if (info && !freeable_input_sizes_depend_on_order(g)) estimate = estimate_peak_memory(g, *info, order);
+    executed = estimate_memory_as_executed(g, order, {}, estimate ? &*estimate : nullptr);
+  }
   return simulate_priced(g, p, order, executed ? &*executed : nullptr);
 }
 
@@ -119,12 +127,18 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
   r.simulation_before_comm = simulate_order(r);
   if (opts.comm_passes.empty()) return;
   std::shared_ptr<CollectivePrices> prices = collective_prices(g, opts.hardware);
-  // Bucketing keeps its buckets only when this simulation of them is no slower.
-  prices->step_us = [graph = r.fused_graph ? r.fused_graph : r.input, pricing = r.pricing](const Order& order,
-                                                                                          const std::vector<CollectiveBucket>& buckets) {
-    return simulate_plan_order(*graph, buckets.empty() ? *pricing : with_buckets(*pricing, buckets), order).step_time_us;
+  // Bucketing keeps its buckets only when this simulation of them is no
+  // slower; overlap_schedule_step picks its order by it. The last order
+  // priced without buckets is remembered: a pass after overlap_schedule_step
+  // prices its input, the order that pass priced last.
+  prices->step_us = [graph = r.fused_graph ? r.fused_graph : r.input, pricing = r.pricing, info = r.memory.info,
+                     last = std::make_shared<std::pair<Order, double>>()](const Order& order, const std::vector<CollectiveBucket>& buckets) {
+    if (buckets.empty() && !order.empty() && last->first == order) return last->second;
+    const double step = simulate_plan_order(*graph, buckets.empty() ? *pricing : with_buckets(*pricing, buckets), order, info.get()).step_time_us;
+    if (buckets.empty()) *last = {order, step};
+    return step;
   };
-  r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.pricing->pass_us, std::move(prices));
+  r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.pricing->pass_us, std::move(prices), r.memory.info);
   r.order = r.comm->order;
   r.bucketed_pricing.reset();
   if (std::vector<CollectiveBucket> buckets = pipeline_buckets(*r.comm); !buckets.empty())
