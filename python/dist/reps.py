@@ -95,11 +95,55 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def versus_best(rows: list[dict], candidate: str = "schedlab") -> str:
+    """Per step: the default, the fastest other configuration (by median),
+    and `candidate` against it: beyond the spread when the candidate's
+    slowest run beats that configuration's fastest (or, slower, the
+    reverse); the peaks; the passes' seconds in a compile."""
+    by_step: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_step.setdefault(r["step"], {})[r["schedule"]] = r
+
+    def cell(r: dict) -> str:
+        t = r["step_us"]
+        return f"{t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f})"
+
+    def vs(r: dict) -> str:
+        return f"{100 * r['vs_default']:+.1f} %"
+
+    def passes(cells: dict, schedule: str) -> str:
+        r = cells.get(schedule)
+        return "—" if r is None or r["pass_s"] is None else f"{r['pass_s']:.2f}"
+
+    lines = [f"| step | default µs | best other configuration | {candidate} | {candidate} beyond the spread? "
+             f"| peak MiB: that configuration / {candidate} | passes' s in a compile: recommended / fx_overlap / {candidate} |",
+             "|---|---|---|---|---|---|---|"]
+    for step, cells in by_step.items():
+        if candidate not in cells or "default" not in cells:
+            continue
+        mine = cells[candidate]
+        best_name = min((s for s in cells if s != candidate), key=lambda s: cells[s]["step_us"]["median"])
+        best = cells[best_name]
+        if mine["step_us"]["max"] < best["step_us"]["min"]:
+            verdict = "yes, faster"
+        elif mine["step_us"]["min"] > best["step_us"]["max"]:
+            verdict = "no, slower"
+        else:
+            verdict = "no (ranges overlap)"
+        shown = f"default, {cell(best)}" if best_name == "default" else f"{best_name}: {vs(best)}, {cell(best)}"
+        lines.append(f"| {step} | {cell(cells['default'])} | {shown} | {vs(mine)}, {cell(mine)} | {verdict} "
+                     f"| {best['peak_above_inputs_bytes'] / 2**20:.0f} / {mine['peak_above_inputs_bytes'] / 2**20:.0f} "
+                     f"| {passes(cells, 'recommended')} / {passes(cells, 'fx_overlap')} / {passes(cells, candidate)} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("results", help="run_steps.py's OUT, holding r1, r2, ...")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--versus-best", action="store_true",
+                        help="per step, schedlab against the fastest other configuration (markdown)")
     args = parser.parse_args()
     root = Path(args.results)
     if not root.is_dir() or not run_dirs(root):
@@ -112,7 +156,9 @@ def main() -> int:
         return 1
     if args.json:
         Path(args.json).write_text(json.dumps({"results": str(root), "rows": rows}, indent=1))
-    if args.markdown or not args.json:
+    if args.versus_best:
+        print(versus_best(rows))
+    elif args.markdown or not args.json:
         print(markdown(rows))
     return 0
 

@@ -21,7 +21,7 @@ import bucketing  # noqa: E402
 import pass_timing  # noqa: E402
 import schedules  # noqa: E402
 from compare import measured_schedules  # noqa: E402
-from reps import collect, markdown, summarize  # noqa: E402
+from reps import collect, markdown, summarize, versus_best  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -183,9 +183,6 @@ class RepetitionMedians(unittest.TestCase):
                       markdown(list(rows.values())))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class PassTiming(unittest.TestCase):
     """pass_timing.py: Inductor's entry points wrapped in every module that
@@ -248,3 +245,30 @@ class PassTiming(unittest.TestCase):
 
     def test_every_inductor_schedule_but_default_has_entry_points(self):
         self.assertEqual(set(pass_timing.INDUCTOR_PASSES), set(schedules.SCHEDULES) - {"default", "schedlab"})
+
+
+class SecondLease(unittest.TestCase):
+    """reps.py --versus-best on the second 4-GPU lease (tests/data/dist4/
+    steps/run4-lease.tgz): docs/gpu-validation.md's table "One lease, every
+    schedule" is what it gives, row for row."""
+
+    def test_the_documented_table_is_the_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run4-lease.tgz") as tgz:
+                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            rows = summarize(collect(Path(tmp) / "steps"))
+        self.assertEqual(len(rows), 51)
+        self.assertEqual({len(r["runs"]) for r in rows}, {3})
+        table = versus_best(rows).splitlines()
+        self.assertEqual(len(table), 2 + 11)
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in table:
+            self.assertIn(line, doc)
+        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in table[2:]}
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
+                         ["ddp_buckets", "fsdp", "fsdp_fwd_bwd_bucketed", "llama_fsdp_per_param", "tp_block"])
+        self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
+
+
+if __name__ == "__main__":
+    unittest.main()
