@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <map>
 
@@ -308,11 +309,29 @@ MeasuredCosts map_measured_traces(const Graph& g, const Pricing& p, const std::o
   return out;
 }
 
+namespace {
+
+// Whether two graphs' nodes of one name are the same node: Inductor names a
+// graph's nodes by position (op0, op1, ...), so a graph another pass
+// rewrote (Inductor's FX overlap and bucketing passes) reuses names for
+// other kernels. Same kind, kernel, fused members, sizes, flops and output
+// bytes: what the pricing reads.
+bool same_node(const Graph& a, const Node& x, const Graph& b, const Node& y) {
+  if (x.kind != y.kind || x.kernel != y.kernel || x.members != y.members || x.numel != y.numel || x.rnumel != y.rnumel ||
+      x.flops != y.flops || x.outputs.size() != y.outputs.size())
+    return false;
+  for (std::size_t i = 0; i < x.outputs.size(); ++i)
+    if (a.buffers[x.outputs[i]].bytes != b.buffers[y.outputs[i]].bytes) return false;
+  return true;
+}
+
+}  // namespace
+
 MeasuredCosts carry_measured_costs(const MeasuredCosts& m, const Graph& from, const Graph& to, const Pricing& p) {
   MeasuredCosts out = m;
-  std::map<std::string_view, double> by_name;
+  std::map<std::string_view, NodeId> by_name;
   for (std::size_t v = 0; v < from.nodes.size(); ++v)
-    if (m.measured_us[v] >= 0) by_name.emplace(from.nodes[v].name, m.measured_us[v]);
+    if (m.measured_us[v] >= 0) by_name.emplace(from.nodes[v].name, static_cast<NodeId>(v));
   out.measured_us.assign(to.nodes.size(), -1.0);
   out.compute_nodes = out.collectives = 0;
   bool any = false;
@@ -320,25 +339,62 @@ MeasuredCosts carry_measured_costs(const MeasuredCosts& m, const Graph& from, co
     const KernelClass c = p.classes[v];
     if (c == KernelClass::Collective) ++out.collectives;
     else if (!node_token(c).empty()) ++out.compute_nodes;
-    if (auto it = by_name.find(to.nodes[v].name); it != by_name.end()) out.measured_us[v] = it->second, any = true;
+    auto it = by_name.find(to.nodes[v].name);
+    if (it != by_name.end() && same_node(from, from.nodes[it->second], to, to.nodes[v]))
+      out.measured_us[v] = m.measured_us[it->second], any = true;
   }
   if (!any)
     throw Error("measured graph " + quoted(from.name) + ": none of its measured nodes is a node of graph " + quoted(to.name) +
-                " (expected the same graph in another order)");
+                " (expected the same graph in another order: same names, kinds, kernels and sizes)");
   count_and_ratios(out, p);
   return out;
 }
 
+namespace {
+
+// One kernel class's mapped nodes, by their priced time: an unmapped node
+// takes the measured / priced ratio of the mapped node of its class whose
+// priced time is nearest its own (log scale), so a ratio measured on small,
+// latency-bound kernels never scales a large one (interpolation by size).
+struct MappedBySize {
+  std::vector<std::pair<double, double>> priced_and_ratio;  // sorted by priced time
+
+  double ratio_near(double priced_us, double fallback) const {
+    if (priced_and_ratio.empty() || !(priced_us > 0)) return fallback;
+    auto hi = std::lower_bound(priced_and_ratio.begin(), priced_and_ratio.end(), std::make_pair(priced_us, -1.0));
+    if (hi == priced_and_ratio.end()) return priced_and_ratio.back().second;
+    if (hi == priced_and_ratio.begin()) return hi->second;
+    auto lo = std::prev(hi);
+    return std::log(priced_us / lo->first) <= std::log(hi->first / priced_us) ? lo->second : hi->second;
+  }
+};
+
+std::map<KernelClass, MappedBySize> mapped_by_size(const MeasuredCosts& m, const std::vector<KernelClass>& classes,
+                                                   const std::vector<double>& priced_us) {
+  std::map<KernelClass, MappedBySize> out;
+  for (std::size_t v = 0; v < m.measured_us.size(); ++v)
+    if (m.measured_us[v] >= 0 && priced_us[v] > 0)
+      out[classes[v]].priced_and_ratio.emplace_back(priced_us[v], m.measured_us[v] / priced_us[v]);
+  for (auto& [c, mapped] : out) std::sort(mapped.priced_and_ratio.begin(), mapped.priced_and_ratio.end());
+  return out;
+}
+
+}  // namespace
+
 void apply_measured_costs(Pricing& p, const MeasuredCosts& m) {
   std::map<KernelClass, const MeasuredClassRatio*> by_class;
   for (const MeasuredClassRatio& r : m.classes) by_class[r.kernel_class] = &r;
+  const auto calibrated = mapped_by_size(m, p.classes, p.calibrated_us);
+  const auto pass = mapped_by_size(m, p.classes, p.pass_us);
   for (std::size_t v = 0; v < p.calibrated_us.size(); ++v) {
     if (m.measured_us[v] >= 0) {
       p.calibrated_us[v] = p.pass_us[v] = m.measured_us[v];
       p.pass_sources[v] = "measured";
     } else if (auto it = by_class.find(p.classes[v]); it != by_class.end()) {
-      p.calibrated_us[v] *= it->second->ratio;
-      p.pass_us[v] *= it->second->pass_ratio;
+      const auto c = calibrated.find(p.classes[v]);
+      const auto q = pass.find(p.classes[v]);
+      p.calibrated_us[v] *= c == calibrated.end() ? it->second->ratio : c->second.ratio_near(p.calibrated_us[v], it->second->ratio);
+      p.pass_us[v] *= q == pass.end() ? it->second->pass_ratio : q->second.ratio_near(p.pass_us[v], it->second->pass_ratio);
       p.pass_sources[v] = "interpolated";
     }
   }

@@ -28,11 +28,13 @@
 //   same law to the intervals that overlap in the order it simulates,
 //   reproduces the measured times for the order that ran and predicts those
 //   of another order. Without a contention law the measured times are kept.
-// - Nodes no kernel maps to are interpolated: for each kernel class with
-//   mapped nodes, the unmapped ones are scaled by the median measured /
-//   predicted ratio of the mapped ones (the prediction already holds each
-//   node's sizes and FLOPs, so the ratio carries the measured speed over to
-//   them); a class without mapped nodes keeps the model's price.
+// - Nodes no kernel maps to are interpolated by size: an unmapped node is
+//   scaled by the measured / predicted ratio of the mapped node of its
+//   kernel class whose predicted time is nearest its own (log scale; the
+//   prediction already holds each node's sizes and FLOPs, so the ratio
+//   carries the measured speed over to it, and a ratio measured on small,
+//   latency-bound kernels does not scale a large one); a class without
+//   mapped nodes keeps the model's price.
 // - apply_measured_costs sets both the calibrated times (what the
 //   simulation and the prediction time by) and the comm passes' times
 //   (pass_us: the passes plan with the measured costs), each interpolated by
@@ -80,7 +82,7 @@ struct MeasuredClassRatio {
   KernelClass kernel_class = KernelClass::None;
   int mapped = 0;          // nodes of the class with a measured time
   int interpolated = 0;    // unmapped nodes of the class scaled by the ratio
-  double ratio = 1.0;      // median measured / calibrated over the mapped ones
+  double ratio = 1.0;      // median measured / calibrated over the mapped ones (reported; interpolation takes the nearest in size)
   double pass_ratio = 1.0; // median measured / pass_us (what the comm passes read)
 };
 

@@ -127,6 +127,16 @@ TEST_CASE("measured traces: a real 4-GPU step's kernels map to its graph and pri
   const MeasuredCosts carried = carry_measured_costs(m, pg, pg, *model.pricing);
   CHECK(carried.mapped_compute_nodes == 16);
   CHECK(carried.measured_us == m.measured_us);
+  // A graph another pass rewrote reuses names for other kernels (Inductor
+  // names nodes by position): a node of the same name but another kernel or
+  // size is not carried (it is interpolated by its class instead).
+  Graph rewritten = pg;
+  const auto op2_id = static_cast<std::size_t>(op2);
+  rewritten.nodes[op2_id].flops = rewritten.nodes[op2_id].flops.value_or(0) * 2;
+  const MeasuredCosts changed = carry_measured_costs(m, pg, rewritten, *model.pricing);
+  CHECK(changed.measured_us[op2_id] < 0);
+  for (std::size_t v = 0; v < pg.nodes.size(); ++v)
+    if (v != op2_id) CHECK(changed.measured_us[v] == m.measured_us[v]);
 }
 
 TEST_CASE("measured traces: a trace of another graph is refused, naming the trace", "[measured_costs]") {
@@ -144,4 +154,31 @@ TEST_CASE("measured traces: a trace of another graph is refused, naming the trac
   } catch (const Error& e) {
     CHECK_THAT(std::string(e.what()), Catch::Matchers::StartsWith("other.json: no kernel of its 1 step(s) maps to a node of graph fsdp_0_fwd.post"));
   }
+}
+
+TEST_CASE("measured traces: an unmapped node takes the ratio of its class's mapped node nearest its size", "[measured_costs]") {
+  // Four GEMMs: two mapped (a small, latency-bound one running 5 x its
+  // price, a large one 1.1 x), two not. A class median would scale both
+  // unmapped ones alike; by size, each takes its neighbour's ratio.
+  Pricing p;
+  p.classes.assign(4, KernelClass::Gemm);
+  p.calibrated_us = {10.0, 1000.0, 20.0, 800.0};
+  p.pass_us = {10.0, 1000.0, 20.0, 800.0};
+  p.pass_sources.assign(4, "roofline");
+  MeasuredCosts m;
+  m.measured_us = {50.0, 1100.0, -1.0, -1.0};
+  MeasuredClassRatio row;
+  row.kernel_class = KernelClass::Gemm;
+  row.mapped = 2;
+  row.interpolated = 2;
+  row.ratio = row.pass_ratio = 3.05;  // the median of 5 and 1.1
+  m.classes = {row};
+  apply_measured_costs(p, m);
+  const std::vector<double> expected = {50.0, 1100.0, 100.0, 880.0};
+  for (std::size_t v = 0; v < expected.size(); ++v) {
+    CHECK(p.calibrated_us[v] == Approx(expected[v]));
+    CHECK(p.pass_us[v] == Approx(expected[v]));
+  }
+  CHECK(p.pass_sources[2] == "interpolated");
+  CHECK(p.pass_sources[0] == "measured");
 }
