@@ -1,4 +1,7 @@
 // Shared helpers for the suite: fixture paths and small graph builders.
+// The suite is a unity build (CMakeLists.txt): a helper that two test files
+// need lives here once, and a file's own helpers get names no other test
+// file uses.
 #pragma once
 
 #include <algorithm>
