@@ -1,10 +1,14 @@
 // Shared helpers for the suite: fixture paths and small graph builders.
+// The suite is a unity build (CMakeLists.txt): a helper that two test files
+// need lives here once, and a file's own helpers get names no other test
+// file uses.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,10 +18,23 @@
 
 #include "core/graph/graph.h"
 #include "core/io/graph_reader.h"
+#include "core/util/error.h"
 
 namespace schedlab::test {
 
 inline std::string data_path(const std::string& rel) { return std::string(SCHEDLAB_TEST_DATA) + "/" + rel; }
+
+inline constexpr std::int64_t MiB = 1 << 20;
+
+// The message of the schedlab::Error that `f` throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // A small seeded generator (SplitMix64) for random graphs: the same graphs on
 // every platform, unlike std's distributions.
@@ -37,6 +54,13 @@ struct SplitMix {
 inline std::vector<std::string> names(const Graph& g, const Order& order) {
   std::vector<std::string> out;
   for (NodeId v : order) out.push_back(g.nodes[v].name);
+  return out;
+}
+
+// The ids of the nodes named `names`, in that order (kNone for an unknown name).
+inline Order order_of(const Graph& g, const std::vector<std::string>& names) {
+  Order out;
+  for (const auto& n : names) out.push_back(g.find_node(n));
   return out;
 }
 

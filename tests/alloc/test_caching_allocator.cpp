@@ -4,11 +4,12 @@
 
 #include "core/alloc/caching_allocator.h"
 #include "core/util/error.h"
+#include "tests/test_util.h"
 
 using namespace schedlab;
 
 namespace {
-constexpr std::int64_t MiB = 1 << 20;
+using schedlab::test::MiB;
 }
 
 TEST_CASE("allocator: rounding, pools and segment sizes", "[alloc]") {

@@ -53,7 +53,7 @@ CliRun run_bounded(const std::string& args, int seconds = 60, const std::string&
   return r;
 }
 
-fs::path scratch(const std::string& name) {
+fs::path hostile_scratch(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("schedlab_hostile_" + name);
   fs::remove_all(d);
   fs::create_directories(d);
@@ -76,7 +76,7 @@ bool one_clean_line(const std::string& out) {
   return true;
 }
 
-std::string graph() { return schedlab::test::data_path("inductor/mlp_2.post.json"); }
+std::string hostile_graph() { return schedlab::test::data_path("inductor/mlp_2.post.json"); }
 
 const std::string kMeasured = "case_0_fwd.measured.json";
 
@@ -111,8 +111,8 @@ TEST_CASE("issue 30, classes 1 and 2: folder walks follow no link to a folder an
 }
 
 TEST_CASE("issue 30, class 3: no output replaces an input, compared by file identity", "[cli][hostile]") {
-  const fs::path d = scratch("inputs");
-  fs::copy_file(graph(), d / "g.json");
+  const fs::path d = hostile_scratch("inputs");
+  fs::copy_file(hostile_graph(), d / "g.json");
   fs::copy_file(schedlab::test::data_path("inductor/mlp_2.pre.json"), d / "pre.json");
   const std::string before = slurp(d / "g.json");
   const std::string g = (d / "g.json").string();
@@ -143,7 +143,7 @@ TEST_CASE("issue 30, class 3: no output replaces an input, compared by file iden
 }
 
 TEST_CASE("issue 30, class 4: generators compute their sizes exactly and refuse what cannot be built, before allocating", "[cli][hostile]") {
-  const fs::path d = scratch("gen");
+  const fs::path d = hostile_scratch("gen");
   // 2 t h 4h: 2^65 at --hidden 2^19 --tokens 2^24 (it was written as 0), 2^67 at the documented maxima (written negative).
   for (const std::string& sizes : std::vector<std::string>{std::string("--hidden 524288 --tokens 16777216"), "--hidden 1048576 --tokens 16777216", "--hidden 1000000 --tokens 16000000"}) {
     INFO(sizes);
@@ -174,7 +174,7 @@ TEST_CASE("issue 30, class 4: generators compute their sizes exactly and refuse 
 }
 
 TEST_CASE("issue 30, class 6: stdin and files are bounded by the reader policy as they are read", "[cli][hostile]") {
-  const fs::path d = scratch("memory");
+  const fs::path d = hostile_scratch("memory");
   CliRun r;
 #ifndef SCHEDLAB_TEST_ASAN
   // /dev/zero on stdin: refused in its first chunk, within 200 MB of address space (it buffered 4 GB).
@@ -185,7 +185,7 @@ TEST_CASE("issue 30, class 6: stdin and files are bounded by the reader policy a
   // 8 MB of '[' as a profile (within its 16 MiB) and 20 MB as a measured file: refused at the 65th byte.
   const std::string brackets(20 << 20, '[');
   std::ofstream(d / "deep.json", std::ios::binary) << brackets.substr(0, 8 << 20);
-  r = run_bounded("plan " + graph() + " --hardware " + (d / "deep.json").string());
+  r = run_bounded("plan " + hostile_graph() + " --hardware " + (d / "deep.json").string());
   CHECK(r.code == 1);
   CHECK(r.out == "schedlab plan: " + (d / "deep.json").string() + ": not valid JSON: line 1, column 65: nested deeper than 64 levels\n");
   const fs::path dir = synthetic_measured_dir("deep_measured");
@@ -200,7 +200,7 @@ TEST_CASE("issue 30, class 6: stdin and files are bounded by the reader policy a
   CHECK_THAT(r.out, Catch::EndsWith(kMeasured + ": input too large: larger than the limit of 268435456 bytes (a measured file's limit)\n"));
   std::ofstream(d / "sparse.json").close();
   fs::resize_file(d / "sparse.json", std::uintmax_t{2} << 30);
-  r = run_bounded("plan " + graph() + " --hardware " + (d / "sparse.json").string());
+  r = run_bounded("plan " + hostile_graph() + " --hardware " + (d / "sparse.json").string());
   CHECK(r.code == 1);
   CHECK_THAT(r.out, Catch::EndsWith("sparse.json: input too large: larger than the limit of 16777216 bytes (a hardware profile's limit)\n"));
   fs::remove_all(dir);
@@ -231,20 +231,20 @@ TEST_CASE("issue 30, class 7: a measured file's device kind never names a file",
 }
 
 TEST_CASE("issue 30, class 8: messages are one line and name the file and the field", "[cli][hostile]") {
-  const fs::path d = scratch("messages");
+  const fs::path d = hostile_scratch("messages");
   std::ofstream(d / "key.json", std::ios::binary) << "{\"base\": \"h200\", \"a\\nb\\u001b[31mred\": 1}";
-  CliRun r = run_bounded("plan " + graph() + " --hardware " + (d / "key.json").string());
+  CliRun r = run_bounded("plan " + hostile_graph() + " --hardware " + (d / "key.json").string());
   CHECK(r.code == 1);
   CHECK(r.out == "schedlab plan: " + (d / "key.json").string() + ": hardware profile: unknown field \"a?b?[31mred\"\n");
   std::ofstream(d / "dtype.json", std::ios::binary) << "{\"base\": \"h200\", \"flops_per_s\": {\"f32\": 1e14, \"x\\ny\": -1}}";
-  r = run_bounded("plan " + graph() + " --hardware " + (d / "dtype.json").string());
+  r = run_bounded("plan " + hostile_graph() + " --hardware " + (d / "dtype.json").string());
   CHECK(r.code == 1);
   CHECK(r.out == "schedlab plan: " + (d / "dtype.json").string() + ": hardware profile: flops_per_s.\"x?y\": expected a finite number in 1..1e30\n");
   // Host costs whose sum is past the finite range: refused by the profile reader, naming the field.
   json hw = read_json(schedlab::test::data_path("../../profiles/h200.json"));
   hw["time_model"]["host_us_per_kernel"] = 1e308;
   write_json(d / "host.json", hw);
-  r = run_bounded("simulate " + graph() + " --hardware " + (d / "host.json").string());
+  r = run_bounded("simulate " + hostile_graph() + " --hardware " + (d / "host.json").string());
   CHECK(r.code == 1);
   CHECK(r.out == "schedlab simulate: " + (d / "host.json").string() +
                      ": hardware profile: time_model.host_us_per_kernel: expected a finite number in 0..1e30\n");
@@ -261,12 +261,12 @@ TEST_CASE("issue 30, class 8: messages are one line and name the file and the fi
 }
 
 TEST_CASE("issue 30, class 9: one output policy for every writer", "[cli][hostile]") {
-  const fs::path d = scratch("outputs");
-  CliRun r = run_bounded("plan " + graph() + " -o - --trace -");
+  const fs::path d = hostile_scratch("outputs");
+  CliRun r = run_bounded("plan " + hostile_graph() + " -o - --trace -");
   CHECK(r.code == 2);
   CHECK(r.out == "schedlab plan: -: stdout is given for 2 outputs (at most one may go there)\n");
-  for (const std::string& args : std::vector<std::string>{"plan " + graph() + " -o ''", "plan " + graph() + " --trace ''", "simulate " + graph() + " --trace ''",
-                                  "fuse " + graph() + " -o ''", std::string("gen layered --nodes 10 -o ''")}) {
+  for (const std::string& args : std::vector<std::string>{"plan " + hostile_graph() + " -o ''", "plan " + hostile_graph() + " --trace ''", "simulate " + hostile_graph() + " --trace ''",
+                                  "fuse " + hostile_graph() + " -o ''", std::string("gen layered --nodes 10 -o ''")}) {
     INFO(args);
     r = run_bounded(args);
     CHECK(r.code == 2);
@@ -285,7 +285,7 @@ TEST_CASE("issue 30, class 9: one output policy for every writer", "[cli][hostil
 }
 
 TEST_CASE("issue 30, class 9: SIGHUP mid-write leaves no temporary, as SIGINT and SIGTERM do not", "[cli][hostile]") {
-  const fs::path d = scratch("sighup");
+  const fs::path d = hostile_scratch("sighup");
   REQUIRE(run_bounded("gen layered --nodes 40000 -o " + (d / "big.json").string()).code == 0);
   for (int sig : {SIGHUP, SIGINT, SIGTERM, SIGPIPE}) {
     INFO("signal " << sig);

@@ -18,7 +18,7 @@ namespace {
 using schedlab::test::run_cli;
 using Run = schedlab::test::CliRun;
 
-std::string temp_path(const std::string& name) {
+std::string ranks_temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("schedlab_cli_ranks_test_" + name)).string();
 }
 
@@ -37,7 +37,7 @@ TEST_CASE("simulate several ranks: report, JSON and one trace process per rank",
   CHECK_THAT(text.out, Catch::Contains("slowest rank: 2 (" + rank_graph(2) + "), step 6395.4 us"));
   CHECK_THAT(text.out, Catch::Contains("largest arrival skews"));
 
-  const std::string trace = temp_path("trace.json");
+  const std::string trace = ranks_temp_path("trace.json");
   std::filesystem::remove(trace);
   Run json = run_cli("simulate " + rank_graph(0) + " --ranks 3 --memory-methods baseline --hardware h100-sxm --format json --rank-skew 1:1.1 --trace " +
                      trace);
@@ -64,7 +64,7 @@ TEST_CASE("simulate several ranks: report, JSON and one trace process per rank",
 }
 
 TEST_CASE("plan --rank-graphs adds simulation.ranks and leaves the rest of the plan as it was", "[cli][ranks]") {
-  const std::string alone = temp_path("alone.plan.json"), ranked = temp_path("ranked.plan.json");
+  const std::string alone = ranks_temp_path("alone.plan.json"), ranked = ranks_temp_path("ranked.plan.json");
   Run a = run_cli("plan " + rank_graph(0) + " --memory-methods baseline --hardware h100-sxm -o " + alone);
   REQUIRE(a.code == 0);
   Run b = run_cli("plan " + rank_graph(0) + " --rank-graphs " + rank_graph(1) + " " + rank_graph(2) + " " + rank_graph(3) +
@@ -89,7 +89,7 @@ TEST_CASE("simulate several ranks: ranks that do not match, and bad flags, get o
   auto g = nlohmann::json::parse(in);
   for (auto& n : g["nodes"])
     if (n["name"] == "op9") n["collective"]["bytes"] = n["collective"]["bytes"].get<std::int64_t>() + 1;
-  const std::string odd = temp_path("odd.rank1.json");
+  const std::string odd = ranks_temp_path("odd.rank1.json");
   std::ofstream(odd) << g.dump();
   Run r = run_cli("simulate " + rank_graph(0) + " " + odd + " --memory-methods baseline");
   CHECK(r.code == 2);

@@ -52,7 +52,7 @@ CommGraph priced(const Graph& g, std::shared_ptr<const CollectivePrices> prices 
 // buffers, collectives of three kinds, two group sizes and two dtypes, each
 // read by a wait a few nodes later; compute may read the waits' results,
 // so later collectives depend on earlier ones.
-Graph random_graph(std::uint64_t seed, int nodes) {
+Graph random_bucket_graph(std::uint64_t seed, int nodes) {
   SplitMix rng{seed};
   json g = {{"format", "schedgraph/1"}, {"name", "random"}, {"world_size", 8},
             {"inputs", json::array({{{"name", "x"}, {"bytes", 4096}, {"dtype", "bf16"}}})}, {"outputs", json::array()}};
@@ -156,7 +156,7 @@ Graph small_fsdp() {
 
 TEST_CASE("buckets keep to one kind, group size and dtype", "[comms][bucketing]") {
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
-    const Graph g = random_graph(seed, 80);
+    const Graph g = random_bucket_graph(seed, 80);
     const CommGraph cg = priced(g);
     for (BucketMode mode : {BucketMode::Model, BucketMode::Inductor}) {
       BucketOptions opts;
@@ -210,7 +210,7 @@ TEST_CASE("buckets keep to one kind, group size and dtype", "[comms][bucketing]"
 TEST_CASE("no bucket closes a cycle, and the bucketed order is topological", "[comms][bucketing]") {
   int bucketed = 0;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    const Graph g = random_graph(seed * 7919, 30 + static_cast<int>(seed % 60));
+    const Graph g = random_bucket_graph(seed * 7919, 30 + static_cast<int>(seed % 60));
     const CommGraph cg = priced(g);
     for (BucketMode mode : {BucketMode::Model, BucketMode::Inductor}) {
       BucketOptions opts;
@@ -234,7 +234,7 @@ TEST_CASE("no bucket closes a cycle, and the bucketed order is topological", "[c
 TEST_CASE("a bucket's staging bytes keep to the memory budget", "[comms][bucketing]") {
   int checked = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-    const Graph g = random_graph(seed * 104729, 80);
+    const Graph g = random_bucket_graph(seed * 104729, 80);
     const CommGraph cg = priced(g);
     const Order order = g.baseline_order();
     const MemoryPlanningInfo info = compute_planning_info(g, order);

@@ -32,7 +32,7 @@ std::vector<CommFixture> comm_fixtures() {
   return out;
 }
 
-Order order_of(const Graph& g, const json& names) {
+Order order_from_json(const Graph& g, const json& names) {
   Order out;
   for (const auto& n : names) {
     NodeId v = g.find_node(n.get<std::string>());
@@ -53,7 +53,7 @@ TEST_CASE("Inductor comm passes reproduce every distributed fixture", "[comms][f
     SECTION(fx.name) {
       Graph g = load_graph_file(test::data_path(fx.name + ".post.json"));
       const auto runtimes = estimate_runtimes_us(g, builtin_profile(kDefaultHardwareProfile));
-      Order input = order_of(g, fx.comm["input_order"]);
+      Order input = order_from_json(g, fx.comm["input_order"]);
       for (const char* pass : passes) {
         INFO("pass " << pass);
         auto r = run_comm_passes(g, input, {pass}, CommKnobs{}, runtimes);

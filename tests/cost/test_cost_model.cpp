@@ -16,7 +16,7 @@ using Catch::Detail::Approx;
 namespace {
 
 // A 2048x1024x1024 matmul in bf16 and a 1M-element f32 add, plus a collective.
-const char* kGraph = R"({"format":"schedgraph/1","world_size":8,
+const char* kCostGraph = R"({"format":"schedgraph/1","world_size":8,
   "inputs":[{"name":"a","bytes":4194304},{"name":"b","bytes":2097152},{"name":"x","bytes":4194304}],
   "outputs":["mm","add","ar","w"],
   "nodes":[
@@ -37,7 +37,7 @@ const char* kGraph = R"({"format":"schedgraph/1","world_size":8,
 }  // namespace
 
 TEST_CASE("roofline: compute-bound bf16 matmul and memory-bound f32 add", "[cost]") {
-  Graph g = load_graph(kGraph);
+  Graph g = load_graph(kCostGraph);
   const HardwareProfile& h200 = builtin_profile("h200");
   // 4294967296 / 989.4e12 s = 4.3410 us; bytes 10485760 / 4.8e12 = 2.1845 us -> compute wins.
   RuntimeEstimate mm = estimate_node_runtime(g, 0, h200);
@@ -52,7 +52,7 @@ TEST_CASE("roofline: compute-bound bf16 matmul and memory-bound f32 add", "[cost
 }
 
 TEST_CASE("runtime_us overrides the model unless told not to trust it", "[cost]") {
-  Graph g = load_graph(kGraph);
+  Graph g = load_graph(kCostGraph);
   const HardwareProfile& hw = builtin_profile("h100-sxm");
   CHECK(estimate_node_runtime(g, 4, hw).us == 42.5);
   CHECK(estimate_node_runtime(g, 4, hw).source == "runtime_us");
@@ -104,7 +104,7 @@ TEST_CASE("collectives across nodes use the network", "[cost]") {
 }
 
 TEST_CASE("a node's collective uses the graph's world size and the op's group", "[cost]") {
-  Graph g = load_graph(kGraph);
+  Graph g = load_graph(kCostGraph);
   const HardwareProfile& hw = builtin_profile("b200");
   RuntimeEstimate e = estimate_node_runtime(g, 2, hw);
   CHECK(e.source == "collective");
@@ -151,7 +151,7 @@ TEST_CASE("huge group sizes, payloads and runtimes fail loudly or stay finite, n
   // A profile slow enough to make a time infinite is an error naming the node.
   HardwareProfile slow = hw;
   slow.dram_bytes_per_s = 1e-300;
-  Graph g = load_graph(kGraph);
+  Graph g = load_graph(kCostGraph);
   CHECK_THROWS_WITH(estimate_node_runtime(g, 1, slow), Catch::Contains("node \"op_add\"") && Catch::Contains("not a finite"));
   slow = hw;
   slow.nvlink_bytes_per_s = 1e-300;

@@ -13,7 +13,7 @@ namespace {
 // a: x -> b1; r: reads b1; m: mutates b1 in place (b1m); after: reads b1 (the
 // old name: must see the mutation); dead: nobody reads it; c: a collective
 // nobody reads (side effects keep it); w waits on it.
-const char* kGraph = R"({"format":"schedgraph/1","world_size":2,
+const char* kDepsGraph = R"({"format":"schedgraph/1","world_size":2,
   "inputs":[{"name":"x","bytes":16}],
   "outputs":["after_out"],
   "nodes":[
@@ -35,7 +35,7 @@ std::vector<std::string> read_names(const Graph& g, const DependencyInfo& d, con
 }  // namespace
 
 TEST_CASE("mutations: after the previous writer and earlier readers; later readers see the new version", "[deps]") {
-  Graph g = load_graph(kGraph);
+  Graph g = load_graph(kDepsGraph);
   DependencyInfo d = analyze_dependencies(g);
   // m gets a star dep on b1 (previous version) and an ordering-only dep on r's output (r read b1).
   CHECK(read_names(g, d, "m") == std::vector<std::string>{"r_out:memory", "b1:star"});
@@ -47,7 +47,7 @@ TEST_CASE("mutations: after the previous writer and earlier readers; later reade
 }
 
 TEST_CASE("dead-node elimination keeps side effects and what outputs need", "[deps]") {
-  Graph g = load_graph(kGraph);
+  Graph g = load_graph(kDepsGraph);
   DependencyInfo d = analyze_dependencies(g);
   DeadCodeResult dce = eliminate_dead_nodes(g, d, g.baseline_order());
   CHECK(test::names(g, dce.removed) == std::vector<std::string>{"dead"});
@@ -74,7 +74,7 @@ TEST_CASE("topological sort visits producers by buffer name, depth first", "[dep
 }
 
 TEST_CASE("reachability answers ancestry without materialized sets", "[deps]") {
-  Graph g = load_graph(kGraph);
+  Graph g = load_graph(kDepsGraph);
   DependencyInfo d = analyze_dependencies(g);
   Reachability reach(g, d, g.baseline_order());
   NodeId a = g.find_node("a"), r = g.find_node("r"), m = g.find_node("m"), after = g.find_node("after"), c = g.find_node("c");

@@ -30,7 +30,7 @@ std::string rd(const std::string& buf, const std::string& index = "d0") {
   return R"({"name":")" + buf + R"(","index":")" + index + R"(","size":[1024],"bytes":4096})";
 }
 
-Graph graph(const std::vector<std::string>& nodes, const std::string& outputs) {
+Graph fusion_graph(const std::vector<std::string>& nodes, const std::string& outputs) {
   std::string text = R"({"format":"schedgraph/1","inputs":[{"name":"x","bytes":4096}],"outputs":[)" + outputs + R"(],"nodes":[)";
   for (std::size_t i = 0; i < nodes.size(); ++i) text += (i ? "," : "") + nodes[i];
   return load_graph(text + "]}");
@@ -39,15 +39,15 @@ Graph graph(const std::vector<std::string>& nodes, const std::string& outputs) {
 }  // namespace
 
 TEST_CASE("a pointwise chain with matching indices fuses into one node", "[fusion]") {
-  Graph g = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab"), 1024), pw("c", "cb", rd("bb"), 1024)}, R"("cb")");
+  Graph g = fusion_graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab"), 1024), pw("c", "cb", rd("bb"), 1024)}, R"("cb")");
   CHECK(groups_of(g) == std::vector<std::vector<std::string>>{{"a", "b", "c"}});
 }
 
 TEST_CASE("refusals carry the reference's reasons", "[fusion]") {
   SECTION("mismatched index: no shared data, or (sharing x) memory deps did not match") {
-    Graph alone = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab", "1023 - d0"), 1024)}, R"("bb")");
+    Graph alone = fusion_graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab", "1023 - d0"), 1024)}, R"("bb")");
     CHECK(explain_fusion(alone, 0, 1, FusionOptions{}).final_reason == "no shared data");
-    Graph g = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab", "1023 - d0") + "," + rd("x"), 1024)}, R"("bb")");
+    Graph g = fusion_graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab", "1023 - d0") + "," + rd("x"), 1024)}, R"("bb")");
     auto ex = explain_fusion(g, 0, 1, FusionOptions{});
     CHECK_FALSE(ex.fused);
     CHECK(ex.final_reason == "memory deps did not match");
@@ -55,7 +55,7 @@ TEST_CASE("refusals carry the reference's reasons", "[fusion]") {
     CHECK(ex.refusals[0].reason == "memory deps did not match");
   }
   SECTION("different iteration spaces") {
-    Graph g = graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab"), 512)}, R"("bb")");
+    Graph g = fusion_graph({pw("a", "ab", rd("x"), 1024), pw("b", "bb", rd("ab"), 512)}, R"("bb")");
     CHECK(explain_fusion(g, 0, 1, FusionOptions{}).final_reason == "numel/rnumel mismatch (non-reduce) (1024, 512), (1, 1)");
   }
   SECTION("extern kernels never fuse") {
@@ -66,7 +66,7 @@ TEST_CASE("refusals carry the reference's reasons", "[fusion]") {
     CHECK(groups_of(g).size() == 2);
   }
   SECTION("reductions need equal (numel, rnumel); a pointwise consumer of numel x rnumel fuses in") {
-    Graph g = graph({pw("p", "pb", rd("x"), 1024), pw("r1", "r1b", rd("pb"), 8, 128, "reduction"),
+    Graph g = fusion_graph({pw("p", "pb", rd("x"), 1024), pw("r1", "r1b", rd("pb"), 8, 128, "reduction"),
                      pw("r2", "r2b", rd("pb"), 16, 64, "reduction")},
                     R"("r1b","r2b")");
     auto groups = groups_of(g);
@@ -85,7 +85,7 @@ TEST_CASE("refusals carry the reference's reasons", "[fusion]") {
 TEST_CASE("fusion stops at max fusion size", "[fusion]") {
   std::vector<std::string> nodes{pw("n0", "b0", rd("x"), 1024)};
   for (int i = 1; i < 70; ++i) nodes.push_back(pw("n" + std::to_string(i), "b" + std::to_string(i), rd("b" + std::to_string(i - 1)), 1024));
-  Graph g = graph(nodes, R"("b69")");
+  Graph g = fusion_graph(nodes, R"("b69")");
   auto groups = groups_of(g);
   std::size_t largest = 0;
   for (const auto& grp : groups) largest = std::max(largest, grp.size());
@@ -267,7 +267,7 @@ TEST_CASE("a pointwise node whose loops do not split over a reduction's (numel, 
 
 TEST_CASE("a fused group whose joined name is taken gets the first free NAME#k", "[fusion][errors]") {
   // op0 and op1 fuse; a third node is already called op0_op1.
-  Graph g = graph({pw("op0", "b0", rd("x"), 1024), pw("op1", "b1", rd("b0"), 1024),
+  Graph g = fusion_graph({pw("op0", "b0", rd("x"), 1024), pw("op1", "b1", rd("b0"), 1024),
                    R"({"name":"op0_op1","kind":"extern","outputs":[{"name":"b2","bytes":64}],"reads":[{"name":"b1","dep":"star","bytes":4096}]})"},
                   R"("b2")");
   FrontEndResult fe = run_front_end(g, true, FusionOptions{});
@@ -280,7 +280,7 @@ TEST_CASE("a fused group whose joined name is taken gets the first free NAME#k",
 
 TEST_CASE("summed runtimes past the largest double stay finite, so the fused file reloads", "[fusion][errors]") {
   auto with_runtime = [](std::string node) { return node.insert(node.size() - 1, R"(,"runtime_us":1.7e308)"); };
-  Graph g = graph({with_runtime(pw("op0", "b0", rd("x"), 1024)), with_runtime(pw("op1", "b1", rd("b0"), 1024))}, R"("b1")");
+  Graph g = fusion_graph({with_runtime(pw("op0", "b0", rd("x"), 1024)), with_runtime(pw("op1", "b1", rd("b0"), 1024))}, R"("b1")");
   FrontEndResult fe = run_front_end(g, true, FusionOptions{});
   REQUIRE(fe.fusion.groups.size() == 1);
   Graph post = load_graph(write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
@@ -296,9 +296,9 @@ TEST_CASE("sizes with symbols compare as Inductor's sympy expressions: u0 and u1
       "reads":[{"name":"x","index":"d0","size":[1024],"bytes":4096}],
       "writes":[{"name":"b)" + name + R"(","index":"d0","size":[0],"size_expr":["256*)" + sym + R"("],"bytes":0}]})";
   };
-  CHECK(groups_of(graph({expert("e0", "u0"), expert("e1", "u1")}, R"("be0","be1")")) ==
+  CHECK(groups_of(fusion_graph({expert("e0", "u0"), expert("e1", "u1")}, R"("be0","be1")")) ==
         std::vector<std::vector<std::string>>{{"e0"}, {"e1"}});
-  CHECK(groups_of(graph({expert("e0", "u0"), expert("e1", "u0")}, R"("be0","be1")")) ==
+  CHECK(groups_of(fusion_graph({expert("e0", "u0"), expert("e1", "u0")}, R"("be0","be1")")) ==
         std::vector<std::vector<std::string>>{{"e0", "e1"}});
 }
 
@@ -358,7 +358,7 @@ TEST_CASE("fusion carries a convolution's geometry: an extern alone, a template 
   };
   for (const char* kind : {"template", "extern"}) {
     INFO(kind);
-    Graph g = graph({with_conv(pw("conv", "cb", rd("x"), 1024), kind), pw("relu", "rb", rd("cb"), 1024)}, R"("rb")");
+    Graph g = fusion_graph({with_conv(pw("conv", "cb", rd("x"), 1024), kind), pw("relu", "rb", rd("cb"), 1024)}, R"("rb")");
     FrontEndResult fe = run_front_end(g, true, FusionOptions{});
     Graph post = load_graph(write_graph_json(build_fused_graph(g, fe.deps, fe.fusion.groups)));
     const bool fused = std::string(kind) == "template";  // an extern kernel takes no epilogue
@@ -374,7 +374,7 @@ TEST_CASE("fusion unites its members' reduction types and carries an attention c
   const std::string attention = R"("attention":{"query":[1,2,16,32],"key":[1,2,16,32],"value":[1,2,16,32],"causal":true,"bias":false,"dropout_p":0.1})";
   std::string attn = with(pw("attn", "ab", rd("x"), 1024), attention);
   attn.replace(attn.find("\"pointwise\""), 11, "\"extern\"");
-  Graph g = graph({attn, with(pw("a", "bb", rd("ab"), 1024), R"("reduction_types":["sum","welford_reduce"])"),
+  Graph g = fusion_graph({attn, with(pw("a", "bb", rd("ab"), 1024), R"("reduction_types":["sum","welford_reduce"])"),
                    with(pw("b", "cb", rd("bb"), 1024), R"("reduction_types":["max","sum"])"), pw("c", "db", rd("cb"), 1024)},
                   R"("db")");
   FrontEndResult fe = run_front_end(g, true, FusionOptions{});

@@ -10,19 +10,13 @@
 #include "core/gen/distributed.h"
 #include "core/gen/generators.h"
 #include "core/util/error.h"
+#include "tests/test_util.h"
 
 using namespace schedlab;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using schedlab::test::error_of;
 
 }  // namespace
 

@@ -17,14 +17,7 @@ using namespace schedlab;
 
 namespace {
 
-std::string error_of(void (*f)()) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using schedlab::test::error_of;
 
 // Field-by-field identity of the tables that passes read by id.
 void check_same_tables(const Graph& a, const Graph& b) {

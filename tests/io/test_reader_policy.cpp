@@ -17,6 +17,7 @@
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
 #include "core/util/error.h"
+#include "tests/test_util.h"
 
 #ifndef __EMSCRIPTEN__
 #include <filesystem>
@@ -30,14 +31,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using schedlab::test::error_of;
 
 json small_measured() {
   return {{"format", "schedmeasured/1"},

@@ -22,7 +22,7 @@
 using namespace schedlab;
 
 namespace {
-constexpr std::int64_t MiB = 1 << 20;
+using schedlab::test::MiB;
 
 // x -> mm (extern, 4 MiB) -> relu (pointwise, same index, 4 MiB) -> out.
 // The relu's read of the mm result is its last use: the generated code

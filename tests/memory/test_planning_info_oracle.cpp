@@ -109,7 +109,7 @@ OracleInfo oracle_planning_info(const Graph& g) {
 // Random graphs: inputs (freeable or not), then nodes whose outputs are
 // fixed, none, multi_output containers, items (their node reads one to three
 // containers) or mutations (of an earlier buffer, read or not).
-std::string random_graph(std::mt19937& rng) {
+std::string random_graph_json(std::mt19937& rng) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   std::vector<std::string> inputs_json, nodes_json, readable, containers, fixed;
   int n_inputs = pick(4);
@@ -215,7 +215,7 @@ TEST_CASE("planning info equals the 2.11 transcription on 3,000 random graphs", 
   std::mt19937 rng(20260211);
   int graphs = 0, items_in_two = 0, fake_input_reads = 0;
   for (int iter = 0; iter < 3000; ++iter) {
-    std::string text = random_graph(rng);
+    std::string text = random_graph_json(rng);
     Graph g = load_graph(text);
     MemoryPlanningInfo info = compute_planning_info(g, g.baseline_order());
     OracleInfo o = oracle_planning_info(g);
@@ -297,7 +297,7 @@ AllocFreeEstimate allocfree_from_timeline(const Graph& g, const MemoryPlanningIn
 TEST_CASE("the alloc/free estimate counted node by node equals the timeline's on random graphs and permutations", "[memory][oracle]") {
   std::mt19937 rng(20261123);
   for (int iter = 0; iter < 1500; ++iter) {
-    std::string text = random_graph(rng);
+    std::string text = random_graph_json(rng);
     Graph g = load_graph(text);
     INFO(text);
     Order order = g.baseline_order();

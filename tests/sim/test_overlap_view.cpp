@@ -16,11 +16,7 @@ std::vector<double> graph_runtimes(const Graph& g) {
   return out;
 }
 
-Order order_of(const Graph& g, const std::vector<std::string>& names) {
-  Order out;
-  for (const auto& n : names) out.push_back(g.find_node(n));
-  return out;
-}
+using schedlab::test::order_of;
 
 }  // namespace
 
