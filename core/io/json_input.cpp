@@ -3,6 +3,8 @@
 #include "core/io/files.h"
 #include "core/util/error.h"
 
+#include <nlohmann/json.hpp>
+
 namespace schedlab {
 namespace {
 
@@ -68,5 +70,18 @@ std::string read_json_input(const std::string& path, std::uint64_t max_bytes, st
 }
 
 void check_json_text(std::string_view text, int max_depth) { JsonScan(max_depth).feed(text); }
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& where) {
+  try {
+    check_json_text(text);  // nesting bounded before nlohmann's recursive parser sees it
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": not valid JSON: " + e.what());
+  }
+}
 
 }  // namespace schedlab

@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace schedlab {
 
 inline constexpr int kMaxJsonDepth = 64;
@@ -38,5 +40,9 @@ std::string read_json_input(const std::string& path, std::uint64_t max_bytes, st
 // The same checks over whole text. Throws Error "not valid JSON: line L,
 // column C: ..." (without a file: the caller prefixes it).
 void check_json_text(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// check_json_text, then nlohmann's parse: the readers' one way from text to
+// a document. Throws Error "WHERE: not valid JSON: ..." naming `where`.
+nlohmann::json parse_json_text(std::string_view text, const std::string& where);
 
 }  // namespace schedlab

@@ -122,17 +122,7 @@ void read_input_blocks(const Reader& r, const json& v, AllocatorState& state) {
 
 MeasuredGraph load_measured(std::string_view text, const std::string& where) {
   Reader r{where};
-  try {
-    check_json_text(text);  // nesting bounded before nlohmann's recursive parser sees it
-  } catch (const Error& e) {
-    throw Error(where + ": " + e.what());
-  }
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw Error(where + ": not valid JSON: " + e.what());
-  }
+  const json j = parse_json_text(text, where);
   if (!j.is_object()) throw Error(where + ": expected a JSON object");
   if (r.text(j, "format", "") != "schedmeasured/1") r.fail("format", "expected \"schedmeasured/1\"");
   MeasuredGraph m;

@@ -294,18 +294,7 @@ namespace {
 
 // A profile file's text (or its communication sections') under the reader
 // policy: nesting bounded before nlohmann's recursive parser sees it.
-json parse_profile_text(std::string_view text) {
-  try {
-    check_json_text(text);
-  } catch (const Error& e) {
-    throw Error(std::string("hardware profile: ") + e.what());
-  }
-  try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw Error(std::string("hardware profile: not valid JSON: ") + e.what());
-  }
-}
+json parse_profile_text(std::string_view text) { return parse_json_text(text, "hardware profile"); }
 
 }  // namespace
 

@@ -63,17 +63,7 @@ std::optional<std::int64_t> correlation_of(const json& e) {
 
 MeasuredTrace load_measured_trace(std::string_view text, const std::string& where) {
   Reader r{where};
-  try {
-    check_json_text(text);  // nesting bounded before nlohmann's recursive parser sees it
-  } catch (const Error& e) {
-    throw Error(where + ": " + e.what());
-  }
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw Error(where + ": not valid JSON: " + e.what());
-  }
+  const json doc = parse_json_text(text, where);
   const json* events = nullptr;
   if (doc.is_array()) {
     events = &doc;
