@@ -35,7 +35,7 @@ HardwareProfile datasheet_of(const std::string& kind, const std::string& measure
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs;
-  std::string out_path, base_name, name, sibling_name, comm_path, class_laws;
+  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path;
 };
 
 // --class-laws: "all", "default" or a comma-separated list of finer classes.
@@ -60,7 +60,7 @@ std::vector<KernelClass> parse_class_laws(const std::string& text) {
 }
 
 int run(const FitProfileArgs& a) {
-  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws] = a;
+  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path] = a;
   const std::vector<KernelClass> own_laws = parse_class_laws(class_laws);
   std::string base_name = given_base;
   std::vector<MeasuredCase> cases;
@@ -84,6 +84,8 @@ int run(const FitProfileArgs& a) {
   ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws);
   if (!comm_path.empty())
     apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
+  if (!sustained_path.empty())
+    apply_sustained_rate(read_json_input(sustained_path, kMaxProfileBytes, "a hardware profile's limit"), sustained_path, fit.profile);
   write_output(out_path, hardware_profile_to_json(fit.profile).dump(1) + "\n");
   std::printf("fitted %s from %zu graphs (%zu kernels timed per node) on %s, base %s%s%s; written to %s\n", fit.profile.name.c_str(),
               fit.cases, fit.samples, quoted_name(cases.front().measured.device).c_str(), base.name.c_str(), fit.borrowed.empty() ? "" : "; borrowed laws: ",
@@ -115,6 +117,10 @@ std::function<int()> define_fit_profile(CLI::App& app) {
   app.add_option("--comm", a->comm_path,
                  "measured collective curves and contention law to carry into the profile (scripts/fit-comm.py -o, "
                  "from python/dist/comm_sweep.py's sweeps on this machine)")
+      ->option_text("FILE");
+  app.add_option("--sustained", a->sustained_path,
+                 "the sustained tensor-core rate of long 16-bit matmuls to carry into the time model "
+                 "(scripts/fit-sustained-rate.py -o, from measured steps on this machine)")
       ->option_text("FILE");
   app.add_option("--class-laws", a->class_laws,
                  "finer kernel classes fitted with a law of their own when measured on 5 nodes or more (the others fit their "

@@ -248,7 +248,8 @@ RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, KernelClass c,
   const TimeModel& tm = *hw.time_model;
   const ClassLaw& law = law_of(tm, c);
   const LawFeatures f = law_features(g, v, facts, hw, {tm.sm_count, tm.l2_bytes, law.routes_conv_families});
-  return {finite_us(law_us(law, f), "node \"" + n.name + "\""), "calibrated"};
+  const double tensor_flops = f[static_cast<std::size_t>(LawTerm::Compute)] > 0 && n.flops ? static_cast<double>(*n.flops) : 0.0;
+  return {finite_us(sustained_us(tm, c, law_us(law, f), tensor_flops), "node \"" + n.name + "\""), "calibrated"};
 }
 
 RuntimeEstimate calibrated_node_runtime(const Graph& g, NodeId v, const CostFacts& facts, const HardwareProfile& hw) {

@@ -1,6 +1,8 @@
 // The features of the calibrated laws (core/cost/law_features.h).
 #include "core/cost/law_features.h"
 
+#include <cctype>
+
 #include <algorithm>
 
 #include "core/cost/implicit_gemm.h"
@@ -17,16 +19,41 @@ bool low_precision(std::string_view dtype) { return dtype == "bf16" || dtype == 
 
 // A dep indexed through a loaded value (is_indirect_index: a gather)
 // touches one element per iteration, wherever it lands.
+// Whether a memory dep is a contiguous run over one index variable
+// (`d0`, or `d0 - 4096`: one iteration size, the index the variable itself
+// less a constant): the loads of a concatenation's inputs, each declared
+// over the output's whole range and masked to its own slice.
+bool contiguous_run(const Dep& d) {
+  if (d.kind != DepKind::Memory || d.size.size() != 1 || d.index.empty() || !std::isalpha(static_cast<unsigned char>(d.index[0])))
+    return false;
+  const std::string& x = d.index;
+  const auto digits_from = [&x](std::size_t i) {
+    while (i < x.size() && std::isdigit(static_cast<unsigned char>(x[i]))) ++i;
+    return i;
+  };
+  const std::size_t end_of_variable = digits_from(1);
+  if (end_of_variable == 1) return false;         // a letter, then its number
+  if (end_of_variable == x.size()) return true;   // `d0`
+  const std::size_t offset = end_of_variable + 3;  // `d0 - 4096`
+  return x.compare(end_of_variable, 3, " - ") == 0 && offset < x.size() && digits_from(offset) == x.size();
+}
+
 std::int64_t dep_priced_bytes(const Graph& g, const Dep& d) {
-  if (d.kind != DepKind::Memory || !is_indirect_index(d.index) || d.size.empty()) return d.bytes;
+  // A contiguous run wider than its buffer can only be a masked one (a
+  // concatenation's input): it moves at most the buffer. A broadcast read
+  // (an index that revisits elements) keeps its declared bytes, as
+  // Inductor counts them and the laws were fitted.
+  const std::int64_t buffer = g.buffers[d.buf].bytes;
+  const std::int64_t bytes = buffer > 0 && d.bytes > buffer && contiguous_run(d) ? buffer : d.bytes;
+  if (d.kind != DepKind::Memory || !is_indirect_index(d.index) || d.size.empty()) return bytes;
   const std::int64_t elem = dtype_size(g.buffers[d.buf].dtype);
-  if (elem == 0) return d.bytes;
+  if (elem == 0) return bytes;
   std::int64_t touched = elem;
   for (std::int64_t s : d.size) {
-    if (s > 0 && touched > d.bytes / s) return d.bytes;  // more than the buffer: the buffer bounds it
+    if (s > 0 && touched > bytes / s) return bytes;  // more than the buffer: the buffer bounds it
     touched *= s;
   }
-  return std::min(d.bytes, touched);
+  return std::min(bytes, touched);
 }
 
 // ATen's reading of a 4-d or 5-d layout as channels-last (c10's

@@ -1,6 +1,7 @@
 // The laws and host terms of a calibrated time model.
 #include "core/cost/time_model.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace schedlab {
@@ -31,6 +32,11 @@ ClassLaw law_from_factors(double kernels_per_node, const std::vector<std::pair<L
   if (!patch) law[LawTerm::NarrowPatch] = law[LawTerm::Narrow];
   law.routes_conv_families = families;
   return law;
+}
+
+double sustained_us(const TimeModel& m, KernelClass c, double law_time_us, double tensor_flops) {
+  if (!(m.sustained_tensor_flops_per_s > 0) || !(tensor_flops > 0) || base_class(c) != KernelClass::Gemm) return law_time_us;
+  return std::max(law_time_us, tensor_flops / m.sustained_tensor_flops_per_s * 1e6);
 }
 
 bool class_needs_law(KernelClass c) { return c != KernelClass::Collective && c != KernelClass::None; }

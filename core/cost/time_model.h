@@ -184,7 +184,19 @@ struct TimeModel {
   int samples = 0;                       // kernels the fit saw (0: written by hand)
   int sm_count = 0;                      // SMs the tile terms quantize over (0: no tile terms)
   std::int64_t l2_bytes = 0;             // L2 cache size splitting the memory term (0: no split)
+  // The dense 16-bit tensor-core rate a long matmul sustains at the GPU's
+  // power limit (FLOP/s; 0: none). A 16-bit matmul is priced at least its
+  // FLOPs at this rate: the laws, fitted on the zoo's products of at most
+  // ~150 µs, extrapolate to ~920 TFLOP/s, while products of 0.1-0.7 TFLOP
+  // in real steps run at ~790 (docs/cost-model.md, "Sustained rate";
+  // scripts/fit-sustained-rate.py fits it from measured steps).
+  double sustained_tensor_flops_per_s = 0;
 };
+
+// The calibrated time of a node of class `c` whose law gives `law_time_us`:
+// at least its FLOPs at the sustained tensor-core rate when it is a 16-bit
+// matmul (`tensor_flops` > 0: FLOPs priced at the tensor-core peak).
+double sustained_us(const TimeModel& m, KernelClass c, double law_time_us, double tensor_flops);
 
 // The law that prices class `c` under model `m`: c's own where the model
 // has one, else its law parent's (kernel_class.h law_parent), up the chain.

@@ -400,6 +400,12 @@ void write_measured_costs(JsonWriter& w, const MeasuredCosts& m) {
   w.end_object();
   w.field("collectives", m.collectives).field("compute_nodes", m.compute_nodes).field("decontended_us", m.decontended_us);
   w.field("kernels", m.kernels).field("mapped_collectives", m.mapped_collectives).field("mapped_compute_nodes", m.mapped_compute_nodes);
+  w.key("nodes").begin_array();
+  for (const MeasuredNode& n : m.nodes) {
+    w.begin_object().field("class", to_string(n.kernel_class)).field("measured_us", n.measured_us).field("name", n.name);
+    w.field("priced_us", n.priced_us).end_object();
+  }
+  w.end_array();
   w.field("span_us", m.span_us).field("steps", m.steps);
   w.key("traces").array(m.traces);
   w.field("unmapped_kernel_us", m.unmapped_kernel_us).field("unmapped_kernels", m.unmapped_kernels);

@@ -181,7 +181,8 @@ json contention_to_json(const ContentionLaw& law) {
 TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
-  std::vector<std::string_view> known = {"laws", "launch_gap_us", "cudagraph_gap_us", "host_probe_us", "samples", "sm_count", "l2_bytes"};
+  std::vector<std::string_view> known = {"laws", "launch_gap_us", "cudagraph_gap_us", "host_probe_us", "samples", "sm_count", "l2_bytes",
+                                         "sustained_tensor_flops_per_s"};
   for (const HostTermInfo& t : kHostTermInfo) known.push_back(t.field);
   refuse_unknown(j, known, [](std::string_view k) { return k; }, where);
   TimeModel m;
@@ -227,6 +228,12 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0) throw Error("hardware profile: " + where + ".l2_bytes: expected an integer >= 0");
     m.l2_bytes = it->get<std::int64_t>();
   }
+  // Profiles written before the sustained rate: none (the laws alone).
+  if (auto it = j.find("sustained_tensor_flops_per_s"); it != j.end()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 || it->get<double>() > 1e18)
+      throw Error("hardware profile: " + where + ".sustained_tensor_flops_per_s: expected FLOP/s between 0 (none) and 1e18");
+    m.sustained_tensor_flops_per_s = it->get<double>();
+  }
   return m;
 }
 
@@ -241,6 +248,7 @@ json time_model_to_json(const TimeModel& m) {
   json out = {{"laws", std::move(laws)}, {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
               {"host_probe_us", m.host_probe_us}, {"samples", m.samples}, {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
   for (const HostTermInfo& t : kHostTermInfo) out[std::string(t.field)] = m.*t.member;
+  if (m.sustained_tensor_flops_per_s > 0) out["sustained_tensor_flops_per_s"] = m.sustained_tensor_flops_per_s;
   return out;
 }
 
@@ -322,6 +330,21 @@ void apply_comm_sections(std::string_view text, const std::string& where, Hardwa
     refuse_unknown(j, {"collectives", "contention"}, "top level");
     if (auto it = j.find("collectives"); it != j.end()) p.collective_times = collective_times_from_json(*it);
     if (auto it = j.find("contention"); it != j.end()) p.contention = contention_from_json(*it);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+}
+
+void apply_sustained_rate(std::string_view text, const std::string& where, HardwareProfile& p) {
+  try {
+    const json j = parse_profile_text(text);
+    if (!j.is_object()) throw Error("expected a JSON object {\"sustained_tensor_flops_per_s\": ...}");
+    const auto it = j.find("sustained_tensor_flops_per_s");
+    if (it == j.end()) throw Error("missing field \"sustained_tensor_flops_per_s\"");
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || !(it->get<double>() > 0) || it->get<double>() > 1e18)
+      throw Error("sustained_tensor_flops_per_s: expected FLOP/s above 0 and at most 1e18");
+    if (!p.time_model) throw Error("the profile has no time model to carry the sustained rate");
+    p.time_model->sustained_tensor_flops_per_s = it->get<double>();
   } catch (const Error& e) {
     throw Error(where + ": " + e.what());
   }

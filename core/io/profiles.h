@@ -29,6 +29,11 @@ HardwareProfile load_hardware_profile(const std::string& name_or_file);
 // them ({"collectives": ..., "contention": ...}, either may be absent), set
 // into `p`; `where` names the file in errors.
 void apply_comm_sections(std::string_view json_text, const std::string& where, HardwareProfile& p);
+// The sustained tensor-core rate scripts/fit-sustained-rate.py fitted
+// ({"sustained_tensor_flops_per_s": F, ...}: its other fields say where F
+// comes from) set into `p`'s time model; `where` names the file in errors,
+// and a profile without a time model is an Error.
+void apply_sustained_rate(std::string_view json_text, const std::string& where, HardwareProfile& p);
 nlohmann::json hardware_profile_to_json(const HardwareProfile& hw);
 
 // The time model inside a profile ("time_model"); `where` prefixes errors.

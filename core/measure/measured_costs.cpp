@@ -127,10 +127,14 @@ std::vector<std::vector<Overlap>> overlaps(const std::vector<TraceKernel>& step)
 
 std::string quoted(const std::string& name) { return "\"" + (name.size() > 80 ? name.substr(0, 80) + "..." : name) + "\""; }
 
-// The mapped counts and the ratios per class, from m.measured_us.
-void count_and_ratios(MeasuredCosts& m, const Pricing& p) {
+// The mapped counts, the ratios per class and the mapped nodes, from
+// m.measured_us on graph g.
+void count_and_ratios(MeasuredCosts& m, const Graph& g, const Pricing& p) {
   m.mapped_compute_nodes = m.mapped_collectives = 0;
   m.classes.clear();
+  m.nodes.clear();
+  for (std::size_t v = 0; v < m.measured_us.size(); ++v)
+    if (m.measured_us[v] >= 0) m.nodes.push_back({g.nodes[v].name, p.kernel_classes[v], m.measured_us[v], p.calibrated_us[v]});
   std::map<KernelClass, std::pair<std::vector<double>, std::vector<double>>> ratios;
   for (std::size_t v = 0; v < m.measured_us.size(); ++v) {
     if (m.measured_us[v] < 0) continue;
@@ -305,7 +309,7 @@ MeasuredCosts map_measured_traces(const Graph& g, const Pricing& p, const std::o
   if (!span_per_step.empty()) out.span_us = median(span_per_step);
   for (std::size_t v = 0; v < n; ++v)
     if (!samples[v].empty()) out.measured_us[v] = median(samples[v]);
-  count_and_ratios(out, p);
+  count_and_ratios(out, g, p);
   return out;
 }
 
@@ -346,7 +350,7 @@ MeasuredCosts carry_measured_costs(const MeasuredCosts& m, const Graph& from, co
   if (!any)
     throw Error("measured graph " + quoted(from.name) + ": none of its measured nodes is a node of graph " + quoted(to.name) +
                 " (expected the same graph in another order: same names, kinds, kernels and sizes)");
-  count_and_ratios(out, p);
+  count_and_ratios(out, to, p);
   return out;
 }
 

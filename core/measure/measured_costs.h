@@ -86,6 +86,16 @@ struct MeasuredClassRatio {
   double pass_ratio = 1.0; // median measured / pass_us (what the comm passes read)
 };
 
+// A node with a measured time, beside what the model priced it at: the
+// plan's per-node report (schedplan/1 `measured_costs.nodes`), from which
+// a fit of a law reads measured steps (scripts/fit-sustained-rate.py).
+struct MeasuredNode {
+  std::string name;
+  KernelClass kernel_class = KernelClass::None;  // its finest class (classify_kernel)
+  double measured_us = 0;                        // alone (contention taken back)
+  double priced_us = 0;                          // the calibrated model's time, before feedback
+};
+
 struct MeasuredCosts {
   std::vector<std::string> traces;  // the files, as given
   int steps = 0;                    // steps read over every trace
@@ -101,6 +111,7 @@ struct MeasuredCosts {
   double span_us = 0;
   double decontended_us = 0;  // the measured time taken back to alone by the contention law (per step, median over steps)
   std::vector<MeasuredClassRatio> classes;  // per base class with mapped nodes, in KernelClass order
+  std::vector<MeasuredNode> nodes;          // the mapped nodes, in node order
   bool mapped(NodeId v) const { return measured_us[static_cast<std::size_t>(v)] >= 0; }
 };
 

@@ -40,6 +40,28 @@ TEST_CASE("features: a gather moves one element per iteration, not its buffer", 
   CHECK(priced_bytes(loss.g, softmax) == node_dram_bytes(softmax));
 }
 
+TEST_CASE("features: a concatenation's masked input moves at most its buffer; a broadcast keeps its bytes", "[cost][features]") {
+  // A gradient bucket of a Llama FSDP step (4 x H100, tests/data/dist4): one
+  // pointwise kernel writes nine gradients into a 404 MB reduce-scatter
+  // buffer, each input declared over the output's whole range (`d0 -
+  // offset`, 202 M elements) and loaded under a mask: 90 MB, 33 MB and 16 KB
+  // buffers, not 4.2 GB of reads.
+  Featured bucket("dist4/ranks/concat_bucket.post.json");
+  const Node& cat = bucket.g.nodes[bucket.g.find_node("op32_op33_op34")];
+  std::int64_t buffers = 0;
+  for (const Dep& d : cat.reads) buffers += bucket.g.buffers[d.buf].bytes;
+  std::int64_t writes = 0;
+  for (const Dep& d : cat.writes) writes += d.bytes;
+  CHECK(node_dram_bytes(cat) > 4'000'000'000);  // what the roofline (Inductor's view) reads
+  CHECK(priced_bytes(bucket.g, cat) == buffers + writes);
+  // Grouped-query attention's key expansion reads a 4 MiB buffer four
+  // times over (index with `c1//4`): a broadcast, priced as declared.
+  Featured decode("exported/kv_decode_0_inf.post.json");
+  const Node& expand = decode.g.nodes[decode.g.find_node("op5")];
+  CHECK(priced_bytes(decode.g, expand) == node_dram_bytes(expand));
+  CHECK(priced_bytes(decode.g, expand) == 2 * 16'777'216);
+}
+
 TEST_CASE("features: a multi-output kernel computes in its first item's dtype", "[cost][features]") {
   // attention_sweep's attention reads graph inputs that carry no dtype (an
   // export before inputs had one); its first item, the output, is bf16.

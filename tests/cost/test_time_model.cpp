@@ -133,6 +133,51 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK_THROWS_WITH(parse_hardware_profile(no_fixed), Catch::Contains("time_model.laws.gemm: missing field \"fixed_us\""));
 }
 
+TEST_CASE("a 16-bit matmul is priced at least its FLOPs at the sustained tensor-core rate", "[cost][time]") {
+  HardwareProfile hw = parse_hardware_profile(profile_text());
+  REQUIRE(hw.time_model);
+  CHECK(hw.time_model->sustained_tensor_flops_per_s == 0);  // a profile written before it: the laws alone
+  CHECK_FALSE(hardware_profile_to_json(hw)["time_model"].contains("sustained_tensor_flops_per_s"));
+  Graph g = load_graph_file(test::data_path("exported/tp_block_0_fwd.post.json"));
+  const NodeId mm = g.find_node("op5");  // bf16, 805,306,368 FLOPs
+  const CostFacts facts = cost_facts(g);
+  const double law = calibrated_node_runtime(g, mm, facts, hw).us;
+  hw.time_model->sustained_tensor_flops_per_s = 1e14;  // 8.05 µs at this rate: above the law's ~3 µs
+  CHECK(calibrated_node_runtime(g, mm, facts, hw).us == Approx(805306368.0 / 1e14 * 1e6));
+  hw.time_model->sustained_tensor_flops_per_s = 1e15;  // 0.8 µs: the law's time stands
+  CHECK(calibrated_node_runtime(g, mm, facts, hw).us == law);
+  // Only 16-bit work of the matmul classes: f32 runs on other units, and
+  // other classes keep their laws whatever their FLOPs.
+  CHECK(sustained_us(*hw.time_model, KernelClass::GemmF32, 1.0, 0.0) == 1.0);
+  CHECK(sustained_us(*hw.time_model, KernelClass::Attention, 1.0, 1e12) == 1.0);
+  CHECK(sustained_us(*hw.time_model, KernelClass::GemmUnaligned, 1.0, 1e12) == Approx(1000.0));
+  // The profile carries it, and refuses what is not a rate.
+  const HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
+  CHECK(back.time_model->sustained_tensor_flops_per_s == 1e15);
+  std::string negative = profile_text();
+  negative.replace(negative.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"sustained_tensor_flops_per_s":-1,)");
+  CHECK_THROWS_WITH(parse_hardware_profile(negative), Catch::Contains("time_model.sustained_tensor_flops_per_s: expected FLOP/s"));
+  // fit-profile --sustained FILE: the fitted rate, set into the time model.
+  HardwareProfile fitted = parse_hardware_profile(profile_text());
+  apply_sustained_rate(R"({"sustained_tensor_flops_per_s": 8.1e14, "source": "s"})", "fit.json", fitted);
+  CHECK(fitted.time_model->sustained_tensor_flops_per_s == 8.1e14);
+  auto refuse = [](const std::string& text, const std::string& expect) {
+    HardwareProfile p = parse_hardware_profile(profile_text());
+    CHECK_THROWS_WITH(apply_sustained_rate(text, "fit.json", p), Catch::Contains("fit.json: ") && Catch::Contains(expect));
+  };
+  refuse("{}", "missing field \"sustained_tensor_flops_per_s\"");
+  refuse(R"({"sustained_tensor_flops_per_s": 0})", "expected FLOP/s above 0");
+  refuse(R"({"sustained_tensor_flops_per_s": "fast"})", "expected FLOP/s above 0");
+  refuse("[1]", "expected a JSON object");
+  refuse("{", "not valid JSON");
+  HardwareProfile datasheet = builtin_profile("h100-sxm-datasheet");
+  CHECK_THROWS_WITH(apply_sustained_rate(R"({"sustained_tensor_flops_per_s": 8e14})", "fit.json", datasheet),
+                    Catch::Contains("fit.json: the profile has no time model"));
+  // The built-in profiles carry the rate fitted on the first 4 x H100 lease's steps.
+  CHECK(builtin_profile("h100-sxm").time_model->sustained_tensor_flops_per_s == Approx(8.16e14).epsilon(0.01));
+  CHECK(builtin_profile("h200").time_model->sustained_tensor_flops_per_s == builtin_profile("h100-sxm").time_model->sustained_tensor_flops_per_s);
+}
+
 TEST_CASE("the host is a third resource: launch-bound graphs take the host's time", "[sim][time]") {
   HardwareProfile hw = parse_hardware_profile(profile_text());
   Graph g = load_graph_file(test::data_path("exported/tp_block_0_fwd.post.json"));

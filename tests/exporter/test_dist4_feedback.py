@@ -42,8 +42,11 @@ class FedBack(unittest.TestCase):
                             # Every collective and compute node of these graphs maps.
                             self.assertTrue(all(c["mapped_compute_nodes"] == c["compute_nodes"] for c in costs), (step, schedule))
                             self.assertTrue(all(c["mapped_collectives"] == c["collectives"] for c in costs), (step, schedule))
-        # Without: 0.776-0.896 of the measured span (median error 17 %).
-        self.assertGreater(statistics.median(errors["without"]), 0.10)
+        # Without: 0.860-0.964 of the measured span, median error 10.2 %
+        # (0.776-0.896 before the sustained tensor-core rate, which was
+        # fitted on these very runs' matmuls: not a held-out figure).
+        self.assertLessEqual(statistics.median(errors["without"]), 0.105)
+        self.assertTrue(all(e <= 0.145 for e in errors["without"]))
         # Same schedule: median 1.4 %, worst 10.2 %, 13 of 15 within 4 %
         # (fsdp schedlab: run 2's order was planned on the h200 profile,
         # another order than run 1's, whose span was 18 % longer).

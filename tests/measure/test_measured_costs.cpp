@@ -121,6 +121,15 @@ TEST_CASE("measured traces: a real 4-GPU step's kernels map to its graph and pri
   CHECK(fed.pricing->calibrated_us[static_cast<std::size_t>(op2)] == Approx(345.888671875));
   CHECK(fed.pricing->pass_sources[static_cast<std::size_t>(op2)] == "measured");
   CHECK(fed.simulation.step_time_us > model.simulation.step_time_us);
+  // The plan lists every mapped node beside the model's price of it (what
+  // scripts/fit-sustained-rate.py fits from).
+  REQUIRE(m.nodes.size() == 24);
+  const auto listed = std::find_if(m.nodes.begin(), m.nodes.end(), [](const MeasuredNode& n) { return n.name == "op2"; });
+  REQUIRE(listed != m.nodes.end());
+  CHECK(listed->kernel_class == KernelClass::Gemm);
+  CHECK(listed->measured_us == Approx(345.888671875));
+  CHECK(listed->priced_us == model.pricing->calibrated_us[static_cast<std::size_t>(op2)]);
+  CHECK(plan_text_json(opts, fed).find("\"measured_us\":345.88") != std::string::npos);
   CHECK(plan_text_json(opts, fed).find("\"measured_costs\":{") != std::string::npos);
   CHECK(plan_text_json(PlanOptions{}, model).find("measured_costs") == std::string::npos);
   // The same costs carried to another order of the same nodes, by name.

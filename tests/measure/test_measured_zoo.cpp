@@ -101,6 +101,8 @@ TEST_CASE("the built-in h100-sxm and h200 are the fit of the checked-in measurem
     ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name, sibling);
     // and the measured collectives and contention (fit-profile --comm; scripts/fit-comm.py's fit of tests/data/dist4)
     apply_comm_sections(read_text_file(test::data_path("dist4/comm-fit.json")), "comm-fit.json", fit.profile);
+    // and the sustained tensor-core rate (fit-profile --sustained; scripts/fit-sustained-rate.py's fit of the first lease's steps)
+    apply_sustained_rate(read_text_file(test::data_path("dist4/sustained-fit.json")), "sustained-fit.json", fit.profile);
     const auto file = nlohmann::json::parse(read_text_file(test::data_path("../../profiles/" + std::string(name) + ".json")));
     CHECK(nearly_equal(hardware_profile_to_json(fit.profile), hardware_profile_to_json(hardware_profile_from_json(file))));
     CHECK(hardware_profile_to_json(builtin_profile(name)) == hardware_profile_to_json(hardware_profile_from_json(file)));
