@@ -26,6 +26,7 @@
 
 #include "core/comms/passes.h"
 #include "core/cost/cost_model.h"
+#include "core/cost/pricing.h"
 #include "core/io/files.h"
 #include "core/io/graph_reader.h"
 #include "core/io/json_doc.h"
@@ -246,6 +247,37 @@ py::object plan(py::handle graph, py::handle options, py::handle hardware) {
   return objects.result();
 }
 
+// A graph priced once (core/cost's price_graph), per node in the graph's
+// order: what the calibrated model gives (calibrated_us: the fitted laws,
+// collectives by the profile's measured curves where it has them), what the
+// comm passes read (pass_us, pass_sources) and each node's kernel class. For
+// callers that time nodes themselves (python/schedlab_export/fx_estimator.py,
+// Inductor's FX overlap scheduler): the numbers a plan simulates with.
+py::dict price(py::handle graph, py::handle hardware) {
+  const PlanOptions opts = options_of(py::none(), hardware);
+  const std::shared_ptr<const Graph> g = graph_of(graph);
+  std::optional<Pricing> p;
+  {
+    py::gil_scoped_release unlocked;
+    p.emplace(price_graph(*g, opts.hardware));
+  }
+  py::list names, classes, sources;
+  for (NodeId v = 0; v < g->num_nodes(); ++v) {
+    names.append(g->nodes[v].name);
+    classes.append(std::string(to_string(p->kernel_classes[v])));
+    sources.append(std::string(p->pass_sources[v]));
+  }
+  py::dict out;
+  out["hardware"] = p->hardware;
+  out["model"] = p->model;
+  out["nodes"] = names;
+  out["calibrated_us"] = p->calibrated_us;
+  out["pass_us"] = p->pass_us;
+  out["pass_sources"] = sources;
+  out["classes"] = classes;
+  return out;
+}
+
 // The counts `schedlab validate` prints.
 py::dict validate(py::handle graph) {
   const std::shared_ptr<const Graph> g = graph_of(graph);
@@ -300,6 +332,9 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("plan", &python::plan, py::arg("graph"), py::arg("options") = py::none(), py::arg("hardware") = py::none(),
         "The schedplan/1 plan of a graph (a dict or a file path) as Python objects.");
+  m.def("price", &python::price, py::arg("graph"), py::arg("hardware") = py::none(),
+        "Per-node times of a graph (a dict or a file path) on a hardware profile: price_graph's calibrated_us, "
+        "pass_us, pass_sources and kernel classes, in node order.");
   m.def("validate", &python::validate, py::arg("graph"), "`schedlab validate`'s counts of a graph (a dict or a file path).");
   m.def("memory_methods", [] { return python::registry_table(true); }, "[{name, summary, default}] of core/memory's registry.");
   m.def("comm_passes", [] { return python::registry_table(false); }, "[{name, summary, default}] of core/comms' registry.");

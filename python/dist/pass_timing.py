@@ -31,6 +31,8 @@ INDUCTOR_PASSES: dict[str, tuple[str, ...]] = {
                    "torch._inductor.fx_passes.overlap_scheduling:schedule_overlap_bucketing"),
     "fx_overlap_bucket": ("torch._inductor.fx_passes.overlap_scheduling:schedule_overlap_bucketing_from_inductor_configs",
                           "torch._inductor.fx_passes.overlap_scheduling:schedule_overlap_bucketing"),
+    "fx_overlap_schedlab": ("torch._inductor.fx_passes.overlap_scheduling:schedule_overlap_bucketing_from_inductor_configs",
+                            "torch._inductor.fx_passes.overlap_scheduling:schedule_overlap_bucketing"),
     "fx_bucket": ("torch._inductor.fx_passes.bucketing:bucket_all_gather",
                   "torch._inductor.fx_passes.bucketing:bucket_reduce_scatter",
                   "torch._inductor.fx_passes.bucketing:bucket_all_reduce"),

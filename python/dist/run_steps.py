@@ -11,7 +11,9 @@ reorder_communication_preserving_peak_memory, sink_waits_iterative,
 reorder_communication_preserving_peak_memory) and `schedlab`
 (schedlab_export.apply with overlap_schedule, or the passes `--comm-passes`
 lists) run unless told; `fx_overlap`, `fx_overlap_bucket` and `fx_bucket`
-(Inductor's FX-level overlap scheduling and bucketing) on request
+(Inductor's FX-level overlap scheduling and bucketing), and
+`fx_overlap_schedlab` (FX overlap scheduling timing nodes by schedlab's
+model on `--hardware`; needs the bindings built) on request
 (`--schedules`). `--reps N` runs the whole step x schedule matrix N times in
 this one launch, into OUT/r1 .. OUT/rN (each laid out as a run of its own).
 A step or schedule that fails on any rank is logged and skipped on every
@@ -74,30 +76,50 @@ def fx_changes(schedule: str) -> dict:
     return schedule_defs.fx_config(schedule, lambda field: schedule_defs.config_has(config, field), torch.__version__)
 
 
+def schedlab_estimator(schedule: str, hardware: str | None):
+    """The estimator of fx_overlap_schedlab (schedlab_export/fx_estimator.py);
+    ScheduleUnavailable, in one line, where it cannot be built."""
+    import schedlab
+    from schedlab_export import fx_estimator
+
+    try:
+        return fx_estimator.make_estimator(hardware, log=_log)
+    except (schedlab.BindingsUnavailable, schedlab.Error) as e:
+        raise schedule_defs.ScheduleUnavailable(f"schedule {schedule}: {str(e).splitlines()[0]}") from e
+
+
 @contextlib.contextmanager
 def schedule_context(schedule: str, out: Path, prefix: str, args):
-    """Yields (kind, session): a capture session for Inductor's schedules,
-    the apply session for schedlab's."""
+    """Yields (kind, session, estimator): a capture session for Inductor's
+    schedules, the apply session for schedlab's; the schedlab estimator an
+    FX schedule times nodes by, or None."""
     from torch._inductor import config
 
     if schedule in schedule_defs.INDUCTOR_FX:
+        changes, estimator = schedule_defs.with_estimator(fx_changes(schedule),
+                                                          lambda: schedlab_estimator(schedule, args.hardware))
+        node_times = contextlib.nullcontext()
+        if estimator is not None:
+            from schedlab_export.fx_estimator import private_node_times
+
+            node_times = private_node_times()
         # Inductor's comms.py passes stay off, as under `default`.
-        with config.patch({"reorder_for_compute_comm_overlap": False, **fx_changes(schedule)}):
+        with config.patch({"reorder_for_compute_comm_overlap": False, **changes}), node_times:
             with schedlab_export.capture(out, prefix=prefix, reset_dynamo=False) as session:
-                yield "capture", session
+                yield "capture", session, estimator
         return
     if schedule == "schedlab":
         with schedlab_export.apply(memory_methods=args.memory_methods, comm_passes=args.comm_passes,
                                    binary=args.schedlab, hardware=args.hardware, out_dir=out, prefix=prefix,
                                    timeout_s=args.plan_timeout, fill_export_gaps=args.fill_export_gaps,
                                    reset_dynamo=False, quiet=True) as session:
-            yield "apply", session
+            yield "apply", session, None
         return
     passes = RECOMMENDED if schedule == "recommended" else list(config.reorder_for_compute_comm_overlap_passes)
     with config.patch(reorder_for_compute_comm_overlap=schedule == "recommended",
                       reorder_for_compute_comm_overlap_passes=passes):
         with schedlab_export.capture(out, prefix=prefix, reset_dynamo=False) as session:
-            yield "capture", session
+            yield "capture", session, None
 
 
 def emitted_graphs(kind: str, session, out: Path) -> list[dict]:
@@ -181,7 +203,7 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pass_timing.timed_passes(pass_timing.INDUCTOR_PASSES.get(schedule, ())) as inductor_passes:
-            with schedule_context(schedule, out, step.name, args) as (kind, session):
+            with schedule_context(schedule, out, step.name, args) as (kind, session, estimator):
                 values = step.run()  # compiles the step's graphs
                 torch.cuda.synchronize()
     compile_s = time.time() - started
@@ -192,6 +214,9 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
               "sm_carveout": args.sm_carveout, "fill_export_gaps": args.fill_export_gaps,
               "describe": step.describe, "compile_s": round(compile_s, 1), "graphs": graphs,
               "warnings": [str(w.message) for w in caught if "schedlab" in str(w.message)]}
+    if estimator is not None:
+        # Per graph the FX scheduler compiled: nodes schedlab priced, nodes left to Inductor.
+        result["estimator"] = {"hardware": args.hardware, "graphs": estimator.graph_stats}
     if kind == "apply":
         result["apply"] = {"applied": sum(g["applied"] for g in graphs), "graphs": len(graphs),
                            "emitted_matches": all(g["emitted_matches"] for g in graphs)}

@@ -12,11 +12,17 @@ tests/exporter/test_dist_steps.py checks it.
                      (bucket_all_gathers_fx, bucket_reduce_scatters_fx, and
                      bucket_all_reduces_fx where the installed torch has it),
                      without FX overlap scheduling
+  fx_overlap_schedlab  fx_overlap, its runtime estimator schedlab's
+                     calibrated model on `--hardware`
+                     (aten_distributed_optimizations.custom_runtime_estimation:
+                     schedlab_export/fx_estimator.py)
 
 The FX schedules are config changes (dotted names of torch._inductor.config)
 that run_steps.py enters with config.patch, so they are undone after; a
 field the installed torch lacks makes that schedule fail with one line
-naming it (fx_config), and the run goes on with the others.
+naming it (fx_config), and the run goes on with the others. A value
+SCHEDLAB_ESTIMATOR stands for the estimator run_steps.py builds (a callable
+cannot be written into the cell's JSON; this name is).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ RECOMMENDED = [
 ]
 
 _OVERLAP = ("aten_distributed_optimizations.enable_overlap_scheduling", True)
+SCHEDLAB_ESTIMATOR = "schedlab_export.fx_estimator"
 # Per FX schedule: the fields it needs, then fields it sets only where they
 # exist (2.11 added bucket_all_reduces_fx beside the other two).
 INDUCTOR_FX: dict[str, tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]] = {
@@ -38,6 +45,8 @@ INDUCTOR_FX: dict[str, tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any],
     "fx_overlap_bucket": ((_OVERLAP, ("aten_distributed_optimizations.collective_bucketing", True)), ()),
     "fx_bucket": ((("bucket_all_gathers_fx", "all"), ("bucket_reduce_scatters_fx", "all")),
                   (("bucket_all_reduces_fx", "all"),)),
+    "fx_overlap_schedlab": ((_OVERLAP, ("aten_distributed_optimizations.custom_runtime_estimation", SCHEDLAB_ESTIMATOR)),
+                            ()),
 }
 
 SCHEDULES = ("default", "recommended", "schedlab", *INDUCTOR_FX)
@@ -72,6 +81,15 @@ def fx_config(schedule: str, has: Callable[[str], bool], torch_version: str = "?
             raise ScheduleUnavailable(f"schedule {schedule}: torch._inductor.config has no field {field} "
                                       f"(torch {torch_version})")
     return {**dict(required), **{f: v for f, v in optional if has(f)}}
+
+
+def with_estimator(changes: dict[str, Any], make: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
+    """`changes` with SCHEDLAB_ESTIMATOR replaced by make()'s estimator, and
+    that estimator (None, and make not called, where no field names it)."""
+    if SCHEDLAB_ESTIMATOR not in changes.values():
+        return changes, None
+    estimator = make()
+    return {k: estimator if v == SCHEDLAB_ESTIMATOR else v for k, v in changes.items()}, estimator
 
 
 def repetition_dirs(out: Path, reps: int, first_rep: int | None) -> list[Path]:

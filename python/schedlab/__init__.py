@@ -92,6 +92,16 @@ def plan(graph, *, memory_methods: Sequence[str] | None = None, comm_passes: Seq
     return _bindings().plan(graph, options, None if hardware is None else os.fspath(hardware))
 
 
+def price(graph, *, hardware: str | os.PathLike | None = None) -> dict:
+    """Per-node times of `graph` (a dict or a file path) on a hardware
+    profile (a built-in name or a profile file; None: the default), priced
+    once by the core (core/cost's price_graph): {hardware, model, nodes,
+    calibrated_us, pass_us, pass_sources, classes}, the lists in node order.
+    calibrated_us is what a plan simulates with (the fitted laws; collectives
+    by the profile's measured curves where it has them)."""
+    return _bindings().price(graph, None if hardware is None else os.fspath(hardware))
+
+
 def validate(graph) -> dict:
     """`schedlab validate`'s counts of a graph (a dict or a file path)."""
     return _bindings().validate(graph)
@@ -127,5 +137,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
 
 
-__all__ = ["plan", "plan_options", "validate", "memory_methods", "comm_passes", "hardware_profiles", "cli_path",
+__all__ = ["plan", "plan_options", "price", "validate", "memory_methods", "comm_passes", "hardware_profiles", "cli_path",
            "bindings_available", "Error", "OptionError", "BindingsUnavailable", "__version__"]

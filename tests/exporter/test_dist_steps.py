@@ -85,7 +85,8 @@ class ExpertCapacity(unittest.TestCase):
 class ScheduleTable(unittest.TestCase):
     def test_names(self):
         self.assertEqual(schedules.SCHEDULES[:3], ("default", "recommended", "schedlab"))
-        self.assertEqual(set(schedules.SCHEDULES[3:]), {"fx_overlap", "fx_overlap_bucket", "fx_bucket"})
+        self.assertEqual(set(schedules.SCHEDULES[3:]),
+                         {"fx_overlap", "fx_overlap_bucket", "fx_bucket", "fx_overlap_schedlab"})
         self.assertEqual(schedules.DEFAULT_SCHEDULES, ("default", "recommended", "schedlab"))
         self.assertEqual(schedules.unknown(["fx_overlap", "fx_overlapp"], schedules.SCHEDULES), ["fx_overlapp"])
 
@@ -99,8 +100,32 @@ class ScheduleTable(unittest.TestCase):
         self.assertEqual(schedules.fx_config("fx_bucket", has),
                          {"bucket_all_gathers_fx": "all", "bucket_reduce_scatters_fx": "all",
                           "bucket_all_reduces_fx": "all"})
+        self.assertEqual(schedules.fx_config("fx_overlap_schedlab", has),
+                         {"aten_distributed_optimizations.enable_overlap_scheduling": True,
+                          "aten_distributed_optimizations.custom_runtime_estimation": schedules.SCHEDLAB_ESTIMATOR})
         with self.assertRaises(KeyError):
             schedules.fx_config("default", has)
+
+    def test_the_estimator_stands_in_only_where_a_field_names_it(self):
+        made = []
+        make = lambda: made.append(1) or "the estimator"  # noqa: E731
+        changes, estimator = schedules.with_estimator(schedules.fx_config("fx_overlap_schedlab", lambda f: True), make)
+        self.assertEqual(estimator, "the estimator")
+        self.assertEqual(changes["aten_distributed_optimizations.custom_runtime_estimation"], "the estimator")
+        self.assertTrue(changes["aten_distributed_optimizations.enable_overlap_scheduling"])
+        plain = schedules.fx_config("fx_overlap", lambda f: True)
+        self.assertEqual(schedules.with_estimator(plain, make), (plain, None))
+        self.assertEqual(made, [1])  # not built for fx_overlap
+
+    def test_a_torch_without_the_estimator_field_refuses_only_that_schedule(self):
+        config = SimpleNamespace(aten_distributed_optimizations=SimpleNamespace(enable_overlap_scheduling=False))
+        has = lambda field: schedules.config_has(config, field)  # noqa: E731
+        self.assertEqual(schedules.fx_config("fx_overlap", has),
+                         {"aten_distributed_optimizations.enable_overlap_scheduling": True})
+        with self.assertRaises(schedules.ScheduleUnavailable) as caught:
+            schedules.fx_config("fx_overlap_schedlab", has, "2.9.0")
+        self.assertEqual(str(caught.exception), "schedule fx_overlap_schedlab: torch._inductor.config has no field "
+                         "aten_distributed_optimizations.custom_runtime_estimation (torch 2.9.0)")
 
     def test_a_missing_field_names_itself_and_optional_fields_drop(self):
         config = SimpleNamespace(bucket_all_gathers_fx="none", bucket_reduce_scatters_fx="none",
