@@ -48,6 +48,20 @@ class CommFit(unittest.TestCase):
         self.assertGreater(gemm["start_fraction"], 0.7)
         self.assertGreater(fitted["contention"]["classes"]["triton_pointwise"]["comm_slowdown"], 2.0)
 
+    def test_the_docs_state_the_fitted_contention_law(self):
+        # docs/cost-model.md, "Contention": each class's row and the start latency.
+        fitted = json.loads((DATA / "comm-fit.json").read_text())["contention"]
+        doc = (ROOT / "docs" / "cost-model.md").read_text()
+        section = doc[doc.index("### Contention (a profile's `contention`)"):doc.index("## Checked arithmetic")]
+        rows = {line.split("|")[1].strip().split(" ")[0]: [c.strip() for c in line.split("|")[2:5]]
+                for line in section.splitlines() if line.startswith("| ") and "×" in line}
+        for cls, share in fitted["classes"].items():
+            with self.subTest(cls=cls):
+                comm = f"× {share['comm_slowdown']:.2f} C" + (f" + {share['comm_delay_us']:.1f} µs" if share["comm_delay_us"] else "")
+                self.assertEqual(rows[cls], [comm, f"× {share['compute_slowdown']:.2f}",
+                                             f"{share['start_fraction']:.2f}" + (" into the kernel" if cls == "gemm" else "")])
+        self.assertIn(f"starts {fitted['start_latency_us']:.2f} µs after", section.replace("\n", " "))
+
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
 class FourGpuSteps(unittest.TestCase):
