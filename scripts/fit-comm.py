@@ -5,6 +5,7 @@ profile from python/dist/comm_sweep.py's sweeps (docs/cost-model.md,
 
     python3 scripts/fit-comm.py SWEEP.json... -o SECTION.json [--report]
     python3 scripts/fit-comm.py SWEEP.json... --into profiles/h100-sxm.json
+    python3 scripts/fit-comm.py RUN1_SWEEPS... -o /tmp/s.json --check RUN2_CONTENTION.json
 
 Collective time of a point: the time per operation of the sweep's lockstep
 loop (CUDA events; it holds the handoff between the compute and NCCL streams
@@ -21,15 +22,23 @@ that does).
 The host's cost to issue a collective and its wait: the median over the
 points of each point's median host time per issue (`host_us_per_issue`).
 
-Contention: for each compute class of the sweep, the median over its rows
-(messages of 16 MiB and more, where a collective's start no longer
-dominates) of the NCCL kernel's time beside that compute against alone
-(`comm_slowdown`), and of the compute kernels' time while a collective runs
-against alone (`compute_slowdown`; kernels more than half overlapped), and
-how far into a running kernel of the class a collective that became ready
-beside it starts (`start_fraction`: the NCCL kernel gets SMs only as the
-kernel's last wave drains them; the median over the rows of each row's
-median, the first round, where the ranks line up, left out).
+Contention: for each compute class of the sweep, over its rows (messages
+of 16 MiB and more, where a collective's start no longer dominates): the
+NCCL kernel's time beside that compute as a line in its time alone
+(`comm_slowdown` x alone + `comm_delay_us`; the median ratio and no delay
+where the line has no positive intercept), the median of the compute
+kernels' time while a collective runs against alone (`compute_slowdown`;
+kernels more than half overlapped), and how far into a running kernel of
+the class a collective that became ready beside it starts
+(`start_fraction`: the NCCL kernel gets SMs only as the kernel's last wave
+drains them; the median over the rows of each row's median, the first
+round, where the ranks line up, left out). And one start latency
+(`start_latency_us`): how long after it becomes ready an NCCL kernel starts
+when no kernel holds the SMs (the 90th percentile over the sweep rounds);
+a kernel that starts sooner takes the SMs first. core/cost's
+contended_comm_slowdown applies the line (the one place that does).
+`--check SWEEP...` fits the law on the inputs and prints its errors on
+other contention sweeps (markdown).
 """
 
 from __future__ import annotations
