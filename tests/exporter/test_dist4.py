@@ -129,7 +129,8 @@ class ContentionOnRealSteps(unittest.TestCase):
             for rep in ("r1", "r2", "r3"):
                 b = exposed_agreement(tmp / "steps" / rep, _schedlab(), str(paths["before"]), tmp)
                 n = exposed_agreement(tmp / "steps" / rep, _schedlab(), str(paths["now"]), tmp)
-                self.assertIn(f"| {rep} | {b[0]} → {n[0]} of {n[1]} | {b[2]} → {n[2]} of {n[3]} |", doc)
+                line = f"| {rep} | {b[0]} → {n[0]} of {n[1]} | {b[2]} → {n[2]} of {n[3]} |"
+                self.assertTrue(line in doc, f"docs/cost-model.md, 'Contention', lacks the row {line}")
 
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
