@@ -110,12 +110,15 @@ for function, path in PROFILES:
                 print(f"  t.curves[CollectiveOp::{kernel_class(op)[len('KernelClass::'):]}][{int(group)}] = {{{points}}};")
     if "contention" in p:
         c = p["contention"]
-        check_fields(c, ["classes"], path + ": contention")
+        check_fields(c, ["classes", "start_latency_us"], path + ": contention")
         print("  ContentionLaw& c = p.contention.emplace();")
+        if c.get("start_latency_us"):
+            print(f"  c.start_latency_us = {number(c['start_latency_us'])};")
         for name, share in sorted(c["classes"].items()):
-            check_fields(share, ["comm_slowdown", "compute_slowdown", "start_fraction"], path + ": contention." + name)
+            check_fields(share, ["comm_slowdown", "compute_slowdown", "start_fraction", "comm_delay_us"],
+                         path + ": contention." + name)
             print(f"  c.classes[{kernel_class(name)}] = {{{number(share['comm_slowdown'])}, {number(share['compute_slowdown'])}, "
-                  f"{number(share.get('start_fraction', 0))}}};")
+                  f"{number(share.get('start_fraction', 0))}, {number(share.get('comm_delay_us', 0))}}};")
     print("  return p;")
     print("}")
 print()

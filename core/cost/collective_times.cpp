@@ -32,6 +32,25 @@ double interpolate(const std::vector<std::pair<double, double>>& curve, double s
   return t1 + (size - s1) * std::max(0.0, (t1 - t0) / (s1 - s0));
 }
 
+// The share of a class: its own, else the measured class it resembles, else
+// none.
+const ContentionShare* class_share(const ContentionLaw& law, KernelClass c) {
+  auto find = [&](KernelClass k) -> const ContentionShare* {
+    auto it = law.classes.find(k);
+    return it == law.classes.end() ? nullptr : &it->second;
+  };
+  if (const ContentionShare* own = find(c)) return own;
+  KernelClass like = c;
+  switch (c) {
+    case KernelClass::AttentionBackward: like = KernelClass::Attention; break;
+    case KernelClass::ConvolutionBackward: like = KernelClass::Convolution; break;
+    case KernelClass::Copy:
+    case KernelClass::Extern: like = KernelClass::TritonPointwise; break;
+    default: return nullptr;
+  }
+  return find(like);
+}
+
 }  // namespace
 
 double collective_curve_size(CollectiveOp op, std::int64_t payload_bytes, std::int64_t group_size) {
@@ -57,22 +76,16 @@ std::optional<double> measured_collective_us(const CollectiveTimes& t, Collectiv
   return us;
 }
 
+double contended_comm_slowdown(const ContentionShare& s, double comm_alone_us) {
+  return comm_alone_us > 0 ? s.comm_slowdown + s.comm_delay_us / comm_alone_us : s.comm_slowdown;
+}
+
 ContentionShare contention_share(const ContentionLaw& law, KernelClass c) {
-  auto find = [&](KernelClass k) -> const ContentionShare* {
-    auto it = law.classes.find(k);
-    return it == law.classes.end() ? nullptr : &it->second;
-  };
-  if (const ContentionShare* own = find(c)) return *own;
-  KernelClass like = c;
-  switch (c) {
-    case KernelClass::AttentionBackward: like = KernelClass::Attention; break;
-    case KernelClass::ConvolutionBackward: like = KernelClass::Convolution; break;
-    case KernelClass::Copy:
-    case KernelClass::Extern: like = KernelClass::TritonPointwise; break;
-    default: return {};
-  }
-  if (const ContentionShare* similar = find(like)) return *similar;
-  return {};
+  const ContentionShare* found = class_share(law, c);
+  if (!found) return {};
+  ContentionShare share = *found;
+  share.start_latency_us = law.start_latency_us;
+  return share;
 }
 
 }  // namespace schedlab

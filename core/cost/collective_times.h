@@ -47,9 +47,10 @@ std::optional<double> measured_collective_us(const CollectiveTimes& t, Collectiv
                                              std::int64_t group_size);
 
 // Both sides of an overlap: while a kernel of a class runs beside a
-// collective, the collective takes `comm_slowdown` times its time alone and
-// the kernel `compute_slowdown` times its own (core/sim shares the interval
-// at those rates).
+// collective, the collective takes `comm_slowdown` times its time alone plus
+// `comm_delay_us` (contended_comm_slowdown) and the kernel
+// `compute_slowdown` times its own (core/sim shares the interval at those
+// rates).
 struct ContentionShare {
   double comm_slowdown = 1.0;
   double compute_slowdown = 1.0;
@@ -57,15 +58,34 @@ struct ContentionShare {
   // this far into it (0: at once; 1: at its end): the NCCL kernel gets SMs
   // only as the kernel's last wave drains them.
   double start_fraction = 0.0;
+  // A fixed cost on top of comm_slowdown, per collective wholly beside
+  // kernels of the class: a collective's slowdown falls with its size.
+  double comm_delay_us = 0.0;
+  // The law's start latency (ContentionLaw::start_latency_us), carried per
+  // node: a collective that becomes ready less than this before a kernel of
+  // the class starts is ready beside it (the kernel takes the SMs first).
+  double start_latency_us = 0.0;
 };
 
 struct ContentionLaw {
   std::map<KernelClass, ContentionShare> classes;  // the classes the sweep measured
+  // How long after it becomes ready an NCCL kernel starts on an idle GPU
+  // (0: at once, the law before the sweeps measured it).
+  double start_latency_us = 0.0;
 };
+
+// The rate at which a collective of `comm_alone_us` (its whole time alone)
+// progresses beside a kernel of share `s`: comm_slowdown + comm_delay_us /
+// comm_alone_us (a collective of no time: comm_slowdown). The one place the
+// contended collective's time is computed: core/sim's contended loop and
+// core/measure's decontention both call it.
+double contended_comm_slowdown(const ContentionShare& s, double comm_alone_us);
 
 // The share for a class: its own, else the measured class it resembles
 // (attention backward -> attention, convolution backward -> convolution,
 // copies and other externs -> triton_pointwise: memory-bound), else none.
+// With the law's start latency as its `start_latency_us`; a class with no
+// share (collectives, nodes that launch nothing) contends with nothing.
 ContentionShare contention_share(const ContentionLaw& law, KernelClass c);
 
 }  // namespace schedlab

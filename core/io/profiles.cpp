@@ -140,11 +140,13 @@ json collective_times_to_json(const CollectiveTimes& t) {
   return {{"source", t.source}, {"host_us_per_issue", t.host_us_per_issue}, {"curves", std::move(curves)}};
 }
 
-// "contention": {"classes": {CLASS: {"comm_slowdown": x, "compute_slowdown": y, "start_fraction": f}}}
+// "contention": {"classes": {CLASS: {"comm_slowdown": x, "compute_slowdown": y, "start_fraction": f,
+//                                     "comm_delay_us": d}}, "start_latency_us": l}
+// (comm_delay_us and start_latency_us optional: 0, the law before them)
 ContentionLaw contention_from_json(const json& j) {
   if (!j.is_object()) throw Error("hardware profile: contention: expected an object");
   const std::string where = "contention";  // named: a temporary would dangle behind the reference field() returns
-  refuse_unknown(j, {"classes"}, where);
+  refuse_unknown(j, {"classes", "start_latency_us"}, where);
   const json& classes = field(j, "classes", where);
   if (!classes.is_object()) throw Error("hardware profile: contention.classes: expected an object {kernel class: share}");
   ContentionLaw law;
@@ -153,7 +155,7 @@ ContentionLaw contention_from_json(const json& j) {
     const auto c = parse_kernel_class(it.key());
     if (!c || !class_needs_law(*c)) throw Error("hardware profile: contention.classes: unknown kernel class " + quoted_name(it.key()));
     if (!it->is_object()) throw Error("hardware profile: " + at + ": expected an object");
-    refuse_unknown(*it, {"comm_slowdown", "compute_slowdown", "start_fraction"}, at);
+    refuse_unknown(*it, {"comm_slowdown", "compute_slowdown", "start_fraction", "comm_delay_us"}, at);
     ContentionShare share;
     share.comm_slowdown = positive_number(field(*it, "comm_slowdown", at), at + ".comm_slowdown", false);
     share.compute_slowdown = positive_number(field(*it, "compute_slowdown", at), at + ".compute_slowdown", false);
@@ -163,17 +165,31 @@ ContentionLaw contention_from_json(const json& j) {
       share.start_fraction = non_negative(*it, "start_fraction", at);
       if (share.start_fraction > 1) throw Error("hardware profile: " + at + ".start_fraction: expected a fraction from 0 to 1");
     }
+    if (it->contains("comm_delay_us")) {
+      share.comm_delay_us = non_negative(*it, "comm_delay_us", at);
+      if (share.comm_delay_us > 1e6) throw Error("hardware profile: " + at + ".comm_delay_us: expected microseconds from 0 to 1e6");
+    }
     law.classes[*c] = share;
+  }
+  if (j.contains("start_latency_us")) {
+    law.start_latency_us = non_negative(j, "start_latency_us", where);
+    if (law.start_latency_us > 1e6) throw Error("hardware profile: contention.start_latency_us: expected microseconds from 0 to 1e6");
   }
   return law;
 }
 
+// The fields a profile written before them lacks are written only when set,
+// so that such a profile reads and writes back as it was.
 json contention_to_json(const ContentionLaw& law) {
   json classes = json::object();
-  for (const auto& [c, share] : law.classes)
-    classes[std::string(to_string(c))] = {
+  for (const auto& [c, share] : law.classes) {
+    json& out = classes[std::string(to_string(c))] = {
         {"comm_slowdown", share.comm_slowdown}, {"compute_slowdown", share.compute_slowdown}, {"start_fraction", share.start_fraction}};
-  return {{"classes", std::move(classes)}};
+    if (share.comm_delay_us != 0) out["comm_delay_us"] = share.comm_delay_us;
+  }
+  json out = {{"classes", std::move(classes)}};
+  if (law.start_latency_us != 0) out["start_latency_us"] = law.start_latency_us;
+  return out;
 }
 
 }  // namespace

@@ -201,10 +201,13 @@ MeasuredCosts map_measured_traces(const Graph& g, const Pricing& p, const std::o
   }
   out.compute_nodes = static_cast<int>(compute.size());
   out.collectives = static_cast<int>(comm.size());
-  const auto slowdown = [&](KernelClass c, bool of_comm) {
+  // The rate of one side beside a kernel of class c: the collective's
+  // (its priced time alone, `comm_alone_us`, sets the delay's share), or the
+  // kernel's.
+  const auto slowdown = [&](KernelClass c, bool of_comm, double comm_alone_us) {
     if (!contention) return 1.0;
     const ContentionShare s = contention_share(*contention, c);
-    return std::max(1.0, of_comm ? s.comm_slowdown : s.compute_slowdown);
+    return std::max(1.0, of_comm ? contended_comm_slowdown(s, comm_alone_us) : s.compute_slowdown);
   };
   std::vector<std::vector<double>> samples(n);
   std::vector<double> decontended_per_step, span_per_step;
@@ -286,9 +289,12 @@ MeasuredCosts map_measured_traces(const Graph& g, const Pricing& p, const std::o
         for (const Overlap& o : beside[k]) {
           // The law is the compute kernel's class's, on either side.
           const std::size_t compute_kernel = step[k].comm ? o.other : k;
-          const NodeId cv = owner[compute_kernel];
+          const std::size_t comm_kernel = step[k].comm ? k : o.other;
+          const NodeId cv = owner[compute_kernel], mv = owner[comm_kernel];
           const KernelClass c = cv != kNone ? p.classes[static_cast<std::size_t>(cv)] : token_class(tokens[compute_kernel]);
-          alone -= o.us - o.us / slowdown(c, step[k].comm);
+          // The collective's time alone: its priced time, else its measured one.
+          const double comm_alone_us = mv != kNone ? p.calibrated_us[static_cast<std::size_t>(mv)] : step[comm_kernel].duration_us;
+          alone -= o.us - o.us / slowdown(c, step[k].comm, comm_alone_us);
         }
         alone = std::max(alone, 0.0);
         decontended += step[k].duration_us - alone;

@@ -23,8 +23,9 @@
 //   (a collective beside a compute kernel) ran slower than alone. The
 //   measured time is taken back to its time alone with the profile's
 //   contention law (core/cost/collective_times.h: the overlapped part of a
-//   collective progressed at 1/comm_slowdown of its speed, that of a compute
-//   kernel at 1/compute_slowdown), so that the simulation, which applies the
+//   collective progressed at 1/contended_comm_slowdown of its speed, its
+//   priced time alone setting the delay's share, that of a compute kernel
+//   at 1/compute_slowdown), so that the simulation, which applies the
 //   same law to the intervals that overlap in the order it simulates,
 //   reproduces the measured times for the order that ran and predicts those
 //   of another order. Without a contention law the measured times are kept.

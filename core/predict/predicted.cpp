@@ -44,6 +44,8 @@ ContentionModel contention_model(const Pricing& p) {
     m.comm_slowdown.push_back(share.comm_slowdown);
     m.compute_slowdown.push_back(share.compute_slowdown);
     m.comm_start_fraction.push_back(share.start_fraction);
+    m.comm_delay_us.push_back(share.comm_delay_us);
+    m.comm_start_latency_us.push_back(share.start_latency_us);
   }
   return m;
 }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "core/cost/collective_times.h"
 #include "core/util/error.h"
 
 namespace schedlab {
@@ -65,16 +66,18 @@ class CommStream {
   // this rank, or the last member rank's.
   void issue(std::int32_t c, double work_us, double ready_us) {
     if (queue_.empty()) head_start_ = std::max(ready_us, last_end_);
-    queue_.push_back({c, work_us, ready_us});
+    queue_.push_back({c, work_us, work_us, ready_us});
   }
   bool done(std::int32_t c) const { return finished_.size() > static_cast<std::size_t>(c) && finished_[c]; }
 
   // No kernel runs from now_ to `until` (infinity: until the queue drains,
-  // or until collective `stop` ends).
-  void run_alone(double until, std::int32_t stop = -1) {
+  // or until collective `stop` ends). A collective not yet running starts
+  // only if it can by `until - latency_us`: a later one loses the SMs to the
+  // kernel that starts at `until`.
+  void run_alone(double until, std::int32_t stop = -1, double latency_us = 0) {
     while (!queue_.empty() && !(stop >= 0 && done(stop))) {
       const double start = std::max(head_start_, now_);
-      if (start >= until) break;
+      if (start >= until || (!head_running_ && start > until - latency_us)) break;
       if (!head_running_) head_start_ = start;
       head_running_ = true;
       Pending& h = queue_[head_];
@@ -91,9 +94,11 @@ class CommStream {
 
   // A kernel of `work_us` alone starts at `t0` (>= now_); returns its end. A
   // collective not yet running may start once the kernel has no more than
-  // (1 - start_fraction) of its work left, and not before it is ready.
-  double run_beside(double t0, double work_us, double comm_slowdown, double compute_slowdown, double start_fraction) {
-    run_alone(t0);
+  // (1 - start_fraction) of its work left, and not before it is ready; one
+  // ready less than `start_latency_us` before t0 counts as ready beside it.
+  double run_beside(double t0, double work_us, const ContentionShare& share) {
+    const double compute_slowdown = share.compute_slowdown, start_fraction = share.start_fraction;
+    run_alone(t0, -1, share.start_latency_us);
     double t = t0, left = work_us;
     const double tail = (1 - start_fraction) * work_us;
     while (left > 0) {
@@ -117,6 +122,7 @@ class CommStream {
         head_running_ = true;
       }
       Pending& h = queue_[head_];
+      const double comm_slowdown = contended_comm_slowdown(share, h.alone_us);
       const double kernel_dt = left * compute_slowdown, comm_dt = h.work_us * comm_slowdown;
       if (comm_dt < kernel_dt) {
         left -= comm_dt / compute_slowdown;
@@ -135,7 +141,8 @@ class CommStream {
  private:
   struct Pending {
     std::int32_t c;
-    double work_us;
+    double work_us;   // left, alone
+    double alone_us;  // its whole time alone
     double ready_us;
   };
   void finish(double end) {
@@ -172,7 +179,9 @@ class ContendedStepper final : public RankStepper {
                    const ContentionModel& contention)
       : sg_(sg), order_(order), rt_(runtime_us), launch_(launch), contention_(contention), comm_(sim_) {
     const std::size_t n = runtime_us.size();
-    if (contention.comm_slowdown.size() != n || contention.compute_slowdown.size() != n || contention.comm_start_fraction.size() != n)
+    if (contention.comm_slowdown.size() != n || contention.compute_slowdown.size() != n || contention.comm_start_fraction.size() != n ||
+        (!contention.comm_delay_us.empty() && contention.comm_delay_us.size() != n) ||
+        (!contention.comm_start_latency_us.empty() && contention.comm_start_latency_us.size() != n))
       throw Error("simulation: the contention model does not match the graph's nodes");
     has_host_ = !launch.host_us.empty() || !launch.gap_us.empty();
     timing_of_.assign(n, -1);
@@ -209,8 +218,13 @@ class ContendedStepper final : public RankStepper {
       std::sort(blocking_.begin(), blocking_.end());
       for (std::int32_t c : blocking_) join(c, v);
       if (has_host_) compute_clock_ = std::max(compute_clock_, host_clock_) + launch_.gap_us[v];
-      const double end = comm_.run_beside(compute_clock_, rt, contention_.comm_slowdown[v], contention_.compute_slowdown[v],
-                                          contention_.comm_start_fraction[v]);
+      ContentionShare share;
+      share.comm_slowdown = contention_.comm_slowdown[v];
+      share.compute_slowdown = contention_.compute_slowdown[v];
+      share.start_fraction = contention_.comm_start_fraction[v];
+      if (!contention_.comm_delay_us.empty()) share.comm_delay_us = contention_.comm_delay_us[v];
+      if (!contention_.comm_start_latency_us.empty()) share.start_latency_us = contention_.comm_start_latency_us[v];
+      const double end = comm_.run_beside(compute_clock_, rt, share);
       sim_.spans.push_back({v, compute_clock_, end, false});
       sim_.compute_busy_us += end - compute_clock_;
       compute_clock_ = end;

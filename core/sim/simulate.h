@@ -49,11 +49,18 @@ struct LaunchModel {
 // 1 / compute_slowdown[v] of its own (processor sharing: each side's runtime
 // is its time alone). A collective that becomes ready while v's kernel runs
 // starts no earlier than comm_start_fraction[v] of the way through that
-// kernel's own work. Empty vectors: overlap is free (the two-stream model).
+// kernel's own work. A collective of C us alone progresses beside v at
+// 1 / (comm_slowdown[v] + comm_delay_us[v] / C) (contended_comm_slowdown,
+// core/cost/collective_times.h). A collective that becomes ready less than
+// comm_start_latency_us[v] before v's kernel starts is ready beside it (the
+// kernel takes the SMs first). The last two may be empty (no delay, no
+// latency). Empty vectors: overlap is free (the two-stream model).
 struct ContentionModel {
   std::vector<double> comm_slowdown;        // per node
   std::vector<double> compute_slowdown;     // per node
   std::vector<double> comm_start_fraction;  // per node
+  std::vector<double> comm_delay_us;        // per node, or empty
+  std::vector<double> comm_start_latency_us;  // per node, or empty
   bool empty() const { return comm_slowdown.empty() && compute_slowdown.empty() && comm_start_fraction.empty(); }
 };
 

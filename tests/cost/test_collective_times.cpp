@@ -86,3 +86,59 @@ TEST_CASE("collective curves and contention: the profile reader names the field"
   // Classes the sweep never ran borrow from one they resemble, or contend with nothing.
   CHECK(contention_share(*again.contention, KernelClass::TritonPointwise).comm_slowdown == 1.0);
 }
+
+TEST_CASE("contention law: a collective's delay beside a class and the start latency", "[cost][collectives][contention]") {
+  ContentionShare s;
+  s.comm_slowdown = 1.2;
+  s.comm_delay_us = 30;
+  // 100 us alone beside the class: 1.2 x 100 + 30 = 150 us, a rate of 1.5;
+  // 1000 us alone: 1230 us; a collective of no time keeps the ratio.
+  CHECK(contended_comm_slowdown(s, 100) == Approx(1.5));
+  CHECK(contended_comm_slowdown(s, 1000) == Approx(1.23));
+  CHECK(contended_comm_slowdown(s, 0) == 1.2);
+  s.comm_delay_us = 0;
+  CHECK(contended_comm_slowdown(s, 100) == 1.2);  // a law without the delay: exactly its ratio
+  // The law's start latency rides on every class with a share; a class with
+  // none (collectives, nodes that launch nothing) contends with nothing.
+  ContentionLaw law;
+  law.start_latency_us = 2.5;
+  law.classes[KernelClass::Gemm] = {1.3, 1.4, 0.9, 12.0};
+  law.classes[KernelClass::TritonPointwise] = {2.3, 1.1, 1.0};
+  const ContentionShare gemm = contention_share(law, KernelClass::Gemm);
+  CHECK(gemm.comm_delay_us == 12.0);
+  CHECK(gemm.start_latency_us == 2.5);
+  CHECK(contention_share(law, KernelClass::Copy).comm_slowdown == 2.3);  // copies: pointwise's
+  CHECK(contention_share(law, KernelClass::Copy).start_latency_us == 2.5);
+  CHECK(contention_share(law, KernelClass::Collective).start_latency_us == 0.0);
+  CHECK(contention_share(law, KernelClass::None).comm_slowdown == 1.0);
+}
+
+TEST_CASE("contention law: the reader takes the new fields or names the bad one; profiles without them are as before",
+          "[cost][collectives][io][contention]") {
+  auto refuse = [](const std::string& sections, const std::string& expect) {
+    HardwareProfile p = builtin_profile("h100-sxm-datasheet");
+    CHECK_THROWS_WITH(apply_comm_sections(sections, "x.json", p), Catch::Contains(expect) && Catch::Contains("x.json"));
+  };
+  const std::string gemm = R"("gemm": {"comm_slowdown": 1.3, "compute_slowdown": 1.4, "start_fraction": 0.9)";
+  refuse(R"({"contention": {"classes": {)" + gemm + R"(, "comm_delay_us": -1}}}})", "contention.classes.gemm.comm_delay_us");
+  refuse(R"({"contention": {"classes": {)" + gemm + R"(, "comm_delay_us": "x"}}}})", "contention.classes.gemm.comm_delay_us");
+  refuse(R"({"contention": {"classes": {)" + gemm + R"(, "comm_delay_us": 2e6}}}})", "contention.classes.gemm.comm_delay_us");
+  refuse(R"({"contention": {"classes": {)" + gemm + R"(}}, "start_latency_us": -0.5}})", "contention.start_latency_us");
+  refuse(R"({"contention": {"classes": {)" + gemm + R"(}}, "start_latency_us": null}})", "contention.start_latency_us");
+  refuse(R"({"contention": {"classes": {)" + gemm + R"(}}, "start_latency_us": 1e7}})", "contention.start_latency_us");
+  refuse(R"({"contention": {"classes": {)" + gemm + R"(, "comm_delay": 3}}}})", "unknown field \"comm_delay\"");
+  // Read and written back.
+  HardwareProfile p = builtin_profile("h100-sxm-datasheet");
+  apply_comm_sections(R"({"contention": {"classes": {)" + gemm + R"(, "comm_delay_us": 14.5}}, "start_latency_us": 2.9}})", "x.json", p);
+  HardwareProfile again = hardware_profile_from_json(hardware_profile_to_json(p));
+  CHECK(again.contention->start_latency_us == 2.9);
+  CHECK(contention_share(*again.contention, KernelClass::Gemm).comm_delay_us == 14.5);
+  // Without them: zeros, and the profile writes back without them.
+  HardwareProfile old = builtin_profile("h100-sxm-datasheet");
+  apply_comm_sections(R"({"contention": {"classes": {)" + gemm + R"(}}}})", "x.json", old);
+  CHECK(old.contention->start_latency_us == 0.0);
+  CHECK(contention_share(*old.contention, KernelClass::Gemm).comm_delay_us == 0.0);
+  const auto written = hardware_profile_to_json(old);
+  CHECK(!written.at("contention").contains("start_latency_us"));
+  CHECK(!written.at("contention").at("classes").at("gemm").contains("comm_delay_us"));
+}

@@ -8,9 +8,13 @@
 #include <memory>
 #include <string>
 
+#include "core/cost/collective_times.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/pricing.h"
 #include "core/io/graph_reader.h"
 #include "core/io/plan_writer.h"
 #include "core/io/trace_reader.h"
+#include "core/measure/measured_costs.h"
 #include "core/plan/plan.h"
 #include "core/util/error.h"
 #include "tests/test_util.h"
@@ -190,4 +194,45 @@ TEST_CASE("measured traces: an unmapped node takes the ratio of its class's mapp
   }
   CHECK(p.pass_sources[2] == "interpolated");
   CHECK(p.pass_sources[0] == "measured");
+}
+
+TEST_CASE("measured traces: the decontention takes a collective back to alone by the simulation's law", "[measured_costs][contention]") {
+  // ddp's step (run 1, rank 0): each 32 MiB all-reduce runs beside GEMMs
+  // and pointwise kernels. A delay beside the GEMMs acts as the ratio
+  // contended_comm_slowdown gives at the collective's priced time alone:
+  // x1.2 + 40 us on a collective priced A us is x(1.2 + 40 / A).
+  const std::string step = "dist4/steps/run1/ddp/default/";
+  const Graph g = load_graph_file(data_path(step + "ddp_0_inf.post.json"));
+  const std::vector<MeasuredTrace> traces{load_measured_trace_file(data_path(step + "measured.rank0.trace.json"))};
+  HardwareProfile hw = builtin_profile("h100-sxm");
+  const Pricing p = price_graph(g, hw);
+  const NodeId first = g.find_node("op1");
+  REQUIRE(g.nodes[first].kind == NodeKind::Collective);
+  const double alone = p.calibrated_us[first];
+  REQUIRE(alone > 0);
+  auto law = [](double comm_slowdown, double delay_us) {
+    ContentionLaw l;
+    l.classes[KernelClass::Gemm] = {comm_slowdown, 1.4, 0.9, delay_us};
+    l.classes[KernelClass::TritonPointwise] = {2.3, 1.1, 1.0};
+    return l;
+  };
+  const MeasuredCosts ratio = map_measured_traces(g, p, law(1.2, 0), traces);
+  const MeasuredCosts delayed = map_measured_traces(g, p, law(1.2, 40), traces);
+  const MeasuredCosts as_ratio = map_measured_traces(g, p, law(1.2 + 40 / alone, 0), traces);
+  int same_size = 0, beside_gemms = 0;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    if (!delayed.mapped(v)) continue;
+    INFO(g.nodes[v].name);
+    if (g.nodes[v].kind != NodeKind::Collective) {
+      CHECK(delayed.measured_us[v] == ratio.measured_us[v]);  // the kernels' side has no delay
+    } else if (p.calibrated_us[v] == alone) {
+      ++same_size;
+      CHECK(delayed.measured_us[v] == Approx(as_ratio.measured_us[v]));
+      CHECK(delayed.measured_us[v] <= ratio.measured_us[v]);
+      beside_gemms += delayed.measured_us[v] < ratio.measured_us[v];  // more of its time was the GEMMs'
+    }
+  }
+  CHECK(same_size >= 4);
+  CHECK(beside_gemms >= 4);
+  CHECK(delayed.decontended_us > ratio.decontended_us);
 }

@@ -111,3 +111,48 @@ TEST_CASE("contention: the built-in profiles' law per node", "[sim][contention]"
   CHECK(contention_model(price_graph(g, builtin_profile("h100-sxm"), {true, SimulatedTimes::Calibrated, false})).empty());
   CHECK(contention_model(price_graph(g, builtin_profile("h100-sxm"), {true, SimulatedTimes::PassTimes, true})).empty());
 }
+
+TEST_CASE("contention: a collective's delay beside a kernel follows its size", "[sim][contention]") {
+  Small s;
+  // ag (10 us alone) beside kernels that slow it x1 + 10 us: a rate of 2,
+  // as x2 without a delay (the first test case's timings).
+  ContentionModel m = s.uniform(1.0, 1.5, 0.0);
+  m.comm_delay_us.assign(s.g.nodes.size(), 10.0);
+  Simulation delayed = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, m);
+  Simulation ratio = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, s.uniform(2.0, 1.5, 0.0));
+  CHECK(delayed.collectives[0].end_us == Approx(ratio.collectives[0].end_us));
+  CHECK(delayed.collectives[0].end_us == Approx(15.25));
+  // Twice as long alone (20 us): a rate of 1.5. indep1 0-4.5 (ag did 3 of
+  // 20), indep2 4.5-10.5 (4 more), ag's last 13 alone: it ends at 23.5.
+  std::vector<double> rt = s.rt;
+  rt[s.g.find_node("ag")] = 20;
+  Simulation longer = simulate_two_streams(s.g, s.sunk(), rt, LaunchModel{}, m);
+  CHECK(longer.collectives[0].end_us == Approx(23.5));
+  // A delay vector of the wrong size is refused.
+  m.comm_delay_us.pop_back();
+  CHECK_THROWS_WITH(simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, m), Catch::Contains("contention model"));
+}
+
+TEST_CASE("contention: a collective ready in the launch gap loses the SMs to the next kernel", "[sim][contention]") {
+  Small s;
+  // Each kernel launches 1 us after the one before (the device's launch
+  // gap): ag, issued first, is ready at 0; indep1 starts at 1.
+  const std::size_t n = s.g.nodes.size();
+  LaunchModel launch;
+  launch.host_us.assign(n, 0.0);
+  launch.gap_us.assign(n, 1.0);
+  ContentionModel m = s.uniform(1.0, 1.0, 0.5);
+  // No start latency: ag starts at once in the gap.
+  Simulation at_once = simulate_two_streams(s.g, s.sunk(), s.rt, launch, m);
+  CHECK(at_once.collectives[0].start_us == Approx(0));
+  // An NCCL kernel that starts 2 us after it is ready loses the race to
+  // indep1 (1 us after): ag is ready beside indep1, so it starts half-way
+  // through it (1 + 1.5).
+  m.comm_start_latency_us.assign(n, 2.0);
+  Simulation lost = simulate_two_streams(s.g, s.sunk(), s.rt, launch, m);
+  CHECK(lost.collectives[0].start_us == Approx(2.5));
+  CHECK(lost.collectives[0].end_us == Approx(12.5));
+  // A latency shorter than the gap: ag wins.
+  m.comm_start_latency_us.assign(n, 0.5);
+  CHECK(simulate_two_streams(s.g, s.sunk(), s.rt, launch, m).collectives[0].start_us == Approx(0));
+}
