@@ -147,10 +147,12 @@ class FourGpuSteps(unittest.TestCase):
                         if schedule == "default" and step != "ddp":  # nothing overlaps: every collective exposed
                             exposed.append((s["exposed_comm_us"] / m["exposed_comm_us"], run, step))
         # Simulated over measured GPU span: 0.59-0.80 with the datasheet's
-        # collectives and free overlap; 0.69-0.90 with the measured curves and contention.
+        # collectives and free overlap; 0.69-0.90 with the measured curves and
+        # contention; 0.77-0.97 with the sustained tensor-core rate (fitted on
+        # these runs' matmuls) and the contention law's delay and start race.
         for ratio, *where in ratios:
             with self.subTest(where=where):
-                self.assertGreaterEqual(ratio, 0.68)
+                self.assertGreaterEqual(ratio, 0.76)
                 self.assertLessEqual(ratio, 1.08)
         # Exposed time where nothing overlaps: within 30 % on every step (fsdp 0.74).
         for ratio, *where in exposed:
