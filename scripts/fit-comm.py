@@ -120,7 +120,9 @@ def report_collectives(points: list[dict], copy, fitted: dict) -> list[str]:
         for w, curve in ws.items():
             at = dict(curve)
             errs = sorted(abs(at[q["size_bytes"]] / collective_us(q, copy) - 1)
-                          for q in points if q["op"] == op and str(q["world"]) == w)
+                          for q in points if q["op"] == op and str(q["world"]) == w and q["size_bytes"] in at)
+            if not errs:  # a held-out sweep of other world sizes
+                continue
             within = sum(e <= 0.10 for e in errs)
             lines.append(f"| {op} | {w} | {within} of {len(errs)} | {100 * statistics.median(errs):.1f} % |")
     return lines
@@ -323,6 +325,9 @@ def main() -> int:
     ap.add_argument("--report", action="store_true", help="print the fit's error tables (markdown)")
     ap.add_argument("--check", nargs="+", default=[], metavar="SWEEP",
                     help="contention sweeps held out of the fit: print the law's errors on them (markdown)")
+    ap.add_argument("--check-collectives", nargs="+", default=[], metavar="SWEEP",
+                    help="collective sweeps held out of the fit (another machine, another GPU): print how their points "
+                         "sit around the fitted curves (markdown; each point less its own sweep's input copy)")
     args = ap.parse_args()
     points, rows = load(args.sweeps)
     if not points:
@@ -347,6 +352,11 @@ def main() -> int:
                   f"compute x{v['compute_slowdown']:.3f}, a collective ready beside it starts {v['start_fraction']:.2f} into it")
         if "contention" in section:
             print(f"contention: an NCCL kernel starts {section['contention']['start_latency_us']:.1f} us after it is ready")
+    if args.check_collectives:
+        held_points = load(args.check_collectives)[0]
+        if not held_points:
+            raise SystemExit("fit-comm: --check-collectives: no collective points in " + ", ".join(args.check_collectives))
+        print("\n".join(report_collectives(held_points, copy_line(held_points), fitted)))
     if args.check:
         if not rows:
             raise SystemExit("fit-comm: --check: no contention sweep among the inputs to fit on")

@@ -2,7 +2,7 @@
 issue 31 compares schedules by (one run moves by 2-4 %). No torch, no GPU,
 no schedlab binary.
 
-    python3 python/dist/reps.py OUT [--markdown] [--json FILE]
+    python3 python/dist/reps.py OUT [--markdown | --versus-best | --versus A B] [--json FILE]
 
 OUT holds run_steps.py's repetitions, OUT/r1, OUT/r2, ... (`--reps N`, or
 separate runs into OUT/r<k>). Per step and schedule measured in every rank's
@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from compare import measured, measured_schedules, rank_results  # noqa: E402
-from schedules import SCHEDULES  # noqa: E402
+from schedules import SCHEDLAB_DRIVEN, SCHEDULES  # noqa: E402
 
 
 def run_dirs(root: Path) -> list[Path]:
@@ -95,11 +95,21 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def verdict(mine: dict, other: dict) -> str:
+    """Beyond the spread: `mine`'s slowest run beats `other`'s fastest (or,
+    slower, the reverse)."""
+    if mine["step_us"]["max"] < other["step_us"]["min"]:
+        return "yes, faster"
+    if mine["step_us"]["min"] > other["step_us"]["max"]:
+        return "no, slower"
+    return "no (ranges overlap)"
+
+
 def versus_best(rows: list[dict], candidate: str = "schedlab") -> str:
-    """Per step: the default, the fastest other configuration (by median),
-    and `candidate` against it: beyond the spread when the candidate's
-    slowest run beats that configuration's fastest (or, slower, the
-    reverse); the peaks; the passes' seconds in a compile."""
+    """Per step: the default, the fastest other configuration of Inductor's
+    (by median; the schedules schedlab's model decides left out), and
+    `candidate` against it (verdict); the peaks; the passes' seconds in a
+    compile."""
     by_step: dict[str, dict[str, dict]] = {}
     for r in rows:
         by_step.setdefault(r["step"], {})[r["schedule"]] = r
@@ -122,18 +132,28 @@ def versus_best(rows: list[dict], candidate: str = "schedlab") -> str:
         if candidate not in cells or "default" not in cells:
             continue
         mine = cells[candidate]
-        best_name = min((s for s in cells if s != candidate), key=lambda s: cells[s]["step_us"]["median"])
+        best_name = min((s for s in cells if s != candidate and s not in SCHEDLAB_DRIVEN),
+                        key=lambda s: cells[s]["step_us"]["median"])
         best = cells[best_name]
-        if mine["step_us"]["max"] < best["step_us"]["min"]:
-            verdict = "yes, faster"
-        elif mine["step_us"]["min"] > best["step_us"]["max"]:
-            verdict = "no, slower"
-        else:
-            verdict = "no (ranges overlap)"
         shown = f"default, {cell(best)}" if best_name == "default" else f"{best_name}: {vs(best)}, {cell(best)}"
-        lines.append(f"| {step} | {cell(cells['default'])} | {shown} | {vs(mine)}, {cell(mine)} | {verdict} "
+        lines.append(f"| {step} | {cell(cells['default'])} | {shown} | {vs(mine)}, {cell(mine)} | {verdict(mine, best)} "
                      f"| {best['peak_above_inputs_bytes'] / 2**20:.0f} / {mine['peak_above_inputs_bytes'] / 2**20:.0f} "
                      f"| {passes(cells, 'recommended')} / {passes(cells, 'fx_overlap')} / {passes(cells, candidate)} |")
+    return "\n".join(lines)
+
+
+def versus(rows: list[dict], candidate: str, baseline: str) -> str:
+    """Per step measured under both: `candidate` against `baseline` (the
+    medians with the runs' range, the difference, the verdict)."""
+    by_step: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_step.setdefault(r["step"], {})[r["schedule"]] = r
+    lines = [f"| step | {baseline} µs | {candidate} µs | {candidate} vs {baseline} | beyond the spread? |", "|---|---|---|---|---|"]
+    for step, cells in by_step.items():
+        if candidate in cells and baseline in cells:
+            a, b = cells[candidate]["step_us"], cells[baseline]["step_us"]
+            lines.append(f"| {step} | {b['median']:.0f} ({b['min']:.0f}–{b['max']:.0f}) | {a['median']:.0f} ({a['min']:.0f}–{a['max']:.0f}) "
+                         f"| {100 * (a['median'] / b['median'] - 1):+.1f} % | {verdict(cells[candidate], cells[baseline])} |")
     return "\n".join(lines)
 
 
@@ -144,6 +164,8 @@ def main() -> int:
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--versus-best", action="store_true",
                         help="per step, schedlab against the fastest other configuration (markdown)")
+    parser.add_argument("--versus", nargs=2, metavar=("CANDIDATE", "BASELINE"),
+                        help="per step, one schedule against another (markdown): fx_overlap_schedlab fx_overlap")
     args = parser.parse_args()
     root = Path(args.results)
     if not root.is_dir() or not run_dirs(root):
@@ -158,6 +180,8 @@ def main() -> int:
         Path(args.json).write_text(json.dumps({"results": str(root), "rows": rows}, indent=1))
     if args.versus_best:
         print(versus_best(rows))
+    elif args.versus:
+        print(versus(rows, *args.versus))
     elif args.markdown or not args.json:
         print(markdown(rows))
     return 0

@@ -50,6 +50,9 @@ INDUCTOR_FX: dict[str, tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any],
 }
 
 SCHEDULES = ("default", "recommended", "schedlab", *INDUCTOR_FX)
+# The schedules schedlab's model decides: never "Inductor's best
+# configuration" in a comparison with schedlab (reps.py --versus-best).
+SCHEDLAB_DRIVEN = ("schedlab", "fx_overlap_schedlab")
 DEFAULT_SCHEDULES = ("default", "recommended", "schedlab")  # what run_steps.py runs unless told
 
 

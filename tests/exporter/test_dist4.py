@@ -75,6 +75,20 @@ class CommFit(unittest.TestCase):
                 self.assertGreater(sooner, 40)
                 self.assertGreaterEqual(held, 0.9 * sooner)
 
+    def test_the_h100_curves_on_the_h200_sweep(self):
+        # docs/gpu-validation.md, "On 4 x H200": fit-comm.py
+        # --check-collectives on the held-out H200 sweep, table for table.
+        with tempfile.TemporaryDirectory() as tmp:
+            sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json"))
+            done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(Path(tmp) / "fit.json"),
+                                   "--check-collectives", str(DATA / "h200-run5" / "collectives-w4.json")],
+                                  check=True, capture_output=True, text=True)
+        table = [line for line in done.stdout.splitlines() if line.startswith("|")]
+        self.assertEqual(len(table), 2 + 5)  # the five operations at 4 ranks
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in table:
+            self.assertIn(line, doc)
+
     def test_the_docs_state_the_fitted_contention_law(self):
         # docs/cost-model.md, "Contention": each class's row and the start latency.
         fitted = json.loads((DATA / "comm-fit.json").read_text())["contention"]

@@ -21,7 +21,7 @@ import bucketing  # noqa: E402
 import pass_timing  # noqa: E402
 import schedules  # noqa: E402
 from compare import measured_schedules  # noqa: E402
-from reps import collect, markdown, summarize, versus_best  # noqa: E402
+from reps import collect, markdown, summarize, versus, versus_best  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -293,6 +293,32 @@ class SecondLease(unittest.TestCase):
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp_buckets", "fsdp", "fsdp_fwd_bwd_bucketed", "llama_fsdp_per_param", "tp_block"])
         self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
+
+
+class H200Lease(unittest.TestCase):
+    """reps.py on the 4 x H200 lease (tests/data/dist4/steps/run5-h200-lease.tgz):
+    docs/gpu-validation.md's tables "The same steps on 4 x H200" are what it
+    gives, row for row; fx_overlap_schedlab (schedlab's model deciding
+    Inductor's FX pass) is never taken for Inductor's best configuration."""
+
+    def test_the_documented_tables_are_the_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run5-h200-lease.tgz") as tgz:
+                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            rows = summarize(collect(Path(tmp) / "steps"))
+        self.assertEqual(len(rows), 58)
+        best = versus_best(rows).splitlines()
+        estimator = versus(rows, "fx_overlap_schedlab", "fx_overlap").splitlines()
+        self.assertEqual((len(best), len(estimator)), (2 + 11, 2 + 7))
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in best + estimator:
+            self.assertIn(line, doc)
+        self.assertFalse(any("fx_overlap_schedlab:" in line for line in best))
+        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in best[2:]}
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
+                         ["ddp_buckets", "fsdp_fwd_bwd_bucketed", "tp_block"])
+        self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
+        self.assertFalse(any(line.endswith("| no, slower |") for line in estimator))
 
 
 if __name__ == "__main__":
