@@ -128,29 +128,28 @@ def lease_table_rows(runs: Path, schedlab: str, tmp: Path, hardware: str = "h100
     return lines
 
 
+def documented_lease_rows(archive: str, hardware: str) -> list[str]:
+    """lease_table_rows of one checked-in lease (tests/data/dist4/steps/ARCHIVE)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(RUNS / archive) as tgz:
+            tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        return lease_table_rows(Path(tmp) / "steps", _schedlab(), Path(tmp), hardware)
+
+
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
-class SecondLease(unittest.TestCase):
-    def test_the_documented_table_is_the_data(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(RUNS / "run4-lease.tgz") as tgz:
-                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-            lines = lease_table_rows(Path(tmp) / "steps", _schedlab(), Path(tmp))
+class DocumentedLeases(unittest.TestCase):
+    """docs/gpu-validation.md's tables "On the second lease" (4 x H100,
+    built-in h100-sxm) and "On 4 x H200" (built-in h200, which no H200 step
+    or sweep was fitted on) are the data's, row for row."""
+
+    def test_the_second_lease(self):
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in lines:
+        for line in documented_lease_rows("run4-lease.tgz", "h100-sxm"):
             self.assertIn(line, doc)
 
-
-@unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
-class H200Lease(unittest.TestCase):
-    def test_the_documented_table_is_the_data(self):
-        # docs/gpu-validation.md, "On 4 x H200": the same protocol on the
-        # built-in h200 profile, which no H200 step or sweep was fitted on.
-        with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(RUNS / "run5-h200-lease.tgz") as tgz:
-                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-            lines = lease_table_rows(Path(tmp) / "steps", _schedlab(), Path(tmp), "h200")
+    def test_the_h200_lease(self):
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in lines:
+        for line in documented_lease_rows("run5-h200-lease.tgz", "h200"):
             self.assertIn(line, doc)
 
 
