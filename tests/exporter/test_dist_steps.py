@@ -320,6 +320,22 @@ class H200Lease(unittest.TestCase):
         self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
         self.assertFalse(any(line.endswith("| no, slower |") for line in estimator))
 
+    def test_the_refitted_launch_is_documented(self):
+        # The second launch, schedlab planned on the refitted profiles
+        # (tests/data/dist4/steps/run6-h200-refit.tgz).
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run6-h200-refit.tgz") as tgz:
+                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            rows = summarize(collect(Path(tmp) / "steps"))
+        self.assertEqual((len(rows), {len(r["runs"]) for r in rows}), (25, {3}))
+        best = versus_best(rows).splitlines()
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in best:
+            self.assertIn(line, doc)
+        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in best[2:]}
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"), ["ddp", "fsdp_fwd_bwd_bucketed", "tp_block"])
+        self.assertNotIn("no, slower", verdicts.values())
+
 
 if __name__ == "__main__":
     unittest.main()
