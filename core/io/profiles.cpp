@@ -194,6 +194,13 @@ json contention_to_json(const ContentionLaw& law) {
 
 }  // namespace
 
+// A sustained tensor-core rate a profile may carry: 1 GFLOP/s to 1 EFLOP/s
+// (a matmul's FLOPs over it then stay a finite time), or 0 for none where
+// `none_allowed`.
+bool valid_sustained_rate(double flops_per_s, bool none_allowed) {
+  return std::isfinite(flops_per_s) && ((none_allowed && flops_per_s == 0) || (flops_per_s >= 1e9 && flops_per_s <= 1e18));
+}
+
 TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
@@ -246,8 +253,8 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   }
   // Profiles written before the sustained rate: none (the laws alone).
   if (auto it = j.find("sustained_tensor_flops_per_s"); it != j.end()) {
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 || it->get<double>() > 1e18)
-      throw Error("hardware profile: " + where + ".sustained_tensor_flops_per_s: expected FLOP/s between 0 (none) and 1e18");
+    if (!it->is_number() || !valid_sustained_rate(it->get<double>(), true))
+      throw Error("hardware profile: " + where + ".sustained_tensor_flops_per_s: expected 0 (none) or FLOP/s between 1e9 and 1e18");
     m.sustained_tensor_flops_per_s = it->get<double>();
   }
   return m;
@@ -357,8 +364,8 @@ void apply_sustained_rate(std::string_view text, const std::string& where, Hardw
     if (!j.is_object()) throw Error("expected a JSON object {\"sustained_tensor_flops_per_s\": ...}");
     const auto it = j.find("sustained_tensor_flops_per_s");
     if (it == j.end()) throw Error("missing field \"sustained_tensor_flops_per_s\"");
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || !(it->get<double>() > 0) || it->get<double>() > 1e18)
-      throw Error("sustained_tensor_flops_per_s: expected FLOP/s above 0 and at most 1e18");
+    if (!it->is_number() || !valid_sustained_rate(it->get<double>(), false))
+      throw Error("sustained_tensor_flops_per_s: expected FLOP/s between 1e9 and 1e18");
     if (!p.time_model) throw Error("the profile has no time model to carry the sustained rate");
     p.time_model->sustained_tensor_flops_per_s = it->get<double>();
   } catch (const Error& e) {

@@ -156,7 +156,10 @@ TEST_CASE("a 16-bit matmul is priced at least its FLOPs at the sustained tensor-
   CHECK(back.time_model->sustained_tensor_flops_per_s == 1e15);
   std::string negative = profile_text();
   negative.replace(negative.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"sustained_tensor_flops_per_s":-1,)");
-  CHECK_THROWS_WITH(parse_hardware_profile(negative), Catch::Contains("time_model.sustained_tensor_flops_per_s: expected FLOP/s"));
+  CHECK_THROWS_WITH(parse_hardware_profile(negative), Catch::Contains("time_model.sustained_tensor_flops_per_s: expected 0 (none) or FLOP/s"));
+  std::string tiny = profile_text();  // 1e-300 FLOP/s would price any matmul past every finite time
+  tiny.replace(tiny.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"sustained_tensor_flops_per_s":1e-300,)");
+  CHECK_THROWS_WITH(parse_hardware_profile(tiny), Catch::Contains("sustained_tensor_flops_per_s"));
   // fit-profile --sustained FILE: the fitted rate, set into the time model.
   HardwareProfile fitted = parse_hardware_profile(profile_text());
   apply_sustained_rate(R"({"sustained_tensor_flops_per_s": 8.1e14, "source": "s"})", "fit.json", fitted);
@@ -166,8 +169,9 @@ TEST_CASE("a 16-bit matmul is priced at least its FLOPs at the sustained tensor-
     CHECK_THROWS_WITH(apply_sustained_rate(text, "fit.json", p), Catch::Contains("fit.json: ") && Catch::Contains(expect));
   };
   refuse("{}", "missing field \"sustained_tensor_flops_per_s\"");
-  refuse(R"({"sustained_tensor_flops_per_s": 0})", "expected FLOP/s above 0");
-  refuse(R"({"sustained_tensor_flops_per_s": "fast"})", "expected FLOP/s above 0");
+  refuse(R"({"sustained_tensor_flops_per_s": 0})", "expected FLOP/s between 1e9 and 1e18");
+  refuse(R"({"sustained_tensor_flops_per_s": "fast"})", "expected FLOP/s between 1e9 and 1e18");
+  refuse(R"({"sustained_tensor_flops_per_s": 1e300})", "expected FLOP/s between 1e9 and 1e18");
   refuse("[1]", "expected a JSON object");
   refuse("{", "not valid JSON");
   HardwareProfile datasheet = builtin_profile("h100-sxm-datasheet");
