@@ -133,11 +133,10 @@ void count_and_ratios(MeasuredCosts& m, const Graph& g, const Pricing& p) {
   m.mapped_compute_nodes = m.mapped_collectives = 0;
   m.classes.clear();
   m.nodes.clear();
-  for (std::size_t v = 0; v < m.measured_us.size(); ++v)
-    if (m.measured_us[v] >= 0) m.nodes.push_back({g.nodes[v].name, p.kernel_classes[v], m.measured_us[v], p.calibrated_us[v]});
   std::map<KernelClass, std::pair<std::vector<double>, std::vector<double>>> ratios;
   for (std::size_t v = 0; v < m.measured_us.size(); ++v) {
     if (m.measured_us[v] < 0) continue;
+    m.nodes.push_back({g.nodes[v].name, p.kernel_classes[v], m.measured_us[v], p.calibrated_us[v]});
     const KernelClass c = p.classes[v];
     if (c == KernelClass::Collective) ++m.mapped_collectives;
     else ++m.mapped_compute_nodes;

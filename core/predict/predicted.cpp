@@ -38,16 +38,8 @@ LaunchModel launch_path(const Graph& g, const Pricing& p, bool cudagraphs, const
 }
 
 ContentionModel contention_model(const Pricing& p) {
-  ContentionModel m;
-  if (p.contention.empty() || p.simulated != SimulatedTimes::Calibrated) return m;
-  for (const ContentionShare& share : p.contention) {
-    m.comm_slowdown.push_back(share.comm_slowdown);
-    m.compute_slowdown.push_back(share.compute_slowdown);
-    m.comm_start_fraction.push_back(share.start_fraction);
-    m.comm_delay_us.push_back(share.comm_delay_us);
-    m.comm_start_latency_us.push_back(share.start_latency_us);
-  }
-  return m;
+  if (p.simulated != SimulatedTimes::Calibrated) return {};
+  return {p.contention};
 }
 
 double default_mode_wall_us(const Graph& g, const Order& order, const Pricing& p, const ExecutedMemory& executed) {

@@ -179,9 +179,7 @@ class ContendedStepper final : public RankStepper {
                    const ContentionModel& contention)
       : sg_(sg), order_(order), rt_(runtime_us), launch_(launch), contention_(contention), comm_(sim_) {
     const std::size_t n = runtime_us.size();
-    if (contention.comm_slowdown.size() != n || contention.compute_slowdown.size() != n || contention.comm_start_fraction.size() != n ||
-        (!contention.comm_delay_us.empty() && contention.comm_delay_us.size() != n) ||
-        (!contention.comm_start_latency_us.empty() && contention.comm_start_latency_us.size() != n))
+    if (contention.shares.size() != n)
       throw Error("simulation: the contention model does not match the graph's nodes");
     has_host_ = !launch.host_us.empty() || !launch.gap_us.empty();
     timing_of_.assign(n, -1);
@@ -218,13 +216,7 @@ class ContendedStepper final : public RankStepper {
       std::sort(blocking_.begin(), blocking_.end());
       for (std::int32_t c : blocking_) join(c, v);
       if (has_host_) compute_clock_ = std::max(compute_clock_, host_clock_) + launch_.gap_us[v];
-      ContentionShare share;
-      share.comm_slowdown = contention_.comm_slowdown[v];
-      share.compute_slowdown = contention_.compute_slowdown[v];
-      share.start_fraction = contention_.comm_start_fraction[v];
-      if (!contention_.comm_delay_us.empty()) share.comm_delay_us = contention_.comm_delay_us[v];
-      if (!contention_.comm_start_latency_us.empty()) share.start_latency_us = contention_.comm_start_latency_us[v];
-      const double end = comm_.run_beside(compute_clock_, rt, share);
+      const double end = comm_.run_beside(compute_clock_, rt, contention_.shares[v]);
       sim_.spans.push_back({v, compute_clock_, end, false});
       sim_.compute_busy_us += end - compute_clock_;
       compute_clock_ = end;

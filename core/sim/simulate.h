@@ -13,6 +13,7 @@
 
 #include <vector>
 
+#include "core/cost/collective_times.h"
 #include "core/graph/graph.h"
 #include "core/util/adjacency.h"
 
@@ -43,25 +44,20 @@ struct LaunchModel {
   double host_call_us = 0;
 };
 
-// Contention (docs/simulation.md, "Contention"): while compute node v's
-// kernel runs beside a collective, the collective progresses at
-// 1 / comm_slowdown[v] of its own speed and the kernel at
-// 1 / compute_slowdown[v] of its own (processor sharing: each side's runtime
-// is its time alone). A collective that becomes ready while v's kernel runs
-// starts no earlier than comm_start_fraction[v] of the way through that
-// kernel's own work. A collective of C us alone progresses beside v at
-// 1 / (comm_slowdown[v] + comm_delay_us[v] / C) (contended_comm_slowdown,
-// core/cost/collective_times.h). A collective that becomes ready less than
-// comm_start_latency_us[v] before v's kernel starts is ready beside it (the
-// kernel takes the SMs first). The last two may be empty (no delay, no
-// latency). Empty vectors: overlap is free (the two-stream model).
+// Contention (docs/simulation.md, "Contention"), per node v its share s
+// (core/cost/collective_times.h): while v's kernel runs beside a collective
+// of C us alone, the collective progresses at
+// 1 / contended_comm_slowdown(s, C) = 1 / (s.comm_slowdown + s.comm_delay_us / C)
+// of its own speed and the kernel at 1 / s.compute_slowdown of its own
+// (processor sharing: each side's runtime is its time alone). A collective
+// that becomes ready while v's kernel runs starts no earlier than
+// s.start_fraction of the way through that kernel's own work; one that
+// becomes ready less than s.start_latency_us before v's kernel starts is
+// ready beside it (the kernel takes the SMs first). No shares: overlap is
+// free (the two-stream model).
 struct ContentionModel {
-  std::vector<double> comm_slowdown;        // per node
-  std::vector<double> compute_slowdown;     // per node
-  std::vector<double> comm_start_fraction;  // per node
-  std::vector<double> comm_delay_us;        // per node, or empty
-  std::vector<double> comm_start_latency_us;  // per node, or empty
-  bool empty() const { return comm_slowdown.empty() && compute_slowdown.empty() && comm_start_fraction.empty(); }
+  std::vector<ContentionShare> shares;  // per node
+  bool empty() const { return shares.empty(); }
 };
 
 struct Simulation {

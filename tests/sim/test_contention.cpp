@@ -26,8 +26,15 @@ struct Small {
   }
   Order sunk() const { return {g.find_node("ag"), g.find_node("indep1"), g.find_node("indep2"), g.find_node("wait"), g.find_node("use")}; }
   ContentionModel uniform(double comm, double compute, double start) const {
-    const std::size_t n = g.nodes.size();
-    return {std::vector<double>(n, comm), std::vector<double>(n, compute), std::vector<double>(n, start)};
+    ContentionShare share;
+    share.comm_slowdown = comm;
+    share.compute_slowdown = compute;
+    share.start_fraction = start;
+    return {std::vector<ContentionShare>(g.nodes.size(), share)};
+  }
+  // Every node's share with `field` set to `value`.
+  static void set_all(ContentionModel& m, double ContentionShare::*field, double value) {
+    for (ContentionShare& s : m.shares) s.*field = value;
   }
 };
 
@@ -65,7 +72,7 @@ TEST_CASE("contention: a collective ready as a kernel starts waits for its last 
   CHECK(after.collectives[0].start_us == Approx(3));
   // A model of the wrong size is refused.
   ContentionModel wrong = s.uniform(1.0, 1.0, 0.0);
-  wrong.comm_slowdown.pop_back();
+  wrong.shares.pop_back();
   CHECK_THROWS_WITH(simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, wrong), Catch::Contains("contention model"));
 }
 
@@ -80,7 +87,7 @@ TEST_CASE("contention: neutral factors give the two-stream model on real graphs"
     const HardwareProfile& hw = builtin_profile("h100-sxm");
     const auto rt = estimate_runtimes_us(g, hw);
     const std::size_t n = g.nodes.size();
-    const ContentionModel neutral{std::vector<double>(n, 1.0), std::vector<double>(n, 1.0), std::vector<double>(n, 0.0)};
+    const ContentionModel neutral{std::vector<ContentionShare>(n)};  // factors of 1, no start rule
     const Simulation a = simulate_two_streams(g, g.baseline_order(), rt);
     const Simulation b = simulate_two_streams(g, g.baseline_order(), rt, LaunchModel{}, neutral);
     CHECK(b.step_time_us == Approx(a.step_time_us));
@@ -97,12 +104,12 @@ TEST_CASE("contention: neutral factors give the two-stream model on real graphs"
 TEST_CASE("contention: the built-in profiles' law per node", "[sim][contention]") {
   Graph g = load_graph_file(test::data_path("inductor/fsdp_1.post.json"));
   const ContentionModel m = contention_model(price_graph(g, builtin_profile("h100-sxm")));
-  REQUIRE(m.comm_slowdown.size() == g.nodes.size());
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    CHECK(m.comm_slowdown[v] >= 1.0);
-    CHECK(m.compute_slowdown[v] >= 1.0);
-    CHECK(m.comm_start_fraction[v] >= 0.0);
-    CHECK(m.comm_start_fraction[v] <= 1.0);
+  REQUIRE(m.shares.size() == g.nodes.size());
+  for (const ContentionShare& s : m.shares) {
+    CHECK(s.comm_slowdown >= 1.0);
+    CHECK(s.compute_slowdown >= 1.0);
+    CHECK(s.start_fraction >= 0.0);
+    CHECK(s.start_fraction <= 1.0);
   }
   // A datasheet profile carries none: overlap stays free.
   CHECK(contention_model(price_graph(g, builtin_profile("h100-sxm-datasheet"))).empty());
@@ -117,7 +124,7 @@ TEST_CASE("contention: a collective's delay beside a kernel follows its size", "
   // ag (10 us alone) beside kernels that slow it x1 + 10 us: a rate of 2,
   // as x2 without a delay (the first test case's timings).
   ContentionModel m = s.uniform(1.0, 1.5, 0.0);
-  m.comm_delay_us.assign(s.g.nodes.size(), 10.0);
+  Small::set_all(m, &ContentionShare::comm_delay_us, 10.0);
   Simulation delayed = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, m);
   Simulation ratio = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, s.uniform(2.0, 1.5, 0.0));
   CHECK(delayed.collectives[0].end_us == Approx(ratio.collectives[0].end_us));
@@ -128,8 +135,8 @@ TEST_CASE("contention: a collective's delay beside a kernel follows its size", "
   rt[s.g.find_node("ag")] = 20;
   Simulation longer = simulate_two_streams(s.g, s.sunk(), rt, LaunchModel{}, m);
   CHECK(longer.collectives[0].end_us == Approx(23.5));
-  // A delay vector of the wrong size is refused.
-  m.comm_delay_us.pop_back();
+  // A model of the wrong size is refused.
+  m.shares.pop_back();
   CHECK_THROWS_WITH(simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, m), Catch::Contains("contention model"));
 }
 
@@ -148,11 +155,11 @@ TEST_CASE("contention: a collective ready in the launch gap loses the SMs to the
   // An NCCL kernel that starts 2 us after it is ready loses the race to
   // indep1 (1 us after): ag is ready beside indep1, so it starts half-way
   // through it (1 + 1.5).
-  m.comm_start_latency_us.assign(n, 2.0);
+  Small::set_all(m, &ContentionShare::start_latency_us, 2.0);
   Simulation lost = simulate_two_streams(s.g, s.sunk(), s.rt, launch, m);
   CHECK(lost.collectives[0].start_us == Approx(2.5));
   CHECK(lost.collectives[0].end_us == Approx(12.5));
   // A latency shorter than the gap: ag wins.
-  m.comm_start_latency_us.assign(n, 0.5);
+  Small::set_all(m, &ContentionShare::start_latency_us, 0.5);
   CHECK(simulate_two_streams(s.g, s.sunk(), s.rt, launch, m).collectives[0].start_us == Approx(0));
 }
