@@ -55,13 +55,14 @@ def gemm_samples(run_dir: Path, schedlab: str, hardware: str) -> list[dict]:
     return out
 
 
+def priced_us(s: dict, rate: float | None) -> float:
+    """A sample's price: its law's time, at least its FLOPs at `rate` (None: the law alone)."""
+    return s["law_us"] if rate is None else max(s["law_us"], s["flops"] / rate * 1e6)
+
+
 def weighted_error(samples: list[dict], rate: float | None) -> float:
     """Σ measured · ((priced − measured) / measured)² over the samples."""
-    total = 0.0
-    for s in samples:
-        priced = s["law_us"] if rate is None else max(s["law_us"], s["flops"] / rate * 1e6)
-        total += s["measured_us"] * ((priced - s["measured_us"]) / s["measured_us"]) ** 2
-    return total
+    return sum(s["measured_us"] * ((priced_us(s, rate) - s["measured_us"]) / s["measured_us"]) ** 2 for s in samples)
 
 
 def best_rate(samples: list[dict]) -> float:
@@ -71,8 +72,7 @@ def best_rate(samples: list[dict]) -> float:
 
 def summed_ratio(samples: list[dict], rate: float | None) -> float:
     """Σ priced / Σ measured: what a graph's summed kernel time sees."""
-    priced = sum(s["law_us"] if rate is None else max(s["law_us"], s["flops"] / rate * 1e6) for s in samples)
-    return priced / sum(s["measured_us"] for s in samples)
+    return sum(priced_us(s, rate) for s in samples) / sum(s["measured_us"] for s in samples)
 
 
 def main() -> int:

@@ -95,6 +95,20 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def by_step(rows: list[dict]) -> dict[str, dict[str, dict]]:
+    """The rows per step, then per schedule."""
+    out: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        out.setdefault(r["step"], {})[r["schedule"]] = r
+    return out
+
+
+def step_cell(r: dict) -> str:
+    """A row's step time: the median, with the runs' range."""
+    t = r["step_us"]
+    return f"{t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f})"
+
+
 def verdict(mine: dict, other: dict) -> str:
     """Beyond the spread: `mine`'s slowest run beats `other`'s fastest (or,
     slower, the reverse)."""
@@ -110,13 +124,6 @@ def versus_best(rows: list[dict], candidate: str = "schedlab") -> str:
     (by median; the schedules schedlab's model decides left out), and
     `candidate` against it (verdict); the peaks; the passes' seconds in a
     compile."""
-    by_step: dict[str, dict[str, dict]] = {}
-    for r in rows:
-        by_step.setdefault(r["step"], {})[r["schedule"]] = r
-
-    def cell(r: dict) -> str:
-        t = r["step_us"]
-        return f"{t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f})"
 
     def vs(r: dict) -> str:
         return f"{100 * r['vs_default']:+.1f} %"
@@ -128,15 +135,15 @@ def versus_best(rows: list[dict], candidate: str = "schedlab") -> str:
     lines = [f"| step | default µs | best other configuration | {candidate} | {candidate} beyond the spread? "
              f"| peak MiB: that configuration / {candidate} | passes' s in a compile: recommended / fx_overlap / {candidate} |",
              "|---|---|---|---|---|---|---|"]
-    for step, cells in by_step.items():
+    for step, cells in by_step(rows).items():
         if candidate not in cells or "default" not in cells:
             continue
         mine = cells[candidate]
         best_name = min((s for s in cells if s != candidate and s not in SCHEDLAB_DRIVEN),
                         key=lambda s: cells[s]["step_us"]["median"])
         best = cells[best_name]
-        shown = f"default, {cell(best)}" if best_name == "default" else f"{best_name}: {vs(best)}, {cell(best)}"
-        lines.append(f"| {step} | {cell(cells['default'])} | {shown} | {vs(mine)}, {cell(mine)} | {verdict(mine, best)} "
+        shown = f"default, {step_cell(best)}" if best_name == "default" else f"{best_name}: {vs(best)}, {step_cell(best)}"
+        lines.append(f"| {step} | {step_cell(cells['default'])} | {shown} | {vs(mine)}, {step_cell(mine)} | {verdict(mine, best)} "
                      f"| {best['peak_above_inputs_bytes'] / 2**20:.0f} / {mine['peak_above_inputs_bytes'] / 2**20:.0f} "
                      f"| {passes(cells, 'recommended')} / {passes(cells, 'fx_overlap')} / {passes(cells, candidate)} |")
     return "\n".join(lines)
@@ -145,15 +152,12 @@ def versus_best(rows: list[dict], candidate: str = "schedlab") -> str:
 def versus(rows: list[dict], candidate: str, baseline: str) -> str:
     """Per step measured under both: `candidate` against `baseline` (the
     medians with the runs' range, the difference, the verdict)."""
-    by_step: dict[str, dict[str, dict]] = {}
-    for r in rows:
-        by_step.setdefault(r["step"], {})[r["schedule"]] = r
     lines = [f"| step | {baseline} µs | {candidate} µs | {candidate} vs {baseline} | beyond the spread? |", "|---|---|---|---|---|"]
-    for step, cells in by_step.items():
+    for step, cells in by_step(rows).items():
         if candidate in cells and baseline in cells:
-            a, b = cells[candidate]["step_us"], cells[baseline]["step_us"]
-            lines.append(f"| {step} | {b['median']:.0f} ({b['min']:.0f}–{b['max']:.0f}) | {a['median']:.0f} ({a['min']:.0f}–{a['max']:.0f}) "
-                         f"| {100 * (a['median'] / b['median'] - 1):+.1f} % | {verdict(cells[candidate], cells[baseline])} |")
+            a, b = cells[candidate], cells[baseline]
+            lines.append(f"| {step} | {step_cell(b)} | {step_cell(a)} "
+                         f"| {100 * (a['step_us']['median'] / b['step_us']['median'] - 1):+.1f} % | {verdict(a, b)} |")
     return "\n".join(lines)
 
 
