@@ -85,6 +85,12 @@ def _buffer(name: str, tensor: dict) -> dict:
     return out
 
 
+def _own_payload(inputs: list[dict], outputs: list[dict]) -> int:
+    """A collective's payload: its outputs' bytes, else its inputs' (the
+    exporter's rule, snapshot._collective)."""
+    return sum(t["bytes"] for t in outputs) or sum(t["bytes"] for t in inputs)
+
+
 def _translate(record: FxRecord, payload: int | None = None) -> tuple[dict | None, str | None]:
     """(the schedgraph node of `record` with its input buffers under
     "_inputs", None) or (None, why it has none). `payload` overrides a
@@ -96,7 +102,7 @@ def _translate(record: FxRecord, payload: int | None = None) -> tuple[dict | Non
         group = record.get("group_size")
         if not isinstance(group, int) or group < 1:
             return None, f"{target}: group size not known"
-        own = sum(t["bytes"] for t in outputs) or sum(t["bytes"] for t in inputs)
+        own = _own_payload(inputs, outputs)
         if payload is not None and payload != own:
             # The same collective at another size: its buffers scaled with it
             # (the core reads a zero payload off the buffers).
@@ -160,7 +166,7 @@ def override_payload(record: FxRecord, override_size: int) -> int | None:
     scaled by override_size / the size Inductor measures it by (so either
     convention of that size, inputs or inputs and outputs, maps right);
     None where that size is not known."""
-    own = sum(t["bytes"] for t in _buffers(record, "outputs")) or sum(t["bytes"] for t in _buffers(record, "inputs"))
+    own = _own_payload(_buffers(record, "inputs"), _buffers(record, "outputs"))
     size = record.get("inductor_size")
     if override_size == 0:
         return 0
