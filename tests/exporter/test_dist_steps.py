@@ -185,17 +185,23 @@ class CompareSchedules(unittest.TestCase):
             self.assertEqual(measured_schedules(step), ["default", "schedlab", "fx_overlap", "fx_bucket", "zz_new"])
 
 
+def lease_rows(archive: str, root: str = "steps") -> list[dict]:
+    """reps.py's rows of a checked-in lease (tests/data/dist4/steps/ARCHIVE),
+    its repetitions under `root` in the archive."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / archive) as tgz:
+            # the "data" filter where this Python has it (3.11.4+): the archive is the repository's own
+            tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        return summarize(collect(Path(tmp) / root))
+
+
 class RepetitionMedians(unittest.TestCase):
     """reps.py on issue 31's checked-in lease (tests/data/dist4/steps/
     run3-reps.tgz, r1..r3): the medians and ranges docs/gpu-validation.md
     tabulates from it."""
 
     def test_checked_in_lease(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run3-reps.tgz") as tgz:
-                # the "data" filter where this Python has it (3.11.4+): the archive is the repository's own
-                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-            rows = {(r["step"], r["schedule"]): r for r in summarize(collect(Path(tmp)))}
+        rows = {(r["step"], r["schedule"]): r for r in lease_rows("run3-reps.tgz", root=".")}
         self.assertEqual(len(rows), 15)
         tp = rows[("tp_block", "default")]
         self.assertEqual(tp["runs"], ["r1", "r2", "r3"])
@@ -278,10 +284,7 @@ class SecondLease(unittest.TestCase):
     schedule" is what it gives, row for row."""
 
     def test_the_documented_table_is_the_data(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run4-lease.tgz") as tgz:
-                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-            rows = summarize(collect(Path(tmp) / "steps"))
+        rows = lease_rows("run4-lease.tgz")
         self.assertEqual(len(rows), 51)
         self.assertEqual({len(r["runs"]) for r in rows}, {3})
         table = versus_best(rows).splitlines()
@@ -302,10 +305,7 @@ class H200Lease(unittest.TestCase):
     Inductor's FX pass) is never taken for Inductor's best configuration."""
 
     def test_the_documented_tables_are_the_data(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run5-h200-lease.tgz") as tgz:
-                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-            rows = summarize(collect(Path(tmp) / "steps"))
+        rows = lease_rows("run5-h200-lease.tgz")
         self.assertEqual(len(rows), 58)
         best = versus_best(rows).splitlines()
         estimator = versus(rows, "fx_overlap_schedlab", "fx_overlap").splitlines()
@@ -323,10 +323,7 @@ class H200Lease(unittest.TestCase):
     def test_the_refitted_launch_is_documented(self):
         # The second launch, schedlab planned on the refitted profiles
         # (tests/data/dist4/steps/run6-h200-refit.tgz).
-        with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / "run6-h200-refit.tgz") as tgz:
-                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-            rows = summarize(collect(Path(tmp) / "steps"))
+        rows = lease_rows("run6-h200-refit.tgz")
         self.assertEqual((len(rows), {len(r["runs"]) for r in rows}), (25, {3}))
         best = versus_best(rows).splitlines()
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
