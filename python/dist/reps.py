@@ -185,6 +185,12 @@ def main() -> int:
     if args.versus_best:
         print(versus_best(rows))
     elif args.versus:
+        measured = {r["schedule"] for r in rows}
+        missing = [s for s in args.versus if s not in measured]
+        if missing:
+            print(f"reps: --versus: {', '.join(missing)}: not measured in {root} (measured: {', '.join(sorted(measured))})",
+                  file=sys.stderr)
+            return 2
         print(versus(rows, *args.versus))
     elif args.markdown or not args.json:
         print(markdown(rows))

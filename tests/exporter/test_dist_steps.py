@@ -5,7 +5,9 @@ bucket plans (bucketing.py), the schedule table and its config changes
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -185,14 +187,21 @@ class CompareSchedules(unittest.TestCase):
             self.assertEqual(measured_schedules(step), ["default", "schedlab", "fx_overlap", "fx_bucket", "zz_new"])
 
 
-def lease_rows(archive: str, root: str = "steps") -> list[dict]:
-    """reps.py's rows of a checked-in lease (tests/data/dist4/steps/ARCHIVE),
-    its repetitions under `root` in the archive."""
+@contextlib.contextmanager
+def extracted(archive: str):
+    """A checked-in lease (tests/data/dist4/steps/ARCHIVE) unpacked into a
+    temporary folder, removed after."""
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / archive) as tgz:
             # the "data" filter where this Python has it (3.11.4+): the archive is the repository's own
             tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-        return summarize(collect(Path(tmp) / root))
+        yield Path(tmp)
+
+
+def lease_rows(archive: str, root: str = "steps") -> list[dict]:
+    """reps.py's rows of a checked-in lease, its repetitions under `root` in the archive."""
+    with extracted(archive) as tmp:
+        return summarize(collect(tmp / root))
 
 
 class RepetitionMedians(unittest.TestCase):
@@ -319,6 +328,15 @@ class H200Lease(unittest.TestCase):
                          ["ddp_buckets", "fsdp_fwd_bwd_bucketed", "tp_block"])
         self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
         self.assertFalse(any(line.endswith("| no, slower |") for line in estimator))
+
+    def test_versus_a_schedule_not_measured_is_refused(self):
+        # reps.py --versus names the schedule the lease lacks, exit 2 (run6 ran no fx_overlap_schedlab).
+        with extracted("run6-h200-refit.tgz") as tmp:
+            done = subprocess.run([sys.executable, str(ROOT / "python" / "dist" / "reps.py"), str(tmp / "steps"),
+                                   "--versus", "fx_overlap_schedlab", "fx_overlap"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("--versus: fx_overlap_schedlab: not measured in", done.stderr)
+        self.assertEqual(done.stdout, "")
 
     def test_the_refitted_launch_is_documented(self):
         # The second launch, schedlab planned on the refitted profiles
