@@ -1272,6 +1272,201 @@ def swin_step():
     torch.compile(step)(x, labels).backward()
 
 
+# --- real library models for issue 27 (tests/data/library_models) -----------
+# Each exercises a kernel class the zoo lacks. LIBRARY_FIT_CASES may be fitted
+# (scripts/fit-profiles.sh); the others are held out: no fit ever sees them.
+
+
+class _DLRM(nn.Module):
+    """A DLRM-style recommender: a bottom MLP over the dense features, one
+    sum-mode EmbeddingBag per sparse feature (dense gradients, as
+    nn.EmbeddingBag trains by default), the pairwise dot-product interaction
+    of the stacked features, and a top MLP."""
+
+    def __init__(self, rows: list[int], dim: int = 64, dense_in: int = 13):
+        super().__init__()
+        self.tables = nn.ModuleList(nn.EmbeddingBag(r, dim, mode="sum") for r in rows)
+        self.bottom = nn.Sequential(nn.Linear(dense_in, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                                    nn.Linear(256, dim), nn.ReLU())
+        features = len(rows) + 1
+        self.register_buffer("pairs", torch.triu_indices(features, features, offset=1))
+        self.top = nn.Sequential(nn.Linear(dim + features * (features - 1) // 2, 512), nn.ReLU(),
+                                 nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 1))
+
+    def forward(self, dense, indices, offsets):
+        x = self.bottom(dense)
+        stacked = torch.stack([x] + [t(i, o) for t, i, o in zip(self.tables, indices, offsets)], dim=1)
+        dots = torch.bmm(stacked, stacked.transpose(1, 2))
+        flat = dots[:, self.pairs[0], self.pairs[1]]
+        return self.top(torch.cat([x, flat], dim=1)).squeeze(1)
+
+
+def dlrm_step():
+    """Held out (issue 27): the DLRM-style recommender above, f32, batch
+    4096, eight tables of 5k-1M rows x 64, bags of 1-40 lookups whose
+    indices are skewed toward the first rows (u^3: hot rows collide in the
+    backward), binary cross-entropy; one compiled training step."""
+    rows = [1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000, 10_000, 5_000]
+    bags = [20, 1, 40, 10, 5, 2, 8, 30]
+    batch = 4096
+    model = _DLRM(rows).to(DEVICE)
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    indices = [(r * torch.rand(batch * b, device=DEVICE, generator=gen).pow(3)).long().clamp_(max=r - 1)
+               for r, b in zip(rows, bags)]
+    offsets = [torch.arange(0, batch * b, b, device=DEVICE) for b in bags]
+    dense = torch.randn(batch, 13, device=DEVICE)
+    labels = torch.randint(0, 2, (batch,), device=DEVICE).float()
+
+    def step(dense, indices, offsets, labels):
+        return F.binary_cross_entropy_with_logits(model(dense, indices, offsets), labels)
+
+    torch.compile(step)(dense, indices, offsets, labels).backward()
+
+
+def gat_step():
+    """Held out (issue 27): torch_geometric's GATConv, two layers (8 heads of
+    32, then one of 16 classes), f32, 50,000 nodes of 128 features, 800,000
+    random edges plus self loops: attention softmax and aggregation by
+    scatters over the edges' destinations; node classification, one compiled
+    training step."""
+    from torch_geometric.nn import GATConv
+
+    class GAT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = GATConv(128, 32, heads=8, add_self_loops=False)
+            self.conv2 = GATConv(256, 16, heads=1, add_self_loops=False)
+
+        def forward(self, x, edge_index):
+            return self.conv2(F.elu(self.conv1(x, edge_index)), edge_index)
+
+    nodes, edges = 50_000, 800_000
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    random_edges = torch.randint(0, nodes, (2, edges), device=DEVICE, generator=gen)
+    loops = torch.arange(nodes, device=DEVICE).expand(2, nodes)
+    edge_index = torch.cat([random_edges, loops], dim=1)
+    x = torch.randn(nodes, 128, device=DEVICE)
+    labels = torch.randint(0, 16, (nodes,), device=DEVICE)
+    model = GAT().to(DEVICE)
+
+    def step(x, edge_index, labels):
+        return F.cross_entropy(model(x, edge_index), labels)
+
+    torch.compile(step)(x, edge_index, labels).backward()
+
+
+def conformer_step():
+    """Held out (issue 27): torchaudio's Conformer (4 layers of 256, 4 heads,
+    feed-forward 1024, depthwise 1-D convolutions of 31 taps: ATen's native
+    depthwise kernels in f32), f32, batch 16 of 512 frames (half of them
+    400 long, so the attention gets a padding mask), one compiled training
+    step."""
+    from torchaudio.models import Conformer
+
+    model = Conformer(input_dim=256, num_heads=4, ffn_dim=1024, num_layers=4,
+                      depthwise_conv_kernel_size=31).to(DEVICE)
+    x = torch.randn(16, 512, 256, device=DEVICE)
+    lengths = torch.full((16,), 512, device=DEVICE, dtype=torch.int32)
+    lengths[8:] = 400
+
+    def step(x, lengths):
+        out, _ = model(x, lengths)
+        return out.square().mean()
+
+    torch.compile(step)(x, lengths).backward()
+
+
+def wav2vec2_step():
+    """Fitted (issue 27): Hugging Face Wav2Vec2 (the base model's seven 1-D
+    convolutions of 512 channels over raw audio, its 128-tap positional
+    convolution in 16 groups, 4 transformer layers of 384; randomly
+    initialised, no time masking or layer drop), bf16, batch 8 of 2 s at 16
+    kHz, SDPA attention, one compiled training step."""
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    config = Wav2Vec2Config(hidden_size=384, num_hidden_layers=4, num_attention_heads=6, intermediate_size=1536,
+                            mask_time_prob=0.0, layerdrop=0.0)
+    config._attn_implementation = "sdpa"
+    model = Wav2Vec2Model(config).to(DEVICE, torch.bfloat16)
+    audio = torch.randn(8, 32000, device=DEVICE, dtype=torch.bfloat16)
+
+    def step(audio):
+        return model(audio).last_hidden_state.float().square().mean()
+
+    torch.compile(step)(audio).backward()
+
+
+def mixer_step():
+    """Held out (issue 27): timm's MLP-Mixer S/16 (token mixing: MLPs over
+    the transposed token dimension, LayerNorms beside transposes; a 16x16
+    stride-16 patch convolution), bf16, batch 32 of 224x224, one compiled
+    training step."""
+    import timm
+
+    model = timm.create_model("mixer_s16_224", pretrained=False).to(DEVICE, torch.bfloat16)
+    x = torch.randn(32, 3, 224, 224, device=DEVICE, dtype=torch.bfloat16)
+    labels = torch.randint(0, 1000, (32,), device=DEVICE)
+
+    def step(x, labels):
+        return F.cross_entropy(model(x), labels)
+
+    torch.compile(step)(x, labels).backward()
+
+
+def whisper_step():
+    """Held out (issue 27): Hugging Face Whisper (tiny's shape: 4 encoder and
+    4 decoder layers of 384, 6 heads, two 1-D convolutions over 80 mel
+    bins; randomly initialised), bf16, batch 8 of 30 s (3000 frames) with
+    128 target tokens over its 51,865-token vocabulary (an odd reduction
+    dimension in the head's gradient), SDPA attention, one compiled
+    training step."""
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    config = WhisperConfig(d_model=384, encoder_layers=4, decoder_layers=4, encoder_attention_heads=6,
+                           decoder_attention_heads=6, encoder_ffn_dim=1536, decoder_ffn_dim=1536, vocab_size=51865)
+    config._attn_implementation = "sdpa"
+    model = WhisperForConditionalGeneration(config).to(DEVICE, torch.bfloat16)
+    features = torch.randn(8, 80, 3000, device=DEVICE, dtype=torch.bfloat16)
+    labels = torch.randint(0, 51865, (8, 128), device=DEVICE)
+
+    def step(features, labels):
+        return model(input_features=features, labels=labels).loss
+
+    torch.compile(step)(features, labels).backward()
+
+
+def t5_step():
+    """Fitted (issue 27): Hugging Face T5 (encoder-decoder, 4 + 4 layers of
+    512, 8 heads, relative position biases looked up from a 32-bucket table
+    whose gradient scatters back; randomly initialised, dropout 0.1), bf16,
+    batch 8 of 512 source and 128 target tokens, one compiled training step."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(d_model=512, d_kv=64, d_ff=2048, num_layers=4, num_decoder_layers=4, num_heads=8,
+                      vocab_size=32128, decoder_start_token_id=0, pad_token_id=0)
+    model = T5ForConditionalGeneration(config).to(DEVICE, torch.bfloat16)
+    source = torch.randint(0, 32128, (8, 512), device=DEVICE)
+    labels = torch.randint(0, 32128, (8, 128), device=DEVICE)
+
+    def step(source, labels):
+        return model(input_ids=source, labels=labels).loss
+
+    torch.compile(step)(source, labels).backward()
+
+
+LIBRARY_CASES = {
+    "dlrm_step": dlrm_step,
+    "gat_step": gat_step,
+    "conformer_step": conformer_step,
+    "wav2vec2_step": wav2vec2_step,
+    "mixer_step": mixer_step,
+    "whisper_step": whisper_step,
+    "t5_step": t5_step,
+}
+# The library models a fit may see; every other one is held out.
+LIBRARY_FIT_CASES = ("wav2vec2_step", "t5_step")
+
+
 # Models outside the zoo (tests/data/outside_zoo), never fitted: run only when
 # named, so that their walls are sampled in the zoo's interleaved rounds.
 OUTSIDE_CASES = {
@@ -1300,7 +1495,7 @@ def case_device(name: str) -> str:
 CLASS_SWEEP_CASES = {name: sweep.run for name, sweep in class_sweep.SWEEPS.items()}
 
 ALL_CASES = {**SINGLE_GPU_CASES, **CPU_CASES, **DISTRIBUTED_CASES}
-KNOWN_CASES = {**ALL_CASES, **EXPERIMENT_CASES, **OUTSIDE_CASES, **CLASS_SWEEP_CASES}
+KNOWN_CASES = {**ALL_CASES, **EXPERIMENT_CASES, **OUTSIDE_CASES, **LIBRARY_CASES, **CLASS_SWEEP_CASES}
 
 
 def is_distributed(name: str) -> bool:
