@@ -43,6 +43,7 @@ class FusedGraphAssembler {
       to_post_[i] = b_.add_input(in.name, in.bytes, in.freeable);
       // The informative layout goes along: the time model reads it.
       Buffer& out = b_.buffer(to_post_[i]);
+      out.donated = in.donated;
       out.dtype = in.dtype;
       out.shape = in.shape;
       out.stride = in.stride;

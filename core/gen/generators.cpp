@@ -29,6 +29,7 @@ Graph generate_layered(const LayeredSpec& spec) {
     in.bytes = std::int64_t{4096} << (rng() % 10);
     in.is_input = true;
     in.freeable = i % 4 != 0;
+    in.donated = in.freeable;
     g.buffers.push_back(std::move(in));
   }
   g.num_inputs = n_inputs;

@@ -423,6 +423,7 @@ BufId GraphBuilder::add_input(std::string name, std::int64_t bytes, std::optiona
   if (g_.num_buffers() != g_.num_inputs) throw std::logic_error("GraphBuilder: inputs must come before node outputs");
   Buffer b;
   b.freeable = freeable.value_or(default_freeable(name));
+  b.donated = b.freeable;
   b.name = std::move(name);
   b.bytes = bytes;
   b.is_input = true;

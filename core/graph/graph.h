@@ -74,6 +74,11 @@ struct Buffer {
   Layout layout = Layout::Fixed;
   bool is_input = false;
   bool freeable = false;         // inputs only
+  // Inputs only: AOTAutograd donated the input to the graph (Inductor's
+  // DonatedBuffer), so a node's output may be written into it in place
+  // (scheduler.py decide_inplace_update looks inputs up among the donated
+  // ones only). A file without the field: equal to `freeable`.
+  bool donated = false;
   NodeId producer = kNone;       // kNone for inputs
   BufId mutation_of = kNone;     // in-place update of this buffer (same storage)
   // `view_of`: a view into this buffer's storage that allocates nothing of

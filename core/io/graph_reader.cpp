@@ -240,6 +240,7 @@ class Loader {
       std::optional<bool> freeable;
       if (auto fr = in.find("freeable")) freeable = get_bool(fr, where.at("freeable"));
       Buffer& b = b_.buffer(b_.add_input(std::string(name), bytes, freeable));
+      if (auto dn = in.find("donated")) b.donated = get_bool(dn, where.at("donated"));
       load_layout(in.find("dtype"), in.find("shape"), in.find("stride"), b, where);
     }
   }

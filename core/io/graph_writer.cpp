@@ -126,6 +126,7 @@ void write_graph(JsonWriter& w, const Graph& g) {
   for (BufId b = 0; b < g.num_inputs; ++b) {
     const Buffer& in = g.buffers[b];
     w.begin_object().field("name", in.name).field("bytes", in.bytes).field("freeable", in.freeable);
+    if (in.donated != in.freeable) w.field("donated", in.donated);  // absent reads as `freeable`
     if (!in.dtype.empty()) w.field("dtype", in.dtype);
     if (!in.shape.empty()) w.key("shape").array(in.shape);
     if (!in.stride.empty()) w.key("stride").array(in.stride);

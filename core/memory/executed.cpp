@@ -295,16 +295,19 @@ struct Replay {
     if (!write) return kNone;
     for (BufId d : inplace_candidates(n, out)) {
       const Buffer& donor = g.buffers[d];
-      // A graph input may be taken over only when the graph owns it: a
-      // freeable input is a donated buffer (AOTAutograd's saved activations;
-      // wrapper.py can_reuse refuses other graph inputs). llama_block's
-      // backward writes `buf5 = reinterpret_tensor(mm_10, ...); del mm_10  # reuse`.
+      // A graph input may be taken over only when AOTAutograd donated it
+      // (a saved activation no other output aliases; `donated`, which files
+      // without the field read as `freeable`): decide_inplace_update looks
+      // inputs up among the donated buffers only. llama_block's backward
+      // writes `buf5 = reinterpret_tensor(mm_10, ...); del mm_10  # reuse`;
+      // T5's loss backward keeps its freeable but undonated logits view
+      // `view_1` and allocates `buf1` beside it.
       // An extern's item (`buf21 = buf20[0]`) is a tensor of its own with a
       // fixed layout: only the container's MultiOutputLayout is refused
       // (unet_gn's backward: `buf28 = reinterpret_tensor(buf21, ...); del
       // buf21  # reuse` takes over a convolution's input gradient).
       const bool donor_layout = donor.layout == Layout::Fixed || donor.layout == Layout::MultiOutputItem;
-      if (d == out || (donor.is_input && !donor.freeable) || graph_output[d] || donated_to[d] != kNone || !donor_layout) continue;
+      if (d == out || (donor.is_input && !donor.donated) || graph_output[d] || donated_to[d] != kNone || !donor_layout) continue;
       if (donor.mutation_of != kNone || !donor.aliases.empty()) continue;
       if (donor.producer != kNone && g.nodes[donor.producer].kind == NodeKind::Nop) continue;
       // Inputs carry no dtype in schedgraph/1: their bytes and the equal index decide.

@@ -552,6 +552,17 @@ def _world_size() -> int:
     return 1
 
 
+def _donated(name: str) -> bool | None:
+    """Whether AOTAutograd donated the graph input `name` (Inductor's
+    DonatedBuffer, which the scheduler's in-place decision may write into);
+    None where this Inductor has no such notion."""
+    donated_type = getattr(ir, "DonatedBuffer", None)
+    originals = getattr(V.graph, "graph_inputs_original", None)
+    if donated_type is None or not isinstance(originals, dict):
+        return None
+    return isinstance(originals.get(name), donated_type)
+
+
 def _inputs(nodes: list[dict], outputs: list[str]) -> list[dict]:
     """Graph inputs (tensors) in Inductor's order, then constants and any other
     name that nodes read but no node produces, as non-freeable inputs."""
@@ -566,6 +577,9 @@ def _inputs(nodes: list[dict], outputs: list[str]) -> list[dict]:
             "bytes": _optional(lambda v=value: _hint(v.get_numel()) * v.get_dtype().itemsize) or 0,
             "freeable": not is_nonfreeable_buffers(dependencies.StarDep(name)),
         }
+        donated = _donated(name)
+        if donated is not None:
+            record["donated"] = donated
         # Informative (docs/schedgraph-1.md): the tensor's dtype, shape and
         # strides, as for node outputs.
         dtype = _optional(value.get_dtype)

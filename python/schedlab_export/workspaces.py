@@ -1,6 +1,12 @@
 """Observed kernel workspaces: what a library kernel allocates for itself while
 it runs, on the GPU the graph was measured on (`--measure`).
 
+Two families are observed (WORKSPACE_OPS): convolutions, and the dense
+backward of embeddings and embedding bags, whose CUDA kernel sorts the
+indices and keeps a partial gradient row per run of equal indices, so its
+transient grows with the indices and how many of them differ (DLRM's 1M-row
+table's backward: 28 MB beside its 256 MB gradient).
+
 A cuDNN convolution's transient memory is the choice of cuDNN's heuristics
 for the shapes, strides, dtypes and parameters on that GPU (one engine copies
 its operands into its own layout, another keeps split-K partial sums of the
@@ -9,12 +15,14 @@ weight gradient, another nothing), and no law of the shape predicts it
 data-dependent sizes are:
 
 1. one call of the compiled graph runs under a dispatch mode that notes each
-   `aten.convolution` / `aten.convolution_backward` call's arguments: every
-   tensor's sizes, strides, storage offset and dtype, and the other
-   arguments as passed (`record_calls`);
-2. each noted call runs again alone, on fresh random tensors of those
-   layouts: once to warm up (cuDNN's plan and handle), then once with the
-   caching allocator's history on (`probe`);
+   workspace operator's arguments: every tensor's sizes, strides, storage
+   offset and dtype, the values of integer tensors (indices and offsets,
+   whose values decide a sort's transient), and the other arguments as
+   passed (`record_calls`);
+2. each noted call runs again alone, on fresh random floating tensors of
+   those layouts and the noted integer ones: once to warm up (cuDNN's plan
+   and handle), then once with the caching allocator's history on
+   (`probe`);
 3. the call's transient is the highest sum of its live allocations over the
    call less the outputs it returns (`transient_bytes`): the extra bytes at
    the call's peak, beyond its results;
@@ -33,7 +41,20 @@ from dataclasses import dataclass
 
 from . import pricing
 
-WORKSPACE_OPS = frozenset(pricing.CONVOLUTION_OPS + pricing.CONVOLUTION_BACKWARD_OPS)
+# The operator a node launches (the generated code's name) -> the operators
+# the dispatcher shows for its call: a composite operator runs as another
+# (`_embedding_bag_backward` reaches the dispatch mode as
+# `_embedding_bag_dense_backward` when its gradient is dense).
+WORKSPACE_LAUNCHES: dict[str, frozenset] = {
+    **{op: frozenset((op,)) for op in pricing.CONVOLUTION_OPS + pricing.CONVOLUTION_BACKWARD_OPS},
+    "_embedding_bag_backward": frozenset(("_embedding_bag_backward", "_embedding_bag_dense_backward")),
+    "_embedding_bag_dense_backward": frozenset(("_embedding_bag_dense_backward",)),
+    "embedding_dense_backward": frozenset(("embedding_dense_backward",)),
+    "embedding_backward": frozenset(("embedding_backward", "embedding_dense_backward")),
+}
+WORKSPACE_OPS = frozenset(WORKSPACE_LAUNCHES)
+# What the dispatch mode notes: every operator some launch runs as.
+_DISPATCHED = frozenset(op for ops in WORKSPACE_LAUNCHES.values() for op in ops)
 WORKSPACE_SOURCE = "observed"
 
 
@@ -46,6 +67,7 @@ class TensorSpec:
     storage_offset: int
     dtype: object  # torch.dtype
     device: str
+    values: object = None  # an integer tensor's contents (a copy), else None
 
 
 @dataclass
@@ -67,6 +89,13 @@ def transient_bytes(events: list, output_bytes: int) -> int:
     return max(0, peak - output_bytes)
 
 
+def calls_match_launches(call_ops: list[str], launch_keys: list[str]) -> bool:
+    """Whether the i-th noted call is the i-th launch, for every i: as many
+    calls as launches, each run as an operator its launch may run as."""
+    return len(call_ops) == len(launch_keys) and all(
+        op in WORKSPACE_LAUNCHES.get(key, ()) for op, key in zip(call_ops, launch_keys))
+
+
 def apply_workspaces(post: dict, workspaces: dict[str, int]) -> bool:
     """Writes each observed workspace into its node of the post graph.
     Returns whether anything changed."""
@@ -84,7 +113,11 @@ def _spec(x):
     import torch
 
     if isinstance(x, torch.Tensor):
-        return TensorSpec(tuple(x.shape), tuple(x.stride()), x.storage_offset(), x.dtype, str(x.device))
+        # Indices and offsets keep their values: an embedding backward's sort
+        # and its partial rows depend on them, and random or zero indices
+        # could address outside the table.
+        values = x.clone() if not (x.is_floating_point() or x.is_complex()) else None
+        return TensorSpec(tuple(x.shape), tuple(x.stride()), x.storage_offset(), x.dtype, str(x.device), values)
     return x
 
 
@@ -101,7 +134,7 @@ def record_calls(fn, args) -> list[KernelCall]:
         def __torch_dispatch__(self, func, types, a=(), kw=None):
             kw = kw or {}
             op = pricing.operator_name(str(func))
-            if op in WORKSPACE_OPS:
+            if op in _DISPATCHED:
                 calls.append(KernelCall(op, func, tree_map(_spec, tuple(a)), tree_map(_spec, dict(kw))))
             return func(*a, **kw)
 
@@ -118,6 +151,8 @@ def _materialize(x):
 
     if not isinstance(x, TensorSpec):
         return x
+    if x.values is not None:
+        return x.values
     extent = x.storage_offset + sum((n - 1) * s for n, s in zip(x.size, x.stride)) + 1 if all(x.size) else 0
     storage = torch.empty(max(extent, 1), dtype=x.dtype, device=x.device)
     if storage.is_floating_point():
@@ -169,7 +204,7 @@ def observe_workspaces(fn, args, launch_plan, post_nodes: dict[str, dict]) -> di
     except Exception as e:  # noqa: BLE001 - the other measurements stand; the rule prices these nodes
         print(f"schedlab_export: workspaces not observed: {type(e).__name__}: {e}", file=sys.stderr)
         return {}
-    if [c.op for c in calls] != [key for _, key in launches]:
+    if not calls_match_launches([c.op for c in calls], [key for _, key in launches]):
         print(f"schedlab_export: workspaces not observed: the call ran {[c.op for c in calls]}, "
               f"the code launches {[key for _, key in launches]}", file=sys.stderr)
         return {}

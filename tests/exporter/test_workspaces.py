@@ -21,6 +21,29 @@ import check_in_graph_fields  # noqa: E402
 DATA = ROOT / "tests" / "data"
 
 
+class CallsMatchLaunches(unittest.TestCase):
+    """The i-th noted call is the i-th launch: a composite launch is noted as
+    the operator it runs as (an embedding bag's dense backward)."""
+
+    def test_a_composite_launch_runs_as_its_dense_operator(self):
+        self.assertTrue(workspaces.calls_match_launches(
+            ["convolution", "_embedding_bag_dense_backward", "convolution_backward"],
+            ["convolution", "_embedding_bag_backward", "convolution_backward"]))
+        self.assertTrue(workspaces.calls_match_launches(["embedding_dense_backward"], ["embedding_dense_backward"]))
+
+    def test_order_count_and_unknown_launches_refuse(self):
+        self.assertFalse(workspaces.calls_match_launches(["convolution_backward", "convolution"],
+                                                         ["convolution", "convolution_backward"]))
+        self.assertFalse(workspaces.calls_match_launches(["convolution"], ["convolution", "convolution"]))
+        self.assertFalse(workspaces.calls_match_launches(["mm"], ["mm"]))
+        self.assertFalse(workspaces.calls_match_launches(["_embedding_bag_dense_backward"], ["convolution"]))
+
+    def test_every_launch_runs_as_itself_or_named_operators(self):
+        for key, ops in workspaces.WORKSPACE_LAUNCHES.items():
+            self.assertIn(key, workspaces.WORKSPACE_OPS)
+            self.assertTrue(ops)
+
+
 class TransientBytes(unittest.TestCase):
     def test_peak_above_the_outputs(self):
         # cuDNN's backward: grad_input, its workspace (freed), grad_weight, its workspace (freed)

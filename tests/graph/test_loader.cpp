@@ -227,6 +227,7 @@ TEST_CASE("malformed inputs are refused with the place named", "[graph][loader][
       {patched("{\"name\": \"x\", \"bytes\": 32}", "{\"name\": \"x\", \"bytes\": 1.5}"), "inputs[1] \"x\": bytes: expected an integer, got number"},
       {patched("{\"name\": \"x\", \"bytes\": 32}", "{\"name\": \"x\", \"bytes\": 9223372036854775808}"), "inputs[1] \"x\": bytes: value does not fit in 63 bits"},
       {patched("{\"name\": \"x\", \"bytes\": 32}", "{\"name\": \"x\", \"bytes\": 32, \"freeable\": 1}"), "inputs[1] \"x\": freeable: expected a boolean"},
+      {patched("{\"name\": \"x\", \"bytes\": 32}", "{\"name\": \"x\", \"bytes\": 32, \"donated\": \"yes\"}"), "inputs[1] \"x\": donated: expected a boolean"},
       {patched("{\"name\": \"x\", \"bytes\": 32}", "{\"name\": \"primals_1\", \"bytes\": 32}"), "inputs[1] \"primals_1\": name: duplicate buffer or input name"},
       {patched("\"name\": \"op1\"", "\"name\": \"op0\""), "nodes[1] \"op0\": duplicate node name \"op0\""},
       {patched("\"kind\": \"pointwise\"", "\"kind\": \"fancy\""), "nodes[0] \"op0\": kind: unknown value \"fancy\""},

@@ -78,6 +78,7 @@ void check_same_graph(const Graph& a, const Graph& b) {
     CHECK(x.layout == y.layout);
     CHECK(x.is_input == y.is_input);
     CHECK(x.freeable == y.freeable);
+    CHECK(x.donated == y.donated);
     CHECK(x.producer == y.producer);
     CHECK(x.mutation_of == y.mutation_of);
     CHECK(x.dtype == y.dtype);

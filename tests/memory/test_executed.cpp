@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "core/io/graph_reader.h"
@@ -55,6 +56,35 @@ TEST_CASE("memory as executed: an output written in place over a dying input", "
   REQUIRE(m.events.size() == 2);
   CHECK(m.events[1].kind == ExecutedEvent::Kind::Reuse);
   CHECK(g.buffers[m.events[1].donor].name == "buf0");
+}
+
+// A freeable input read at the index the node writes: Inductor writes the
+// output into it only when AOTAutograd donated it (T5's loss backward reads
+// the logits' view `view_1`, freeable but not donated, and allocates its
+// gradient beside it). A file without `donated` reads it as `freeable`.
+TEST_CASE("memory as executed: only a donated input is taken over in place", "[memory][executed]") {
+  const auto graph = [](const std::string& donated) {
+    return load_graph(R"({"format":"schedgraph/1","name":"undonated_logits",
+      "inputs":[{"name":"view_1","bytes":4194304,"freeable":true)" + donated + R"(,"dtype":"f32"}],"outputs":["buf0"],
+      "nodes":[{"name":"op0","kind":"pointwise","group":[1048576,1],
+        "outputs":[{"name":"buf0","bytes":4194304,"dtype":"f32"}],
+        "reads":[{"name":"view_1","index":"d0","size":[1048576],"bytes":4194304}],
+        "writes":[{"name":"buf0","index":"d0","size":[1048576],"bytes":4194304}]}]})");
+  };
+  for (const auto& [field, reuses, peak] : {std::tuple{std::string(), 1, 4 * MiB},
+                                             std::tuple{std::string(R"(,"donated":true)"), 1, 4 * MiB},
+                                             std::tuple{std::string(R"(,"donated":false)"), 0, 8 * MiB}}) {
+    CAPTURE(field);
+    const Graph g = graph(field);
+    CHECK(g.buffers[0].donated == (reuses == 1));
+    const ExecutedMemory m = estimate_memory_as_executed(g, g.baseline_order());
+    CHECK(m.inplace_reuses == reuses);
+    CHECK(m.peak_bytes == peak);
+    // Written back only where it differs from `freeable` (absent reads as it).
+    const bool written = write_graph_json(g).find("\"donated\"") != std::string::npos;
+    CHECK(written == (reuses == 0));
+    CHECK(load_graph(write_graph_json(g)).buffers[0].donated == g.buffers[0].donated);
+  }
 }
 
 TEST_CASE("memory as executed: no in-place reuse when the index differs or the input lives on", "[memory][executed]") {
