@@ -34,8 +34,8 @@ HardwareProfile datasheet_of(const std::string& kind, const std::string& measure
 }
 
 struct FitProfileArgs {
-  std::vector<std::string> dirs, excludes, graph_dirs;
-  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path;
+  std::vector<std::string> dirs, excludes, graph_dirs, sweep_dirs;
+  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from;
 };
 
 // --class-laws: "all", "default" or a comma-separated list of finer classes.
@@ -60,19 +60,25 @@ std::vector<KernelClass> parse_class_laws(const std::string& text) {
 }
 
 int run(const FitProfileArgs& a) {
-  const auto& [dirs, excludes, graph_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path] = a;
+  const auto& [dirs, excludes, graph_dirs, sweep_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from] = a;
   const std::vector<KernelClass> own_laws = parse_class_laws(class_laws);
   std::string base_name = given_base;
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given (after --exclude)");
+  std::vector<MeasuredCase> sweeps;
+  if (!sweep_dirs.empty()) {
+    for (const std::string& path : find_measured_files(sweep_dirs, excludes)) sweeps.push_back(load_measured_case(path, graph_dirs));
+    if (sweeps.empty()) throw UsageError("--class-sweep: no *.measured.json under " + joined(sweep_dirs) + " (after --exclude)");
+  }
   check_outputs({out_path});  // before the fit, which takes a while
   // One GPU per profile: refuse a mix of devices.
   const std::string kind = cases.front().measured.device_kind;
-  for (const MeasuredCase& c : cases)
-    if (c.measured.device_kind != kind)
-      throw Error(c.path + ": env.device_kind: " + quoted_name(c.measured.device_kind) + ", but " + cases.front().path + " has " +
-                  quoted_name(kind) + " (fit one GPU at a time)");
+  for (const std::vector<MeasuredCase>* set : {&cases, &sweeps})
+    for (const MeasuredCase& c : *set)
+      if (c.measured.device_kind != kind)
+        throw Error(c.path + ": env.device_kind: " + quoted_name(c.measured.device_kind) + ", but " + cases.front().path + " has " +
+                    quoted_name(kind) + " (fit one GPU at a time)");
   // The default base is the kind's built-in datasheet, looked up among the
   // built-in names only: the file's text never names a file to read.
   const HardwareProfile base = !base_name.empty() ? load_hardware_profile(base_name) : datasheet_of(kind, cases.front().path);
@@ -81,7 +87,13 @@ int run(const FitProfileArgs& a) {
     sibling = load_hardware_profile(sibling_name);
     if (!sibling->time_model) throw OptionError("--sibling " + sibling_name + ": a profile without a fitted time model");
   }
-  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws);
+  std::optional<HardwareProfile> laws_from;
+  if (!class_laws_from.empty()) {
+    laws_from = load_hardware_profile(class_laws_from);
+    if (!laws_from->time_model) throw OptionError("--class-laws-from " + class_laws_from + ": a profile without a fitted time model");
+  }
+  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws, sweeps);
+  if (laws_from) carry_class_laws(*laws_from, own_laws, fit.profile);
   if (!comm_path.empty())
     apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
   if (!sustained_path.empty())
@@ -126,6 +138,14 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                  "finer kernel classes fitted with a law of their own when measured on 5 nodes or more (the others fit their "
                  "parent's law): all, default (indexing, scatter, extern_memory) or a comma-separated list")
       ->option_text("all|default|CLASS,...");
+  add_repeatable_option(app, "--class-sweep", a->sweep_dirs,
+                        "folders of measured sweeps (python/zoo/class_sweep.py) whose nodes fit only the finer classes' own laws "
+                        "(--class-laws): the other laws and the launch path are fitted on the DIR folders alone; repeatable")
+      ->option_text("DIR");
+  app.add_option("--class-laws-from", a->class_laws_from,
+                 "a fitted profile of a GPU of the same chip: the --class-laws classes these measurements fit no law for "
+                 "(no class sweep of this GPU) take its laws")
+      ->option_text("NAME|FILE");
   add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
   return [a] { return run(*a); };
 }

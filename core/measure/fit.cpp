@@ -58,6 +58,16 @@ bool solve_dense(std::vector<std::vector<double>> a, std::vector<double> b, std:
   return true;
 }
 
+// Whether a law has a factor on a term that grows with the node: any term
+// but the per-kernel constants (their profile fields end in `_us`).
+bool scales_with_size(const ClassLaw& law) {
+  for (const LawTermInfo& t : kLawTermInfo) {
+    const bool constant = t.field.size() > 3 && t.field.substr(t.field.size() - 3) == "_us";
+    if (!constant && law.factor[static_cast<std::size_t>(t.term)] > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<double> nonnegative_least_squares(const std::vector<std::vector<double>>& rows, const std::vector<double>& y,
@@ -216,23 +226,44 @@ std::vector<KernelClass> default_own_law_classes() {
 }
 
 std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<MeasuredCase>& cases, const HardwareProfile& base,
-                                                              const MeasuredGpu& gpu, const std::vector<KernelClass>& own_laws) {
-  std::vector<NodeSample> samples;
+                                                              const MeasuredGpu& gpu, const std::vector<KernelClass>& own_laws,
+                                                              const std::vector<MeasuredCase>& class_sweeps) {
+  std::vector<NodeSample> samples, swept;
   std::map<KernelClass, int> count;
   for (const MeasuredCase& c : cases)
     for (NodeSample& s : node_samples(c, base, gpu.sm_count, gpu.l2_bytes)) {
       ++count[s.cls];
       samples.push_back(std::move(s));
     }
+  for (const MeasuredCase& c : class_sweeps)
+    for (NodeSample& s : node_samples(c, base, gpu.sm_count, gpu.l2_bytes)) {
+      ++count[s.cls];
+      swept.push_back(std::move(s));
+    }
+  auto has_own_law = [&](KernelClass c) {
+    return is_fine_class(c) && std::find(own_laws.begin(), own_laws.end(), c) != own_laws.end() && count[c] >= kMinTermSupport;
+  };
   // A finer class fits its own law when asked to and measured enough;
   // else its samples fit the law that prices it, in the order measured.
   auto fit_class = [&](KernelClass c) {
-    while (is_fine_class(c) && !(std::find(own_laws.begin(), own_laws.end(), c) != own_laws.end() && count[c] >= kMinTermSupport))
-      c = *law_parent(c);
+    while (is_fine_class(c) && !has_own_law(c)) c = *law_parent(c);
     return c;
   };
   std::map<KernelClass, std::vector<NodeSample>> by_class;
-  for (NodeSample& s : samples) by_class[fit_class(s.cls)].push_back(std::move(s));
+  for (NodeSample& s : samples) {
+    const KernelClass fitted = fit_class(s.cls);
+    // A finer class of a family (its law parent its base class: a strided
+    // reduction, a grouped convolution) with a law of its own still fits
+    // its family's law, which is then the law it was without finer laws:
+    // a finer law refines its nodes' prices and moves no other node's.
+    if (fitted != base_class(fitted) && law_parent(fitted) == base_class(fitted)) by_class[base_class(fitted)].push_back(s);
+    by_class[fitted].push_back(std::move(s));
+  }
+  // A class sweep's nodes fit only the finer laws it was designed for: its
+  // other kernels (fills, casts, the plain kernels around the swept ones,
+  // on random data) are not the real models' mix the other laws price.
+  for (NodeSample& s : swept)
+    if (has_own_law(s.cls)) by_class[s.cls].push_back(std::move(s));
   return by_class;
 }
 
@@ -243,7 +274,8 @@ LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, 
     if (sibling && sibling->time_model)
       if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;
     fit.laws[cls] = fit_class_law(samples, sibling_law);
-    fit.samples += samples.size();
+    // Each sample once: one of a finer class with its own law also fits its family's.
+    for (const NodeSample& s : samples) fit.samples += s.cls == cls || !by_class.count(s.cls) ? 1 : 0;
   };
   // Two or three nodes do not make a law: a class with fewer than
   // kMinTermSupport measured nodes borrows a related class's law fitted on
@@ -272,10 +304,29 @@ LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, 
   for (auto& [cls, samples] : by_class)
     if (!fit.laws.count(cls)) fit_class(cls, samples);  // a few nodes, and no related law to borrow
   borrow_laws();
+  // A finer law whose fit keeps no term that grows with the node (only
+  // per-kernel constants, `*_us`: every node the same time whatever it
+  // moves or computes) cannot carry past the sizes it was fitted on: its
+  // class keeps its law parent's.
+  for (auto it = fit.laws.begin(); it != fit.laws.end();)
+    it = is_fine_class(it->first) && !scales_with_size(it->second) ? fit.laws.erase(it) : std::next(it);
   for (KernelClass c : kKernelClassesWithLaws)
     if (class_needs_law(c) && !fit.laws.count(c))
       throw Error("fit: no measured kernel of class \"" + std::string(to_string(c)) + "\" nor of a class it could borrow from");
   return fit;
+}
+
+std::vector<KernelClass> carry_class_laws(const HardwareProfile& from, const std::vector<KernelClass>& classes, HardwareProfile& into) {
+  std::vector<KernelClass> carried;
+  if (!from.time_model || !into.time_model) return carried;
+  auto& laws = into.time_model->laws;
+  for (KernelClass c : classes) {
+    const auto it = from.time_model->laws.find(c);
+    if (!is_fine_class(c) || laws.count(c) || it == from.time_model->laws.end()) continue;
+    laws[c] = it->second;
+    carried.push_back(c);
+  }
+  return carried;
 }
 
 HostCounts measured_host_counts(const MeasuredCase& c) {
@@ -347,10 +398,13 @@ LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases) {
 }
 
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
-                       const HardwareProfile* sibling, const std::vector<KernelClass>& own_laws) {
+                       const HardwareProfile* sibling, const std::vector<KernelClass>& own_laws,
+                       const std::vector<MeasuredCase>& class_sweeps) {
   if (cases.empty()) throw OptionError("fit: no measured graphs");
-  const MeasuredGpu gpu = measured_gpu(cases);
-  LawFit laws = fit_laws(gather_samples(cases, base, gpu, own_laws), sibling);
+  std::vector<MeasuredCase> all = cases;
+  all.insert(all.end(), class_sweeps.begin(), class_sweeps.end());
+  const MeasuredGpu gpu = measured_gpu(all);
+  LawFit laws = fit_laws(gather_samples(cases, base, gpu, own_laws, class_sweeps), sibling);
   const LaunchPathFit path = fit_launch_path(cases);
   TimeModel tm;
   tm.laws = std::move(laws.laws);

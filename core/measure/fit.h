@@ -88,7 +88,8 @@ std::vector<KernelClass> default_own_law_classes();
 std::vector<KernelClass> all_fine_classes();
 std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<MeasuredCase>& cases, const HardwareProfile& base,
                                                               const MeasuredGpu& gpu,
-                                                              const std::vector<KernelClass>& own_laws = default_own_law_classes());
+                                                              const std::vector<KernelClass>& own_laws = default_own_law_classes(),
+                                                              const std::vector<MeasuredCase>& class_sweeps = {});
 
 // 2. The laws: each class with kMinTermSupport samples or more fitted
 // (fit_class_law), the others borrowing a related class's law (or fitted on
@@ -99,6 +100,14 @@ struct LawFit {
   std::size_t samples = 0;            // the samples the fitted laws saw
 };
 LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling);
+
+// The finer classes among `classes` that `into` has no law of its own for
+// (fewer than kMinTermSupport of its nodes measured: no sweep of that GPU)
+// take `from`'s law, where `from` has one: a profile of the same chip (the
+// H200 takes the laws the H100's class sweeps fitted). The laws are factors
+// on features priced with each profile's own peaks and bandwidths. Returns
+// the classes carried.
+std::vector<KernelClass> carry_class_laws(const HardwareProfile& from, const std::vector<KernelClass>& classes, HardwareProfile& into);
 
 // 3. The launch path: the launch gaps, the host's speed (the median probe
 // of the files that record one) and one figure per host term
@@ -124,6 +133,7 @@ struct ProfileFit {
 // a GPU of the same chip whose factors the terms this data cannot fit take
 // (nullptr: none).
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
-                       const HardwareProfile* sibling = nullptr, const std::vector<KernelClass>& own_laws = default_own_law_classes());
+                       const HardwareProfile* sibling = nullptr, const std::vector<KernelClass>& own_laws = default_own_law_classes(),
+                       const std::vector<MeasuredCase>& class_sweeps = {});
 
 }  // namespace schedlab

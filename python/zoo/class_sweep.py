@@ -11,11 +11,14 @@ cases, their graphs and the classes each is for.
     PYTHONPATH=python python3 python/zoo/class_sweep.py --out OUT [--only NAME ...] [--jobs N] [--dry-run]
 
 OUT then holds <case>_<i>_<kind>.post.json and .measured.json pairs, what
-`schedlab fit-profile` reads (the command to fit from them is printed at the
-end; refitting needs no GPU):
+`schedlab fit-profile --class-sweep` reads (the command to fit from them is
+printed at the end; refitting needs no GPU):
 
-    build/schedlab fit-profile tests/data/measured/h100 OUT --graphs tests/data/exported \\
+    build/schedlab fit-profile tests/data/measured/h100 --class-sweep OUT --graphs tests/data/exported \\
         --exclude /llama_block_ ... --class-laws all --sibling profiles/h200.json --name h100-sxm -o h100-classes.json
+
+Checked in as tests/data/class_sweep/GPU, `scripts/fit-profiles.sh` fits the
+built-in profiles' class laws on it.
 """
 
 from __future__ import annotations
@@ -316,12 +319,12 @@ def manifest(out: Path, names: list[str]) -> dict:
 
 def fit_command(out: Path, gpu: str) -> str:
     """The refit with the sweeps beside the zoo, as scripts/fit-profiles.sh
-    fits the built-in profiles (held-out models excluded), every finer class
-    its own law."""
+    fits the built-in profiles (held-out models excluded; the sweeps' nodes
+    fit only the finer classes' laws), every finer class its own law."""
     held = " ".join(f"--exclude /{m}_" for m in ("llama_block", "vit", "unet_gn", "moe_dropless", "kv_decode", "bert_dynamic", "tp2d"))
     name = "h100-sxm" if gpu == "h100" else "h200"
     sibling = " --sibling profiles/h200.json" if gpu == "h100" else ""
-    return (f"build/schedlab fit-profile tests/data/measured/{gpu} {out} --graphs tests/data/exported {held} --class-laws all"
+    return (f"build/schedlab fit-profile tests/data/measured/{gpu} --class-sweep {out} --graphs tests/data/exported {held} --class-laws all"
             f"{sibling} --name {name} --comm tests/data/dist4/comm-fit.json -o {name}-classes.json")
 
 

@@ -152,6 +152,16 @@ TEST_CASE("bad measured files and profiles: one line naming the place, exit 1", 
   CHECK(datasheet.code == 2);
   CHECK(datasheet.out == "schedlab fit-profile: --sibling h100-sxm-datasheet: a profile without a fitted time model\n");
   CHECK_FALSE(fs::exists(out));
+  // Class laws from a profile without a time model; a class sweep folder with no measured file.
+  auto laws_from = run_cli("fit-profile " + good.string() + " -o " + out.string() + " --class-laws-from h200-datasheet");
+  CHECK(laws_from.code == 2);
+  CHECK(laws_from.out == "schedlab fit-profile: --class-laws-from h200-datasheet: a profile without a fitted time model\n");
+  const fs::path empty = good / "no_sweep";
+  fs::create_directories(empty);
+  auto sweep = run_cli("fit-profile " + good.string() + " -o " + out.string() + " --class-sweep " + empty.string());
+  CHECK(sweep.code == 2);
+  CHECK(sweep.out == "schedlab fit-profile: --class-sweep: no *.measured.json under " + empty.string() + " (after --exclude)\n");
+  CHECK_FALSE(fs::exists(out));
   fs::remove_all(good);
   CHECK(run_cli("accuracy /nonexistent --hardware h200").code == 2);  // not a folder
   fs::remove_all(dir);

@@ -75,7 +75,7 @@ class ClassSweep(unittest.TestCase):
 
     def test_fit_command(self):
         h100 = cs.fit_command(Path("OUT"), "h100")
-        self.assertTrue(h100.startswith("build/schedlab fit-profile tests/data/measured/h100 OUT --graphs tests/data/exported"))
+        self.assertTrue(h100.startswith("build/schedlab fit-profile tests/data/measured/h100 --class-sweep OUT --graphs tests/data/exported"))
         self.assertIn("--class-laws all --sibling profiles/h200.json --name h100-sxm", h100)
         self.assertIn("--exclude /vit_", h100)
         self.assertNotIn("--sibling", cs.fit_command(Path("OUT"), "h200"))

@@ -22,6 +22,8 @@
 //                                                         their own host cost)
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -96,9 +98,26 @@ TEST_CASE("the built-in h100-sxm and h200 are the fit of the checked-in measurem
     Split s = load_split(gpu);
     REQUIRE(s.fitting.size() >= 30);
     REQUIRE(s.held.size() == 12);
-    // scripts/fit-profiles.sh: the H200 alone, then the H100 with the H200 as its sibling.
-    const HardwareProfile* sibling = std::string(gpu) == "h100" ? &builtin_profile("h200") : nullptr;
-    ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name, sibling);
+    // scripts/fit-profiles.sh: the H200 alone, then the H100 with the H200
+    // as its sibling; the finer classes' laws (its class_laws) on each
+    // GPU's class sweep where one is checked in, the H200's others carried
+    // from the H100.
+    const bool h100 = std::string(gpu) == "h100";
+    std::vector<KernelClass> own_laws;
+    for (const char* c : {"indexing", "scatter", "extern_memory", "depthwise_convolution", "depthwise_convolution_native",
+                          "depthwise_convolution_backward_native", "grouped_convolution", "convolution_1d", "convolution_1d_backward",
+                          "triton_strided_pointwise", "triton_strided_reduction", "gemm_unaligned", "gemm_f32", "triton_scatter",
+                          "triton_scatter_reduction"})
+      if (h100 || std::string(c) != "grouped_convolution") own_laws.push_back(*parse_kernel_class(c));
+    std::vector<MeasuredCase> sweeps;
+    struct stat st {};
+    const std::string sweep_dir = test::data_path(std::string("class_sweep/") + gpu);  // the H200's once measured
+    if (::stat(sweep_dir.c_str(), &st) == 0)
+      for (const std::string& path : find_measured_files({sweep_dir})) sweeps.push_back(load_measured_case(path, {}));
+    if (h100) REQUIRE(sweeps.size() == 20);
+    const HardwareProfile* sibling = h100 ? &builtin_profile("h200") : nullptr;
+    ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name, sibling, own_laws, sweeps);
+    if (!h100) carry_class_laws(builtin_profile("h100-sxm"), own_laws, fit.profile);
     // and the measured collectives and contention (fit-profile --comm; scripts/fit-comm.py's fit of tests/data/dist4)
     apply_comm_sections(read_text_file(test::data_path("dist4/comm-fit.json")), "comm-fit.json", fit.profile);
     // and the sustained tensor-core rate (fit-profile --sustained; scripts/fit-sustained-rate.py's fit of the first lease's steps)
@@ -353,14 +372,15 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
         CHECK(std::abs(kernel - 1) <= 0.06);
         CHECK(std::abs(wall - 1) <= (h100 && g.graph == "diffusion_unet_step_1_bwd.post" ? 0.21 : 0.20));
       } else if (g.graph == "swin_step_1_bwd.post") {
-        // Swin-T's backward (session 10): 0.620 / 0.581. Its relative
+        // Swin-T's backward (session 10): 0.620 / 0.581, 0.631 / 0.657 with
+        // the strided classes' laws (issue 27). Its relative
         // position bias gradient is a bf16 scatter-add (index_put with
         // accumulate) of 24 x 2401 scores per window into a 169 x 24 table,
         // fused into the softmax backward: eight such Triton kernels take
         // 98-125 µs each, priced 3-4 µs by their bytes (contended atomics
         // no law prices yet), and the patch-embedding convolution's
         // backward (4x4, stride 4) 132 µs, priced 40.
-        CHECK(kernel == Approx(h100 ? 0.620 : 0.581).margin(0.01));
+        CHECK(kernel == Approx(h100 ? 0.631 : 0.657).margin(0.01));
         CHECK(std::abs(wall - 1) <= 0.10);
       } else {
         CHECK(std::abs(kernel - 1) <= 0.25);

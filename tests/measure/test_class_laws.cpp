@@ -1,0 +1,167 @@
+// The finer kernel classes' laws (docs/cost-model.md, "Fitting" and
+// "Kernel classes"): how the fit takes the class sweeps
+// (tests/data/class_sweep/h100) beside the zoo, and the laws as shipped
+// (scripts/fit-profiles.sh) with today's figures as a floor, on the sweeps
+// and on the models outside the zoo (tests/data/outside_zoo, never fitted).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "core/io/measured_reader.h"
+#include "core/io/profiles.h"
+#include "core/measure/accuracy.h"
+#include "core/measure/fit.h"
+#include "tests/test_util.h"
+
+using namespace schedlab;
+
+namespace {
+
+AccuracyReport report_of(const std::string& dir, const std::string& profile) {
+  std::vector<MeasuredCase> cases;
+  for (const std::string& path : find_measured_files({test::data_path(dir)})) cases.push_back(load_measured_case(path, {}));
+  return measure_accuracy(cases, builtin_profile(profile), false);
+}
+
+double error_of(const ClassAccuracy& c) { return std::abs(c.est_us / c.meas_us - 1); }
+
+std::vector<MeasuredCase> cases_under(const std::string& dir, const std::string& graphs = "", const std::vector<std::string>& excludes = {}) {
+  std::vector<MeasuredCase> cases;
+  std::vector<std::string> graph_dirs;
+  if (!graphs.empty()) graph_dirs.push_back(test::data_path(graphs));
+  for (const std::string& path : find_measured_files({test::data_path(dir)}, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
+  return cases;
+}
+
+// A profile's JSON without its finer classes' laws and its sample count.
+nlohmann::json without_finer_laws(const HardwareProfile& p) {
+  nlohmann::json j = hardware_profile_to_json(p);
+  for (KernelClass c : all_fine_classes()) j["time_model"]["laws"].erase(std::string(to_string(c)));
+  j["time_model"].erase("samples");
+  return j;
+}
+
+}  // namespace
+
+// Each finer class of the sweeps, summed (estimated / measured) under the
+// shipped h100-sxm; before the class laws (every finer class on its
+// parent's law) indexing read 0.292, scatter 0.068, depthwise_convolution
+// 0.836, depthwise_convolution_native 0.598, _backward_native 0.908,
+// triton_strided_pointwise / _reduction 0.764 / 0.777. Within 15 %: the
+// classes the laws hold for; the others no worse than today, where the law
+// has no feature for what costs (a scatter's colliding atomics) or the
+// class keeps its parent's law (the two convolution backward families,
+// convolution_1d's three nodes, triton_scatter's law fitted no size term).
+TEST_CASE("class sweeps: each finer class under the shipped h100-sxm, today's figures as a floor", "[measure][zoo][class_laws]") {
+  const AccuracyReport r = report_of("class_sweep/h100", "h100-sxm");
+  REQUIRE(r.graphs.size() == 20);
+  const std::map<std::string, double> worst = {
+      {"indexing", 0.15},                        // 0.916
+      {"depthwise_convolution", 0.15},           // 0.884
+      {"depthwise_convolution_backward_native", 0.15},  // 0.947
+      {"grouped_convolution", 0.15},             // 1.027
+      {"convolution_1d_backward", 0.15},         // 0.901 (its parent's law)
+      {"triton_strided_reduction", 0.15},        // 0.877
+      {"gemm_unaligned", 0.15},                  // 1.072 (gemm's law: two nodes)
+      {"gemm_f32", 0.15},                        // 0.998
+      {"depthwise_convolution_native", 0.165},   // 0.842
+      {"triton_strided_pointwise", 0.23},        // 0.780
+      {"convolution_1d", 0.28},                  // 0.727 (convolution's law: three nodes)
+      {"scatter", 0.45},                         // 0.557 (atomics where indices collide)
+      {"triton_scatter", 0.61},                  // 0.396 (triton_pointwise's law)
+      {"depthwise_convolution_backward", 0.63},  // 0.379 (convolution_backward's law)
+      {"grouped_convolution_backward", 1.13},    // 2.126 (convolution_backward's law)
+  };
+  int seen = 0;
+  for (const ClassAccuracy& c : r.classes) {
+    const auto it = worst.find(std::string(to_string(c.cls)));
+    if (it == worst.end()) continue;
+    INFO(it->first << ": " << c.est_us / c.meas_us);
+    CHECK(error_of(c) <= it->second);
+    ++seen;
+  }
+  CHECK(seen == static_cast<int>(worst.size()));
+}
+
+// The models outside the zoo (18 graphs per GPU) under the shipped
+// profiles. Before the class laws: kernel time median / worst 5.4 / 38.0 %
+// (H100) and 5.5 / 41.9 % (H200), walls 5.5 / 20.2 % and 5.5 / 19.7 %;
+// the finer classes the laws price read (H100) depthwise_convolution
+// 1.202, grouped_convolution 1.085, triton_strided_pointwise 0.842,
+// triton_strided_reduction 0.887, gemm_f32 1.187.
+TEST_CASE("models outside the zoo under the class laws: today's figures as a floor", "[measure][zoo][class_laws]") {
+  for (auto [gpu, profile] : {std::pair{"h100", "h100-sxm"}, std::pair{"h200", "h200"}}) {
+    INFO(gpu);
+    const bool h100 = std::string(gpu) == "h100";
+    const AccuracyReport r = report_of(std::string("outside_zoo/") + gpu, profile);
+    REQUIRE(r.graphs.size() == 18);
+    CHECK(kernel_time_error(r).median <= 0.053);                 // 5.2 % on both
+    CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.344));  // Swin-T's backward: 0.631 / 0.657
+    CHECK(wall_time_error(r).median <= 0.058);                   // 5.7 % on both
+    CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.198));
+    const std::map<std::string, double> worst = {
+        {"depthwise_convolution", h100 ? 0.075 : 0.02},      // 0.930 / 0.988
+        {"grouped_convolution", h100 ? 0.06 : 0.035},        // 0.948 / 1.030 (the H200: its parent's law)
+        {"triton_strided_pointwise", h100 ? 0.065 : 0.095},  // 0.939 / 0.912
+        {"triton_strided_reduction", h100 ? 0.045 : 0.04},   // 0.958 / 0.962
+        {"gemm_f32", h100 ? 0.17 : 0.235},                   // 1.168 / 1.233
+    };
+    for (const ClassAccuracy& c : r.classes) {
+      const auto it = worst.find(std::string(to_string(c.cls)));
+      if (it == worst.end()) continue;
+      INFO(it->first << ": " << c.est_us / c.meas_us);
+      CHECK(error_of(c) <= it->second);
+    }
+  }
+}
+
+// The fit's rules for the finer laws (core/measure/fit.h): the zoo's H100
+// fitting files (scripts/fit-profiles.sh's) with every finer class asked
+// for and the class sweeps beside them give the parents' laws and the launch path of the zoo's files alone (a
+// finer class of a family still fits its family's law; the sweeps' nodes
+// fit only the finer laws). The first refit, with the sweeps' nodes in
+// every law and the zoo's strided reductions out of triton_reduction's,
+// moved triton_reduction's memory factor from 0.95 to 0.74 and gave
+// triton_pointwise an f32 compute factor of 1.19.
+TEST_CASE("finer laws refine their own nodes: the other laws are the fit without them", "[measure][zoo][class_laws]") {
+  std::vector<std::string> held_out;
+  for (const char* m : {"llama_block", "vit", "unet_gn", "moe_dropless", "kv_decode", "bert_dynamic", "tp2d"})
+    held_out.push_back(std::string("/") + m + "_");
+  const std::vector<MeasuredCase> zoo = cases_under("measured/h100", "exported", held_out);
+  const std::vector<MeasuredCase> sweeps = cases_under("class_sweep/h100");
+  const HardwareProfile& base = builtin_profile("h100-sxm-datasheet");
+  const ProfileFit plain = fit_profile(zoo, base, "x", nullptr, {});
+  const ProfileFit refined = fit_profile(zoo, base, "x", nullptr, all_fine_classes(), sweeps);
+  CHECK(without_finer_laws(refined.profile) == without_finer_laws(plain.profile));
+  const auto& laws = refined.profile.time_model->laws;
+  for (KernelClass c : {KernelClass::Indexing, KernelClass::Scatter, KernelClass::TritonStridedReduction, KernelClass::GroupedConvolution,
+                        KernelClass::DepthwiseConvolutionBackward})
+    CHECK(laws.count(c) == 1);
+  // triton_scatter: 11 sweep nodes, but its fit keeps only a fixed 11.7 µs
+  // (no term that grows with the node), which priced the held-out
+  // kv_decode's and moe_dropless's small scatters 9-10 x: its parent's law
+  // prices it. gemm_unaligned: three nodes.
+  CHECK(laws.count(KernelClass::TritonScatter) == 0);
+  CHECK(laws.count(KernelClass::GemmUnaligned) == 0);
+  CHECK(plain.profile.time_model->laws.count(KernelClass::TritonStridedReduction) == 0);
+}
+
+TEST_CASE("carry_class_laws: the finer laws a profile has none of, from a profile of the same chip", "[measure][class_laws]") {
+  const HardwareProfile& h100 = builtin_profile("h100-sxm");
+  HardwareProfile into = builtin_profile("h200");
+  for (KernelClass c : all_fine_classes()) into.time_model->laws.erase(c);
+  ClassLaw own;
+  own[LawTerm::Fixed] = 1.5;
+  own[LawTerm::Memory] = 1.0;
+  into.time_model->laws[KernelClass::Scatter] = own;
+  const std::vector<KernelClass> carried = carry_class_laws(
+      h100, {KernelClass::Indexing, KernelClass::Scatter, KernelClass::GroupedConvolution, KernelClass::TritonScatter, KernelClass::Gemm}, into);
+  // Scatter has its own; no profile has a triton_scatter law; gemm is no finer class.
+  CHECK(carried == std::vector<KernelClass>{KernelClass::Indexing, KernelClass::GroupedConvolution});
+  CHECK(into.time_model->laws.at(KernelClass::Indexing).factor == h100.time_model->laws.at(KernelClass::Indexing).factor);
+  CHECK(into.time_model->laws.at(KernelClass::Scatter).factor == own.factor);
+  CHECK(into.time_model->laws.at(KernelClass::Gemm).factor == builtin_profile("h200").time_model->laws.at(KernelClass::Gemm).factor);
+  CHECK(into.time_model->laws.count(KernelClass::TritonScatter) == 0);
+}
