@@ -98,11 +98,11 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     const AccuracyReport r = report_of(std::string("outside_zoo/") + gpu, profile);
     REQUIRE(r.graphs.size() == 18);
     CHECK(kernel_time_error(r).median <= 0.053);                 // 5.2 % on both
-    CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.344));  // Swin-T's backward: 0.631 / 0.657
+    CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.35));  // Swin-T's backward: 0.631 / 0.653
     CHECK(wall_time_error(r).median <= 0.058);                   // 5.7 % on both
     CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.198));
     const std::map<std::string, double> worst = {
-        {"depthwise_convolution", h100 ? 0.075 : 0.02},      // 0.930 / 0.988
+        {"depthwise_convolution", h100 ? 0.075 : 0.105},     // 0.930 / 0.899 (the H200: its own sweep's law)
         {"grouped_convolution", h100 ? 0.06 : 0.035},        // 0.948 / 1.030 (the H200: its parent's law)
         {"triton_strided_pointwise", h100 ? 0.065 : 0.095},  // 0.939 / 0.912
         {"triton_strided_reduction", h100 ? 0.045 : 0.04},   // 0.958 / 0.962
