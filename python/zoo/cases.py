@@ -842,6 +842,38 @@ def attention_bias_sweep():
     torch.compile(forward)(qkv, masks).backward()
 
 
+def conv1d_sweep():
+    """An experiment kept out of the fit (tests/data/experiments/conv1d):
+    1-D convolutions as speech models run them, forward and backward.
+    Dense ones over mel bins and raw-audio features (Whisper's 3-tap stem
+    and stride-2 layer, wav2vec 2.0's 2-tap stride-2 layers, wider and
+    narrower channels, bf16 and f32), and grouped ones with long kernels
+    (the positional convolutions of wav2vec 2.0 / HuBERT: 128 taps in 16
+    groups over a few hundred frames) and neighbours, which cuDNN runs
+    mostly one group at a time, at times 10x apart for shapes no law
+    feature separates."""
+    # dense: (batch, in channels, out channels, length, kernel, stride, dtype)
+    dense = [(8, 80, 384, 3000, 3, 1, torch.bfloat16), (8, 384, 384, 3000, 3, 2, torch.bfloat16),
+             (16, 80, 512, 1500, 3, 1, torch.float32), (8, 512, 512, 1600, 2, 2, torch.bfloat16),
+             (4, 256, 1024, 8192, 5, 1, torch.bfloat16), (32, 128, 128, 1024, 9, 1, torch.float32),
+             (8, 1024, 1024, 400, 3, 1, torch.bfloat16)]
+    # grouped: (batch, channels, length, kernel, groups, dtype)
+    grouped = [(8, 384, 99, 128, 16, torch.bfloat16), (8, 768, 249, 128, 16, torch.bfloat16),
+               (4, 1024, 499, 128, 16, torch.bfloat16), (16, 512, 200, 64, 16, torch.bfloat16),
+               (8, 768, 249, 128, 16, torch.float32), (8, 256, 1000, 32, 8, torch.bfloat16)]
+    xd = [torch.randn(b, ci, n, device=DEVICE, dtype=dt, requires_grad=True) for b, ci, _, n, _, _, dt in dense]
+    wd = [torch.randn(co, ci, k, device=DEVICE, dtype=dt, requires_grad=True) for _, ci, co, _, k, _, dt in dense]
+    xg = [torch.randn(b, c, n, device=DEVICE, dtype=dt, requires_grad=True) for b, c, n, _, _, dt in grouped]
+    wg = [torch.randn(c, c // g, k, device=DEVICE, dtype=dt, requires_grad=True) for _, c, _, k, g, dt in grouped]
+
+    def forward(xd, wd, xg, wg):
+        out = sum(F.conv1d(x, w, stride=cfg[5], padding=cfg[4] // 2).float().mean() for x, w, cfg in zip(xd, wd, dense))
+        return out + sum(F.conv1d(x, w, padding=cfg[3] // 2, groups=cfg[4]).float().mean()
+                         for x, w, cfg in zip(xg, wg, grouped))
+
+    torch.compile(forward)(xd, wd, xg, wg).backward()
+
+
 def scatter_add_sweep():
     """Accumulating scatters (index_put with accumulate=True, which Inductor
     lowers to a Triton kernel of atomic adds) of N rows of C values into a
@@ -1483,6 +1515,8 @@ OUTSIDE_CASES = {
     "swin_step": swin_step,
     # Not a model: an experiment kept out of the fit (tests/data/experiments/scatter_add).
     "scatter_add_sweep": scatter_add_sweep,
+    # Not a model either: an experiment kept out of the fit (tests/data/experiments/conv1d).
+    "conv1d_sweep": conv1d_sweep,
 }
 
 

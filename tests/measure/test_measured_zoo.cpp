@@ -490,6 +490,26 @@ TEST_CASE("accumulating scatters: what no law prices yet", "[measure][zoo]") {
   }
 }
 
+// 1-D convolutions as speech models run them, an experiment kept out of
+// the fit (tests/data/experiments/conv1d/README.md): the dense ones read
+// 0.48-1.07 under their parents' laws (7 nodes each way, too few for a law
+// of their own across dtypes and strides), and the grouped ones with long
+// kernels (wav2vec 2.0's positional convolution) run as one cuDNN call per
+// group, 15 to 800 times their FLOPs' price, with times 10x apart between
+// shapes no feature separates. These figures say what a law would face.
+TEST_CASE("1-D convolutions: dense near their parents' laws, grouped long kernels far off", "[measure][zoo]") {
+  const std::vector<MeasuredCase> cases = load_cases("experiments/conv1d/h100");
+  REQUIRE(cases.size() == 2);
+  const AccuracyReport r = measure_accuracy(cases, builtin_profile("h100-sxm"), true);
+  std::map<std::string, double> by_class;
+  for (const ClassAccuracy& c : r.classes) by_class[std::string(to_string(c.cls))] = c.est_us / c.meas_us;
+  CHECK(by_class.at("convolution_1d") == Approx(0.744).margin(0.03));
+  CHECK(by_class.at("convolution_1d_backward") == Approx(0.851).margin(0.03));
+  CHECK(by_class.at("grouped_convolution") < 0.02);           // 0.006
+  CHECK(by_class.at("grouped_convolution_backward") < 0.08);  // 0.060
+  for (const auto& g : r.graphs) CHECK(g.peak_est == g.peak_meas);
+}
+
 // The exporter's smallest example measured with its own --measure (one block
 // of calls, settled at the block's full speed) on three hosts
 // (tests/data/experiments/small_graph/README.md): memory as executed
