@@ -100,6 +100,7 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
   m.container_of.assign(nb, kNone);
   m.index.resize(nn);
   for (BufId b : g.outputs) m.is_graph_output[b] = 1;
+  m.freeable_sizes_depend_on_order = freeable_input_sizes_depend_on_order(g);
   m.producer.resize(nb);
   for (BufId b = 0; b < nb; ++b) m.producer[b] = g.buffers[b].producer;
 

@@ -30,6 +30,9 @@ struct MemoryPlanningInfo {
   Adjacency buffer_succ_nodes;
   // Freeable inputs in order of first read (Inductor's dict order).
   std::vector<BufId> freeable_inputs;
+  // freeable_input_sizes_depend_on_order(g), kept for the callers that ask
+  // it per order (a walk of every read).
+  bool freeable_sizes_depend_on_order = false;
 
   // Per node (indexed by NodeId; `index` is the node's position in the
   // order the info was built from, used for tie-breaking).
