@@ -47,6 +47,8 @@ CommGraph build_comm_graph(const Graph& g, std::vector<double> runtime_us, std::
   cg.graph = &g;
   cg.runtime_us = std::move(runtime_us);
   cg.role.resize(n);
+  cg.producers.resize(g.buffers.size());
+  for (BufId b = 0; b < g.num_buffers(); ++b) cg.producers[b] = g.buffers[b].producer;
   std::vector<std::vector<BufId>> extra(n);
   for (const FakeDep& d : extra_fake_deps) {
     if (d.node < 0 || d.node >= n || d.buf < 0 || d.buf >= g.num_buffers() || g.buffers[d.buf].producer == kNone)

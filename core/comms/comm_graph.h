@@ -62,6 +62,9 @@ struct CommGraph {
   const Graph* graph = nullptr;
   std::vector<std::uint8_t> role;   // per node, NodeRole bits
   std::vector<double> runtime_us;   // per node, as given (no multipliers)
+  // Per buffer: graph->buffers[b].producer, flat: the passes read it at
+  // every step, and through the graph's buffers each read is a cache miss.
+  std::vector<NodeId> producers;
   // Per node: distinct buffers produced by *other* nodes that it depends on
   // through any dependency (fake ones and pass-added ones included), in
   // first-dependency order. These decide readiness.
@@ -82,7 +85,7 @@ struct CommGraph {
   bool is_async_collective(NodeId v) const { return role[v] & kRoleAsyncCollective; }
   bool is_wait(NodeId v) const { return role[v] & kRoleWait; }
   bool is_gemm_like(NodeId v) const { return role[v] & kRoleGemmLike; }
-  NodeId producer(BufId b) const { return graph->buffers[b].producer; }
+  NodeId producer(BufId b) const { return producers[b]; }
   // True when `v` has a data (non-fake) dependency on an output of `producer_node`.
   bool reads_output_of(NodeId v, NodeId producer_node) const;
 };

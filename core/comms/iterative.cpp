@@ -30,7 +30,7 @@ std::int64_t largest_within_budget(const IterativeState& s) {
 
 IterativeGraph make_iterative_graph(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& planning, const Order& order) {
   const std::int32_t n = cg.num_nodes();
-  IterativeGraph graph{cg, planning, freeable_input_sizes_depend_on_order(*cg.graph), {}, scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult), std::vector<double>(n, 0), cg.role, {}, {}, {}};
+  IterativeGraph graph{cg, planning, planning.freeable_sizes_depend_on_order, {}, scaled_runtimes(cg, k.reorder_sink_runtime_estimations_comm_mult, k.reorder_sink_runtime_estimations_non_comm_mult), std::vector<double>(n, 0), cg.role, {}, {}, {}};
   if (!graph.replan_per_order)
     graph.bufs_of_successor = buffers_kept_alive(planning, estimate_peak_memory_allocfree(*cg.graph, planning, order).last_use, n);
   for (NodeId v = 0; v < n; ++v) {

@@ -200,9 +200,22 @@ void OrderTree::move_range(std::int32_t first, std::int32_t last, std::int32_t t
   join(p);
   // New labels between the neighbours' for the moved nodes only; when the
   // gap is too narrow, the smallest sparse enough window around them.
-  const std::int64_t lo = before == kNone ? 0 : label_[before];
-  const std::int64_t hi = after == kNone ? kLabelEnd : label_[after];
+  std::int64_t lo = before == kNone ? 0 : label_[before];
+  std::int64_t hi = after == kNone ? kLabelEnd : label_[after];
   const auto m = static_cast<std::int64_t>(moved_.size());
+  // A move right before (after) the nodes moved last is most often one of a
+  // chain into the same gap (sink_waits_iterative sinks wait after wait to
+  // just before the one it moved last): the labels go to the end of the gap
+  // next to them, taking 1/2^kChainShift of it, so the chain halves nothing
+  // and the gap lasts for hundreds of such moves instead of about 40 (on
+  // gen-dist fsdp --layers 6250, all passes: 4 relabelled windows instead of
+  // 6756). Only the labels' values change, never their order.
+  if (const std::int64_t part = (hi - lo) >> kChainShift; part / (m + 1) >= kMinLabelStep) {
+    if (after != kNone && after == last_moved_first_) lo = hi - part;
+    else if (before != kNone && before == last_moved_last_) hi = lo + part;
+  }
+  last_moved_first_ = moved_.front();
+  last_moved_last_ = moved_.back();
   if ((hi - lo) / (m + 1) < kMinLabelStep) {
     relabel_around(to, to + static_cast<std::int32_t>(m) - 1);
     return;

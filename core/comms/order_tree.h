@@ -112,6 +112,7 @@ class OrderTree {
   static constexpr std::int64_t kLabelEnd = std::int64_t{1} << 62;
   static constexpr std::int64_t kMinLabelStep = 2;
   static constexpr std::int64_t kRelabelStep = std::int64_t{1} << 20;  // the spacing a relabelled window gets
+  static constexpr int kChainShift = 8;  // a chained move takes 1/256 of its gap (see move_range)
 
   struct Parts {
     Index before, middle, after;
@@ -145,6 +146,7 @@ class OrderTree {
   const Adjacency* key_sources_;
   const Adjacency* key_dependents_;
   std::vector<NodeId> moved_;  // scratch
+  NodeId last_moved_first_ = kNone, last_moved_last_ = kNone;  // of the last move_range
   // Scratch of update_keys_of_dependents: the nodes whose key changed, the
   // nodes above them, and per node the pass that marked it and how many of
   // its children are marked and not yet pulled.

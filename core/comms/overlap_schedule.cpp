@@ -92,8 +92,9 @@ struct ScheduleContext {
 };
 
 // What every greedy pass reads of the input order: positions, the
-// collectives in order, and the memory forecast.
-ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, const MemoryPlanningInfo& info) {
+// collectives in order, and the memory forecast (from `input_memory`, the
+// order's allocfree estimate, which the search also takes its peak from).
+ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, const MemoryPlanningInfo& info, const AllocFreeEstimate& input_memory) {
   const std::int32_t n = cg.num_nodes();
   ScheduleContext ctx{.cg = cg, .order = order, .info = info, .index = std::vector<std::int32_t>(n), .blocked_collective = lowest_blocked_collective(cg, order)};
   ctx.collective_kind.assign(static_cast<std::size_t>(n), 0);
@@ -106,7 +107,7 @@ ScheduleContext make_schedule_context(const CommGraph& cg, const Order& order, c
     ctx.collective_kind[v] = static_cast<std::uint8_t>(in_flight_kind(*cg.graph, v));
     ctx.collective_bytes[v] = collective_payload(*cg.graph, cg.graph->nodes[v]).bytes;
   }
-  ctx.input_post_alloc = estimate_peak_memory_allocfree(*cg.graph, info, order).post_alloc;
+  ctx.input_post_alloc = input_memory.post_alloc;
   ctx.suffix_max_post_alloc = ctx.input_post_alloc;
   for (std::int32_t i = n - 2; i >= 0; --i)
     ctx.suffix_max_post_alloc[i] = std::max(ctx.suffix_max_post_alloc[i], ctx.suffix_max_post_alloc[i + 1]);
@@ -349,12 +350,13 @@ ListSchedule list_schedule(const ScheduleContext& ctx, double issue_limit, doubl
 
 // Inductor's iterative passes as overlap_schedule runs them: the rankings
 // often reach the same schedule, so each distinct (pass, budget, order) runs
-// once; all runs share the planning info of the input.
+// once; all runs share the planning info of the input, and what no order
+// changes is built at the first run (overlap_schedule_step over 50 000
+// nodes runs none).
 class IterativeRuns {
  public:
   IterativeRuns(const CommGraph& cg, const CommKnobs& k, const MemoryPlanningInfo& info, const Order& order)
-      : k_(k),
-        graph_(comms_detail::make_iterative_graph(cg, k, info, order)) {}
+      : cg_(cg), k_(k), info_(info), order_(order) {}
 
   const Order& reorder(const Order& o, double budget) { return run(Pass::Reorder, o, budget); }
   const Order& sink_waits(const Order& o, double budget) { return run(Pass::SinkWaits, o, budget); }
@@ -367,13 +369,17 @@ class IterativeRuns {
     CommKnobs knobs = k_;
     knobs.reorder_iterative_peak_memory_budget = knobs.sink_iterative_peak_memory_budget = budget;
     constexpr auto kOrderOnly = comms_detail::IterativeReport::OrderOnly;
-    Order out = pass == Pass::Reorder ? comms_detail::reorder_communication_preserving_peak_memory(graph_, o, knobs, kOrderOnly, tree_storage_).order
-                                      : comms_detail::sink_waits_iterative(graph_, o, knobs, kOrderOnly, tree_storage_).order;
+    if (!graph_) graph_.emplace(comms_detail::make_iterative_graph(cg_, k_, info_, order_));
+    Order out = pass == Pass::Reorder ? comms_detail::reorder_communication_preserving_peak_memory(*graph_, o, knobs, kOrderOnly, tree_storage_).order
+                                      : comms_detail::sink_waits_iterative(*graph_, o, knobs, kOrderOnly, tree_storage_).order;
     return done_.emplace(std::move(key), std::move(out)).first->second;
   }
 
+  const CommGraph& cg_;
   const CommKnobs& k_;
-  const comms_detail::IterativeGraph graph_;  // shared by every run
+  const MemoryPlanningInfo& info_;
+  const Order& order_;
+  std::optional<comms_detail::IterativeGraph> graph_;  // shared by every run
   comms_detail::OrderTree::Storage tree_storage_;  // each run's tree is built in the last one's
   std::map<std::tuple<Pass, double, Order>, Order> done_;
 };
@@ -658,10 +664,11 @@ namespace {
 CommPassResult run_overlap_search(const CommGraph& cg, const Order& order, const CommKnobs& k, Objective objective) {
   const Graph& g = *cg.graph;
   const MemoryPlanningInfo info = planning_info_of(cg, order);
-  const std::int64_t input_peak = allocfree_peak(g, info, order);
+  const AllocFreeEstimate input_memory = estimate_peak_memory_allocfree(g, info, order);
+  const std::int64_t input_peak = input_memory.peak;
   double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
   if (k.overlap_schedule_memory_budget_mib >= 0) budget = std::min(budget, static_cast<double>(std::int64_t{k.overlap_schedule_memory_budget_mib} << 20));
-  ScheduleContext ctx = make_schedule_context(cg, order, info);
+  ScheduleContext ctx = make_schedule_context(cg, order, info, input_memory);
   ctx.limits = InFlightLimits::from_knobs(k);
   IterativeRuns runs(cg, k, info, order);
   Candidates candidates(cg, order, input_peak, info, {budget, ctx.limits}, objective);

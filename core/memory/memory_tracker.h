@@ -24,7 +24,7 @@ namespace schedlab {
 
 class MemoryTracker {
  public:
-  MemoryTracker(const Graph& g, const MemoryPlanningInfo& info) : g_(g), info_(info), users_left_(g.buffers.size(), 0), ran_(g.nodes.size(), 0) {
+  MemoryTracker(const Graph& g, const MemoryPlanningInfo& info) : info_(info), users_left_(g.buffers.size(), 0), ran_(g.nodes.size(), 0) {
     for (BufId b = 0; b < g.num_buffers(); ++b) users_left_[b] = info.buffer_succ_nodes.degree(b);
     for (BufId b : info.freeable_inputs) current_ += info.size_alloc[b];
   }
@@ -48,7 +48,7 @@ class MemoryTracker {
     // pred_buffers: the buffers v keeps alive, i.e. those it is a user of.
     for (BufId b : info_.pred_buffers.row(v))
       if (--users_left_[b] == 0 && produced(b)) release(b);
-    for (BufId b : g_.nodes[v].outputs)
+    for (BufId b : info_.outputs.row(v))
       if (users_left_[b] == 0) release(b);
     // A freeable input read only through fake weak deps has no user: it goes after the first step.
     if (!started_)
@@ -64,11 +64,10 @@ class MemoryTracker {
 
  private:
   bool produced(BufId b) const {
-    const NodeId p = g_.buffers[b].producer;
+    const NodeId p = info_.producer[b];
     return p == kNone || ran_[p];
   }
 
-  const Graph& g_;
   const MemoryPlanningInfo& info_;
   std::vector<std::int32_t> users_left_;  // per buffer: users not yet run
   std::vector<std::uint8_t> ran_;         // per node

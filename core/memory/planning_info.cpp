@@ -100,6 +100,9 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
   m.container_of.assign(nb, kNone);
   m.index.resize(nn);
   for (BufId b : g.outputs) m.is_graph_output[b] = 1;
+  m.freeable_sizes_depend_on_order = freeable_input_sizes_depend_on_order(g);
+  m.producer.resize(nb);
+  for (BufId b = 0; b < nb; ++b) m.producer[b] = g.buffers[b].producer;
 
   index_by_order(order, m);
 
@@ -141,6 +144,10 @@ MemoryPlanningInfo compute_planning_info(const Graph& g, const Order& order) {
   m.pred_nodes = Adjacency::sorted_unique_rows(nn, pred);
   m.succ_nodes = Adjacency::sorted_unique_rows(nn, succ);
   m.dep_nodes = Adjacency::sorted_unique_rows(nn, deps);
+  Pairs outputs;
+  for (NodeId v = 0; v < nn; ++v)
+    for (BufId b : g.nodes[v].outputs) outputs.emplace_back(v, b);
+  m.outputs = Adjacency::from_pairs(nn, outputs);
   return m;
 }
 

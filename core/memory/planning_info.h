@@ -24,17 +24,25 @@ struct MemoryPlanningInfo {
   std::vector<std::int64_t> size_alloc;
   std::vector<std::int64_t> size_free;
   std::vector<BufId> container_of;  // multi_output_item -> its multi_output buffer, else kNone
+  std::vector<NodeId> producer;     // the graph's buffers[b].producer, flat (see `outputs`)
   // Nodes whose use keeps the buffer alive: readers through non-fake deps, and
   // readers of buffers that mutate it.
   Adjacency buffer_succ_nodes;
   // Freeable inputs in order of first read (Inductor's dict order).
   std::vector<BufId> freeable_inputs;
+  // freeable_input_sizes_depend_on_order(g), kept for the callers that ask
+  // it per order (a walk of every read).
+  bool freeable_sizes_depend_on_order = false;
 
   // Per node (indexed by NodeId; `index` is the node's position in the
   // order the info was built from, used for tie-breaking).
   std::vector<std::int32_t> index;
   std::vector<std::int64_t> node_size;  // sum of size_alloc of its outputs
   Adjacency pred_buffers;  // planned buffers it keeps alive (mutation chains included)
+  // The graph's nodes[v].outputs, flat: the allocfree walks (MemoryTracker)
+  // read a node's outputs and a buffer's producer at every step, and through
+  // the graph's nodes and buffers each read is a cache miss.
+  Adjacency outputs;
   Adjacency pred_nodes;    // producers of pred_buffers and of every unmet dependency
   Adjacency succ_nodes;    // the reverse of pred_nodes
   // Producers of the buffers it reads directly through unmet dependencies

@@ -74,7 +74,8 @@ void pricing_stage(PlanResult& r, const PlanOptions& opts) {
 const ExecutedMemory& executed_memory(PlanResult& r) {
   if (!r.executed) {
     const Graph& g = r.planned();
-    r.executed = estimate_memory_as_executed(g, r.order, {}, freeable_input_sizes_depend_on_order(g) ? nullptr : &r.final_memory);
+    const bool sizes_depend_on_order = r.memory.info ? r.memory.info->freeable_sizes_depend_on_order : freeable_input_sizes_depend_on_order(g);
+    r.executed = estimate_memory_as_executed(g, r.order, {}, sizes_depend_on_order ? nullptr : &r.final_memory);
   }
   return *r.executed;
 }
@@ -101,7 +102,7 @@ Simulation simulate_plan_order(const Graph& g, const Pricing& p, const Order& or
   std::optional<ExecutedMemory> executed;
   if (p.simulates_launch_path() && p.prices_allocations()) {
     std::optional<PeakMemoryEstimate> estimate;
-    if (info && !freeable_input_sizes_depend_on_order(g)) estimate = estimate_peak_memory(g, *info, order);
+    if (info && !info->freeable_sizes_depend_on_order) estimate = estimate_peak_memory(g, *info, order);
     executed = estimate_memory_as_executed(g, order, {}, estimate ? &*estimate : nullptr);
   }
   return simulate_priced(g, p, order, executed ? &*executed : nullptr);
