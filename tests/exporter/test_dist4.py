@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -19,7 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "dist"))
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from archives import extracted  # noqa: E402
 from compare import compare_run  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "dist4"
@@ -132,10 +133,7 @@ class ContentionOnRealSteps(unittest.TestCase):
         before = {"classes": {c: {k: v for k, v in s.items() if k != "comm_delay_us"} for c, s in law["classes"].items()}}
         profile = json.loads((ROOT / "profiles" / "h100-sxm.json").read_text())
         doc = (ROOT / "docs" / "cost-model.md").read_text()
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            with tarfile.open(DATA / "steps" / "run4-lease.tgz") as tgz:
-                tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        with extracted(DATA / "steps" / "run4-lease.tgz") as tmp:
             paths = {}
             for name, section in (("now", law), ("before", before)):
                 paths[name] = tmp / f"{name}.json"

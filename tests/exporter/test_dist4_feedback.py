@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -18,6 +17,7 @@ sys.path.insert(0, str(ROOT / "python" / "dist"))
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from archives import extracted  # noqa: E402
 from compare import compare_run  # noqa: E402
 from test_dist4 import SCHEDULES, STEPS, _schedlab  # noqa: E402
 
@@ -26,6 +26,13 @@ RUNS = ROOT / "tests" / "data" / "dist4" / "steps"
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
 class FedBack(unittest.TestCase):
+    def assert_errors(self, errors: list[float], median: float, worst: float, within_4_percent: int):
+        """A column of |simulated / measured - 1|: its median and worst at
+        most these, and at least this many rows within 4 %."""
+        self.assertLessEqual(statistics.median(errors), median)
+        self.assertLessEqual(max(errors), worst)
+        self.assertGreaterEqual(sum(e <= 0.04 for e in errors), within_4_percent)
+
     def test_run1_fed_back_predicts_run2_at_todays_figures(self):
         errors = {"without": [], "same": [], "cross": []}
         with tempfile.TemporaryDirectory() as tmp:
@@ -53,42 +60,28 @@ class FedBack(unittest.TestCase):
         # another order than run 1's, whose span was 18 % longer; and each
         # rank's collective kernel holds its wait for the rank that lost the
         # start race, which the simulation's race rule then adds again).
-        self.assertLessEqual(statistics.median(errors["same"]), 0.02)
-        self.assertLessEqual(max(errors["same"]), 0.19)
-        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["same"]), 11)
+        self.assert_errors(errors["same"], median=0.02, worst=0.19, within_4_percent=11)
         # Default's trace predicting every schedule: median 1.6 %, worst 8.6 %,
         # 12 of 15 within 4 %.
-        self.assertLessEqual(statistics.median(errors["cross"]), 0.02)
-        self.assertLessEqual(max(errors["cross"]), 0.09)
-        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["cross"]), 12)
+        self.assert_errors(errors["cross"], median=0.02, worst=0.09, within_4_percent=12)
 
     def test_r1_fed_back_predicts_r2_and_r3_at_todays_figures(self):
         # issue 31's lease, three runs of every step x schedule (run3-reps.tgz):
         # r1's traces judged on r2 and r3, 30 rows.
         errors = {"same": [], "cross": []}
-        with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(RUNS / "run3-reps.tgz") as tgz:
-                if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: refuse links and paths out of tmp
-                    tgz.extractall(tmp, filter="data")
-                else:
-                    tgz.extractall(tmp)
-            runs = Path(tmp)
+        with extracted(RUNS / "run3-reps.tgz") as runs:
             for step in STEPS:
                 for schedule in SCHEDULES:
                     for judged_run in ("r2", "r3"):
                         judged = runs / judged_run / step / schedule
                         for key, fed in (("same", runs / "r1" / step / schedule), ("cross", runs / "r1" / step / "default")):
-                            row = compare_run(judged, _schedlab(), "h100-sxm", Path(tmp), feed=fed)
+                            row = compare_run(judged, _schedlab(), "h100-sxm", runs, feed=fed)
                             errors[key].append(abs(row["simulated"]["step_us"] / row["measured"]["gpu_span_us"] - 1))
         # Same schedule: median 2.9 %, worst 20.5 %, 17 of 30 within 4 %;
         # default's trace: median 4.2 %, worst 21.5 %, 15 of 30 (r1's own
         # span was 14 % above r2's and r3's on fsdp_fwd_bwd default).
-        self.assertLessEqual(statistics.median(errors["same"]), 0.03)
-        self.assertLessEqual(max(errors["same"]), 0.21)
-        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["same"]), 17)
-        self.assertLessEqual(statistics.median(errors["cross"]), 0.042)
-        self.assertLessEqual(max(errors["cross"]), 0.22)
-        self.assertGreaterEqual(sum(e <= 0.04 for e in errors["cross"]), 15)
+        self.assert_errors(errors["same"], median=0.03, worst=0.21, within_4_percent=17)
+        self.assert_errors(errors["cross"], median=0.042, worst=0.22, within_4_percent=15)
 
 
 # The second lease's steps no fit has seen (run4-lease.tgz), and the five of the first.
@@ -130,10 +123,8 @@ def lease_table_rows(runs: Path, schedlab: str, tmp: Path, hardware: str = "h100
 
 def documented_lease_rows(archive: str, hardware: str) -> list[str]:
     """lease_table_rows of one checked-in lease (tests/data/dist4/steps/ARCHIVE)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(RUNS / archive) as tgz:
-            tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-        return lease_table_rows(Path(tmp) / "steps", _schedlab(), Path(tmp), hardware)
+    with extracted(RUNS / archive) as tmp:
+        return lease_table_rows(tmp / "steps", _schedlab(), tmp, hardware)
 
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")

@@ -5,11 +5,9 @@ bucket plans (bucketing.py), the schedule table and its config changes
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import subprocess
 import sys
-import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -18,7 +16,9 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "dist"))
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import archives  # noqa: E402
 import bucketing  # noqa: E402
 import pass_timing  # noqa: E402
 import schedules  # noqa: E402
@@ -187,15 +187,10 @@ class CompareSchedules(unittest.TestCase):
             self.assertEqual(measured_schedules(step), ["default", "schedlab", "fx_overlap", "fx_bucket", "zz_new"])
 
 
-@contextlib.contextmanager
 def extracted(archive: str):
     """A checked-in lease (tests/data/dist4/steps/ARCHIVE) unpacked into a
     temporary folder, removed after."""
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(ROOT / "tests" / "data" / "dist4" / "steps" / archive) as tgz:
-            # the "data" filter where this Python has it (3.11.4+): the archive is the repository's own
-            tgz.extractall(tmp, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-        yield Path(tmp)
+    return archives.extracted(ROOT / "tests" / "data" / "dist4" / "steps" / archive)
 
 
 def lease_rows(archive: str, root: str = "steps") -> list[dict]:
