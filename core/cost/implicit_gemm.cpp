@@ -171,6 +171,13 @@ double wave_us(const ImplicitGemm& s, std::int64_t k, int sm_count, double peak_
   return static_cast<double>(s.products * tile_waves(s, sm_count)) * std::max(sm_count, 1) * tile_flops / peak_flops * 1e6;
 }
 
+std::int64_t split_k_loop(const ImplicitGemm& s, std::int64_t k, int sm_count) {
+  const std::int64_t tiles = s.batch * ceil_div(s.m, kTileEdge) * ceil_div(s.n, kTileEdge);
+  if (tiles <= 0 || tiles >= sm_count) return k;
+  const std::int64_t slices = std::max<std::int64_t>(1, std::min<std::int64_t>(sm_count / tiles, k / kMinSplitK));
+  return ceil_div(k, slices);
+}
+
 std::int64_t narrow_channel_k(const ImplicitGemm& s) {
   if (s.in_channels <= 0 || s.elem_bytes <= 0 || s.k % s.in_channels != 0) return 0;
   if ((s.in_channels * s.elem_bytes) % 16 == 0) return 0;

@@ -62,6 +62,13 @@ std::int64_t tile_waves(const ImplicitGemm& s, int sm_count);
 // compute term padded to whole waves.
 double wave_us(const ImplicitGemm& s, std::int64_t k, int sm_count, double peak_flops);
 
+// The K loop one tile runs when the library splits K across SMs (cuBLAS's
+// and CUTLASS's split-K, a second kernel summing the parts): a grid of
+// fewer tiles than SMs over a long K runs up to S / T slices of K, each at
+// least kMinSplitK long. `k` itself when the grid fills the GPU.
+inline constexpr std::int64_t kMinSplitK = 512;
+std::int64_t split_k_loop(const ImplicitGemm& s, std::int64_t k, int sm_count);
+
 // The padded K loop of a convolution with narrow input channels (channels x
 // element size not a multiple of 16 bytes): channels rounded up to 16 bytes,
 // times the kernel taps; 0 when the channels are aligned or unknown.

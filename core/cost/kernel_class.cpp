@@ -86,6 +86,15 @@ bool is_sort_like_op(std::string_view op) {
                         "randperm", "searchsorted", "bucketize", "multinomial"});
 }
 
+// ATen ops whose CUDA implementation copies a device count to the host
+// (`.item()`, a cudaMemcpy into pageable memory): the calling thread blocks
+// until the stream has run the call's kernels.
+bool is_host_sync_op(std::string_view op) {
+  return is_one_of(op, {"nonzero", "masked_select", "unique", "_unique", "_unique2", "unique_consecutive", "unique_dim",
+                        "unique_dim_consecutive", "bincount", "item", "_local_scalar_dense", "_embedding_bag_backward",
+                        "_embedding_bag_dense_backward"});
+}
+
 bool is_indexing_op(std::string_view op) {
   return is_one_of(op, {"embedding", "_embedding_bag", "embedding_bag", "_embedding_bag_forward_only", "index_select", "gather",
                         "take", "take_along_dim", "index", "_unsafe_index"});
@@ -300,6 +309,8 @@ KernelClass classify_kernel(const Graph& g, const Node& n) {
   if (is_scatter_op(op)) return KernelClass::Scatter;
   return KernelClass::ExternMemory;
 }
+
+bool reads_back_to_host(const Node& n) { return n.kind == NodeKind::Extern && is_host_sync_op(op_name(n.kernel)); }
 
 KernelClass base_class(KernelClass c) {
   switch (c) {

@@ -63,6 +63,14 @@ std::optional<KernelClass> parse_kernel_class(std::string_view s);
 // (the classes below None included). Where it comes from:
 // docs/cost-model.md, "Kernel classes".
 KernelClass classify_kernel(const Graph& g, const Node& n);
+
+// Whether node `n` is an ATen call that reads a device value back to the
+// host before it returns (a count it sizes its output or its launches by):
+// nonzero, masked_select, unique, bincount, item, and the embedding bag's
+// dense backward (embedding_backward_cuda_kernel's segment counts). The
+// host then waits for the GPU to finish the call's kernels
+// (docs/simulation.md, "Launch path").
+bool reads_back_to_host(const Node& n);
 // The class among the first eleven that holds class `c` (c itself for
 // those): what the features of a law, the host's terms, the memory model
 // and a plan's `class_time_us` read.

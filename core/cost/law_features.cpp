@@ -4,8 +4,11 @@
 #include <cctype>
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "core/cost/implicit_gemm.h"
+#include "core/util/affine_index.h"
 #include "core/util/error.h"
 #include "core/util/saturating.h"
 
@@ -256,6 +259,124 @@ const Dep* largest_read(const Graph& g, const Node& n, bool integer, BufId excep
   return best;
 }
 
+
+// --- a Triton scatter's atomics (docs/cost-model.md, "Scatter traffic") ---
+
+// The contiguous run, in elements, that an indirect store's consecutive
+// iterations write: the loop variables of its index other than the loaded
+// value's terms (`32*d1 + d2 + 256*tmp0`: d2 of stride 1, then d1 of stride
+// 32 = 256 elements), merged from stride 1 upward. 1 when the loaded value
+// alone places each element (`tmp0`).
+std::int64_t indirect_run(const Dep& d) {
+  std::string affine;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= d.index.size(); ++i) {
+    const char c = i < d.index.size() ? d.index[i] : '+';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth != 0 || (c != '+' && c != '-') || i == start) continue;
+    const std::string_view term = std::string_view(d.index).substr(start, i - start);
+    if (!is_indirect_index(term)) affine += (affine.empty() ? "" : " + ") + std::string(term.substr(term.find_first_not_of(' ')));
+    start = i + 1;
+  }
+  const auto form = parse_affine_index(affine.empty() ? "0" : affine, d.size.size(), "cd");
+  if (!form) return 1;
+  std::int64_t run = 1;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t k = 0; k < form->strides.size(); ++k)
+      if (form->strides[k] == run && d.size[k] > 1 && run <= std::numeric_limits<std::int64_t>::max() / d.size[k]) {
+        run *= d.size[k];
+        grew = true;
+        break;
+      }
+  }
+  return run;
+}
+
+std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+// What a Triton scatter's atomics and gathers cost beyond the bytes its
+// plain operands move (docs/cost-model.md, "Scatter traffic"). Its tables
+// are not streamed: each run of updated elements costs its 32-byte sectors
+// at the L2's atomic units. Where the tables it updates and gathers from
+// outgrow the L2 together, that share of its atomics' 128-byte lines goes
+// to DRAM and back, and that share of its gathers' rows read more than once
+// is read again (a uniform spread); those sectors are not the L2's work.
+// Updates of one element run one after another: the most per element, at
+// a uniform spread, bounds the kernel from below.
+struct ScatterTraffic {
+  std::int64_t table_bytes = 0;  // bytes of the deps of the updated tables, left out of `memory`
+  double l2_sectors = 0;         // 32-byte sectors the atomics update in L2
+  double spill_bytes = 0;        // DRAM traffic beyond the L2
+  double chain_updates = 0;      // atomic adds per table element (the most of any table)
+};
+
+// The elements a dep's loop touches: the product of its sizes.
+double dep_elements(const Dep& d) {
+  double elements = 1;
+  for (std::int64_t s : d.size) elements *= static_cast<double>(std::max<std::int64_t>(s, 1));
+  return elements;
+}
+
+ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_bytes) {
+  ScatterTraffic t;
+  std::vector<BufId> tables, working_set;
+  double sectors = 0, atomic_lines = 0;
+  auto once = [](std::vector<BufId>& v, BufId b) {
+    if (std::find(v.begin(), v.end(), b) == v.end()) v.push_back(b);
+  };
+  for (const Dep& d : n.writes) {
+    if (d.kind != DepKind::Memory || !is_indirect_index(d.index)) continue;
+    const Buffer& b = g.buffers[d.buf];
+    const std::int64_t elem = dtype_size(b.dtype);
+    if (elem == 0 || b.bytes <= 0) continue;
+    once(tables, d.buf);
+    if (b.mutation_of != kNone) once(tables, b.mutation_of);
+    once(working_set, d.buf);
+    // One update per iteration of the store: per output row of a reduction
+    // (after it), per element where the dep spans the reduction too.
+    const double numel = static_cast<double>(std::max<std::int64_t>(n.numel, 1));
+    const double updates = dep_elements(d) > numel ? numel * static_cast<double>(std::max<std::int64_t>(n.rnumel, 1)) : numel;
+    const std::int64_t run = indirect_run(d);
+    const double runs = updates / static_cast<double>(run);
+    sectors += runs * static_cast<double>(round_up(run * elem, 32) / 32);
+    atomic_lines += runs * static_cast<double>(round_up(run * elem, 128));
+    t.chain_updates = std::max(t.chain_updates, updates / static_cast<double>(b.bytes / elem));
+  }
+  // The rest: the tables' own deps (left out of `memory`), gathers (rows
+  // of other tables, read more than once where they touch more than the
+  // table holds) and the plain operands it streams.
+  double gather_traffic = 0, gather_excess = 0, streamed = 0;
+  auto is_table = [&](BufId b) { return std::find(tables.begin(), tables.end(), b) != tables.end(); };
+  for (const auto* deps : {&n.reads, &n.writes})
+    for (const Dep& d : *deps) {
+      if (d.is_weak()) continue;
+      if (is_table(d.buf)) {
+        t.table_bytes = checked_add(t.table_bytes, dep_priced_bytes(g, d), "node \"" + n.name + "\" bytes");
+      } else if (d.kind == DepKind::Memory && is_indirect_index(d.index)) {
+        const double touched = static_cast<double>(dtype_size(g.buffers[d.buf].dtype)) * dep_elements(d);
+        once(working_set, d.buf);
+        gather_traffic += touched;
+        gather_excess += std::max(0.0, touched - static_cast<double>(g.buffers[d.buf].bytes));
+      } else {
+        streamed += static_cast<double>(dep_priced_bytes(g, d));
+      }
+    }
+  // A line of a table comes back after the node has touched the rest of
+  // its tables and, in proportion, streamed its plain operands: the L2
+  // (least recently used) keeps it when that reuse distance fits.
+  double table_bytes = 0;
+  for (BufId b : working_set) table_bytes += static_cast<double>(g.buffers[b].bytes);
+  const double table_traffic = atomic_lines + gather_traffic;
+  const double reuse_distance = table_traffic > 0 ? table_bytes * (1.0 + streamed / table_traffic) : 0.0;
+  const double miss = l2_bytes > 0 && reuse_distance > static_cast<double>(l2_bytes) ? 1.0 - static_cast<double>(l2_bytes) / reuse_distance : 0.0;
+  t.l2_sectors = (1.0 - miss) * sectors;
+  t.spill_bytes = miss * (2.0 * atomic_lines + gather_excess);
+  return t;
+}
+
 }  // namespace
 
 std::int64_t moved_bytes(const Graph& g, const Node& n, KernelClass kernel, const CostFacts& facts) {
@@ -357,8 +478,15 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   const AttentionCall* attention = attention_call(n, c);
   const std::int64_t bias_bytes = attention ? attention_bias_bytes(g, n, *attention) : 0;
   const bool moves_bytes = kernel == KernelClass::Indexing || kernel == KernelClass::Scatter || kernel == KernelClass::ExternMemory;
-  const std::int64_t bytes = (moves_bytes ? moved_bytes(g, n, kernel, facts) : priced_bytes(g, n)) - bias_bytes;
+  std::int64_t bytes = (moves_bytes ? moved_bytes(g, n, kernel, facts) : priced_bytes(g, n)) - bias_bytes;
   set(f, LawTerm::AttentionBiasMemory, static_cast<double>(bias_bytes) / hw.dram_bytes_per_s * 1e6);
+  if (kernel == KernelClass::TritonScatter || kernel == KernelClass::TritonScatterReduction) {
+    const ScatterTraffic t = scatter_traffic(g, n, opts.l2_bytes);
+    bytes = std::max<std::int64_t>(0, bytes - t.table_bytes);
+    set(f, LawTerm::AtomicSectors, t.l2_sectors * 1e-6);  // the factor: ps per sector
+    set(f, LawTerm::IndirectSpill, t.spill_bytes / hw.dram_bytes_per_s * 1e6);
+    set(f, LawTerm::AtomicChain, t.chain_updates * 1e-3);
+  }
   const std::int64_t cached = opts.l2_bytes > 0 ? std::min(bytes, opts.l2_bytes) : bytes;
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
@@ -368,7 +496,11 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   if (unaligned_rows(g, n, c)) set(f, LawTerm::UnalignedRows, get(f, LawTerm::Memory) + get(f, LawTerm::Spill));
   const auto shape = implicit_gemm_shape(g, n, c);
   if (!shape) return f;
-  const double wave = opts.sm_count > 0 ? wave_us(*shape, shape->k, opts.sm_count, peak) : 0.0;
+  // cuBLAS's f32 (SIMT) kernels split a long K over the idle SMs of a
+  // small grid (a graph layer's weight gradient: 256 x 128 over 50,000
+  // nodes); its tensor-core kernels' tiles are short enough not to.
+  const std::int64_t wave_k = opts.sm_count > 0 && kernel == KernelClass::GemmF32 ? split_k_loop(*shape, shape->k, opts.sm_count) : shape->k;
+  const double wave = opts.sm_count > 0 ? wave_us(*shape, wave_k, opts.sm_count, peak) : 0.0;
   if (c == KernelClass::Gemm) {
     set(f, LawTerm::Wave, wave);
     if (unaligned_matmul(g, n, dtype_size(dtype))) set(f, LawTerm::Unaligned, get(f, LawTerm::Compute));

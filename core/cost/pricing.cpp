@@ -21,11 +21,13 @@ LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes
   l.host_us.assign(n, 0.0);
   l.gap_us.assign(n, 0.0);
   l.cudagraph_gap_us.assign(n, 0.0);
+  l.host_waits.assign(n, 0);
   l.host_call_us = host_us(tm, call_host_counts(g));
   l.host_us_per_allocation = tm.host_us_per_allocation;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classes[v];
     const Node& node = g.nodes[v];
+    l.host_waits[v] = reads_back_to_host(node) ? 1 : 0;
     l.host_us[v] = host_us(tm, node_host_counts(node, c, fake_collectives ? fake_collective_kernels(node) : 0));
     // A collective on a real NCCL group costs the host what the profile's
     // sweep measured, where it has one (the fitted host terms come from the

@@ -62,6 +62,7 @@ struct LaunchCosts {
   std::vector<double> cudagraph_gap_us;   // per node, inside a CUDA graph
   double host_call_us = 0;                // per call, its inputs included (default mode)
   double host_us_per_allocation = 0;      // per buffer the wrapper allocates afresh
+  std::vector<char> host_waits;           // per node: the call reads a device value back (reads_back_to_host)
   bool empty() const { return host_us.empty(); }
 };
 

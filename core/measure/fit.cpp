@@ -240,30 +240,44 @@ std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<
       ++count[s.cls];
       swept.push_back(std::move(s));
     }
+  auto asked = [&](KernelClass c) { return is_fine_class(c) && std::find(own_laws.begin(), own_laws.end(), c) != own_laws.end(); };
+  // A Triton scatter behind a reduction (an embedding's or a position
+  // bias's gradient) is measured too rarely for a law of its own: asked for
+  // beside the scatter's, the two share one law fitted on both (their
+  // atomics and their tables' traffic are the same terms).
+  const KernelClass scatter = KernelClass::TritonScatter, scatter_reduction = KernelClass::TritonScatterReduction;
+  const bool pooled_scatters = asked(scatter) && asked(scatter_reduction) && count[scatter_reduction] < kMinTermSupport &&
+                               count[scatter] + count[scatter_reduction] >= kMinTermSupport;
   auto has_own_law = [&](KernelClass c) {
-    return is_fine_class(c) && std::find(own_laws.begin(), own_laws.end(), c) != own_laws.end() && count[c] >= kMinTermSupport;
+    if (pooled_scatters && (c == scatter || c == scatter_reduction)) return true;
+    return asked(c) && count[c] >= kMinTermSupport;
   };
   // A finer class fits its own law when asked to and measured enough;
   // else its samples fit the law that prices it, in the order measured.
-  auto fit_class = [&](KernelClass c) {
+  auto laws_fitted = [&](KernelClass c) -> std::vector<KernelClass> {
+    if (pooled_scatters && (c == scatter || c == scatter_reduction)) return {scatter, scatter_reduction};
     while (is_fine_class(c) && !has_own_law(c)) c = *law_parent(c);
-    return c;
+    return {c};
   };
   std::map<KernelClass, std::vector<NodeSample>> by_class;
   for (NodeSample& s : samples) {
-    const KernelClass fitted = fit_class(s.cls);
-    // A finer class of a family (its law parent its base class: a strided
-    // reduction, a grouped convolution) with a law of its own still fits
-    // its family's law, which is then the law it was without finer laws:
-    // a finer law refines its nodes' prices and moves no other node's.
-    if (fitted != base_class(fitted) && law_parent(fitted) == base_class(fitted)) by_class[base_class(fitted)].push_back(s);
-    by_class[fitted].push_back(std::move(s));
+    const std::vector<KernelClass> fitted = laws_fitted(s.cls);
+    // A finer class of a family (a strided reduction, a grouped
+    // convolution) with a law of its own still fits its family's law,
+    // which is then the law it was without finer laws: a finer law refines
+    // its nodes' prices and moves no other node's. The extern family's
+    // finer classes, never priced by `extern` (fitted on sorts), are not
+    // its samples.
+    const KernelClass family = base_class(s.cls);
+    if (fitted.front() != family && family != KernelClass::Extern) by_class[family].push_back(s);
+    for (KernelClass c : fitted) by_class[c].push_back(s);
   }
   // A class sweep's nodes fit only the finer laws it was designed for: its
   // other kernels (fills, casts, the plain kernels around the swept ones,
   // on random data) are not the real models' mix the other laws price.
-  for (NodeSample& s : swept)
-    if (has_own_law(s.cls)) by_class[s.cls].push_back(std::move(s));
+  for (const NodeSample& s : swept)
+    if (has_own_law(s.cls))
+      for (KernelClass c : laws_fitted(s.cls)) by_class[c].push_back(s);
   return by_class;
 }
 

@@ -42,6 +42,9 @@ SimulationGraph make_simulation_graph(const Graph& g) {
 
 namespace {
 
+// Whether the host waits for node v's kernels before it goes on.
+bool host_waits_for(const LaunchModel& launch, NodeId v) { return !launch.host_waits.empty() && launch.host_waits[v]; }
+
 // The step's totals once both streams (and the host) are done, for both
 // loops: its time, the compute stream's idle time, the exposed sum.
 void close_step(Simulation& sim, double compute_clock, double comm_free, double host_clock) {
@@ -220,6 +223,7 @@ class ContendedStepper final : public RankStepper {
       sim_.spans.push_back({v, compute_clock_, end, false});
       sim_.compute_busy_us += end - compute_clock_;
       compute_clock_ = end;
+      if (has_host_ && host_waits_for(launch_, v)) host_clock_ = std::max(host_clock_, end);
     }
     return std::nullopt;
   }
@@ -316,6 +320,7 @@ class FreeStepper final : public RankStepper {
       sim_.spans.push_back({v, compute_clock_, compute_clock_ + rt, false});
       compute_clock_ += rt;
       sim_.compute_busy_us += rt;
+      if (has_host_ && host_waits_for(launch_, v)) host_clock_ = std::max(host_clock_, compute_clock_);
     }
     return std::nullopt;
   }
@@ -372,6 +377,8 @@ void check_inputs(const Graph& g, const Order& order, const std::vector<double>&
   const bool has_host = !launch.host_us.empty() || !launch.gap_us.empty();
   if (has_host && (launch.host_us.size() != runtime_us.size() || launch.gap_us.size() != runtime_us.size()))
     throw Error("simulation: the launch model does not match the graph's nodes");
+  if (!launch.host_waits.empty() && launch.host_waits.size() != runtime_us.size())
+    throw Error("simulation: the launch model's host waits do not match the graph's nodes");
   if (static_cast<std::int32_t>(runtime_us.size()) != n)
     throw Error("simulation: " + std::to_string(runtime_us.size()) + " runtimes for " + std::to_string(n) + " nodes");
   if (static_cast<std::int32_t>(order.size()) != n) throw Error("simulation: the order does not hold every node once");

@@ -37,10 +37,14 @@ struct CollectiveTiming {
 // `host_call_us`; a kernel starts no earlier than its launch and
 // `gap_us[v]` after the compute stream is free (the GPU's launch gap). A
 // collective is issued once both the host and the compute stream reach it.
-// Empty vectors: no host and no gaps (the two-stream model).
+// A node with `host_waits[v]` reads a device value back: the host goes on
+// only once its kernels are done, so the GPU idles while the host launches
+// what follows. Empty vectors: no host and no gaps (the two-stream model);
+// empty `host_waits`: no node waits.
 struct LaunchModel {
   std::vector<double> host_us;  // per node
   std::vector<double> gap_us;   // per node
+  std::vector<char> host_waits;  // per node, or empty
   double host_call_us = 0;
 };
 

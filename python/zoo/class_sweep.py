@@ -97,6 +97,50 @@ def scatter_sweep():
         torch.compile(scatter_amax)(data)
 
 
+def scatter_traffic_sweep():
+    """Accumulating scatters (index_add: Triton atomic adds) whose cost the
+    first scatter sweep cannot separate: the atomics' traffic when the
+    table fits in L2 (4-32 MiB) and when it does not (128-512 MiB, where
+    every touched sector is read from and written back to DRAM); rows of
+    1, 8 and 256 values (one atomic per sector, or 8 per 32-byte sector);
+    f32 and bf16; the same atomics behind a sum over R (a reduction
+    kernel); and hot rows hit 1,024 to 65,536 times, uniformly and skewed
+    (the cube of a uniform draw: a few rows take most updates)."""
+    import torch
+
+    # (updates N, table rows T, columns C, dtype)
+    configs = [(262144, 4096, 256, torch.float32), (262144, 32768, 256, torch.float32), (262144, 131072, 256, torch.float32),
+               (262144, 524288, 256, torch.float32), (65536, 524288, 256, torch.float32), (16777216, 1048576, 1, torch.float32),
+               (16777216, 33554432, 1, torch.float32), (4194304, 131072, 8, torch.float32), (4194304, 4194304, 8, torch.float32),
+               (262144, 32768, 256, torch.bfloat16), (262144, 262144, 256, torch.bfloat16), (1048576, 1024, 64, torch.float32),
+               (1048576, 16, 64, torch.float32)]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    data = [(torch.zeros(t, c, device=DEVICE, dtype=dt), torch.randint(0, t, (n,), device=DEVICE, generator=gen),
+             torch.randn(n, c, device=DEVICE, dtype=dt)) for n, t, c, dt in configs]
+    # skewed: the same shapes as a uniform twin, rows drawn as T * u^3
+    for n, t, c in ((4194304, 65536, 1), (1048576, 65536, 64)):
+        u = torch.rand(n, device=DEVICE, generator=gen)
+        skewed = (u ** 3 * t).long().clamp_(max=t - 1)
+        data.append((torch.zeros(t, c, device=DEVICE), skewed, torch.randn(n, c, device=DEVICE)))
+        data.append((torch.zeros(t, c, device=DEVICE), torch.randint(0, t, (n,), device=DEVICE, generator=gen),
+                     torch.randn(n, c, device=DEVICE)))
+
+    def index_add(data):
+        return [table.index_add(0, idx, src) for table, idx, src in data]
+
+    # (R, updates N, table rows T, columns C)
+    reduced = [(4, 65536, 131072, 256), (4, 65536, 8192, 256), (8, 1048576, 1048576, 1)]
+    rdata = [(torch.zeros(t, c, device=DEVICE), torch.randint(0, t, (n,), device=DEVICE, generator=gen),
+              torch.randn(r, n, c, device=DEVICE)) for r, n, t, c in reduced]
+
+    def reduced_add(rdata):
+        return [table.index_add(0, idx, x.sum(0)) for table, idx, x in rdata]
+
+    with torch.no_grad():
+        torch.compile(index_add)(data)
+        torch.compile(reduced_add)(rdata)
+
+
 def depthwise_conv_sweep():
     """Depthwise 1-D and 2-D convolutions, forward and backward, in bf16 and
     f32 NCHW (ATen's conv_depthwise2d kernels) and bf16 channels-last
@@ -256,6 +300,7 @@ class Sweep:
 SWEEPS: dict[str, Sweep] = {
     "embedding_bag_sweep": Sweep(embedding_bag_sweep, ("indexing", "scatter")),
     "scatter_sweep": Sweep(scatter_sweep, ("triton_scatter", "scatter")),
+    "scatter_traffic_sweep": Sweep(scatter_traffic_sweep, ("triton_scatter", "triton_scatter_reduction")),
     "depthwise_conv_sweep": Sweep(depthwise_conv_sweep, ("depthwise_convolution", "depthwise_convolution_native",
                                                           "depthwise_convolution_backward", "depthwise_convolution_backward_native")),
     "grouped_conv_sweep": Sweep(grouped_conv_sweep, ("grouped_convolution", "grouped_convolution_backward", "convolution_1d",

@@ -5,6 +5,7 @@
 // their base class's law until a profile has their own.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "core/cost/cost_model.h"
@@ -12,6 +13,7 @@
 #include "core/cost/pricing.h"
 #include "core/io/graph_reader.h"
 #include "core/io/profiles.h"
+#include "core/predict/predicted.h"
 #include "tests/test_util.h"
 
 using namespace schedlab;
@@ -207,4 +209,38 @@ TEST_CASE("kernel classes: a profile's law of a finer class prices it", "[cost][
   const HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
   CHECK(back.time_model->laws.count(KernelClass::Indexing) == 1);
   CHECK(us(g, "op0", back) == Approx(expect));
+}
+
+// ATen calls that read a count back to the host (core/cost/kernel_class.h
+// reads_back_to_host): the launch path then holds the host until their
+// kernels are done. The class sweep's embedding-bag backward graph has six
+// such calls (ATen's dense embedding-bag backward sizes its segments with
+// `.item()`); its forward, six bags, none; the extern sweep's three
+// nonzeros do.
+TEST_CASE("kernel classes: calls that read a device value back hold the host", "[cost][classes][launch]") {
+  auto extern_node = [](std::string kernel) {
+    Node n;
+    n.kind = NodeKind::Extern;
+    n.kernel = std::move(kernel);
+    return n;
+  };
+  CHECK(reads_back_to_host(extern_node("torch.ops.aten.nonzero.default")));
+  CHECK(reads_back_to_host(extern_node("torch.ops.aten._embedding_bag_backward.default")));
+  CHECK(reads_back_to_host(extern_node("torch.ops.aten._local_scalar_dense.default")));
+  CHECK_FALSE(reads_back_to_host(extern_node("torch.ops.aten._embedding_bag.default")));
+  CHECK_FALSE(reads_back_to_host(extern_node("extern_kernels.mm")));
+  Node pointwise = extern_node("torch.ops.aten.nonzero.default");
+  pointwise.kind = NodeKind::Pointwise;
+  CHECK_FALSE(reads_back_to_host(pointwise));
+  const HardwareProfile& hw = builtin_profile("h100-sxm");
+  for (auto [graph, waits] : {std::pair{"class_sweep/h100/embedding_bag_sweep_1_bwd.post.json", 6},
+                              std::pair{"class_sweep/h100/embedding_bag_sweep_0_fwd.post.json", 0},
+                              std::pair{"exported/extern_sweep_0_inf.post.json", 3}}) {
+    INFO(graph);
+    const Graph g = load_graph_file(test::data_path(graph));
+    const Pricing p = price_graph(g, hw, {});
+    CHECK(std::count(p.launch.host_waits.begin(), p.launch.host_waits.end(), 1) == waits);
+    CHECK(launch_path(g, p, false).host_waits == p.launch.host_waits);
+    CHECK(launch_path(g, p, true).host_waits.empty());  // a CUDA graph replays without its host
+  }
 }

@@ -76,7 +76,7 @@ class InductorDecisions(unittest.TestCase):
                             self.assertEqual(methods[method]["peak"], expected["memory"][method]["peak"], method)
                         graphs += 1
                 self.assertGreaterEqual(graphs, 40, gpu)
-                self.assertGreaterEqual(groups, 1500, gpu)  # 2,052 on the H100, 1,548 on the H200 (no T5)
+                self.assertGreaterEqual(groups, 1900, gpu)  # 2,052 on the H100, 2,050 on the H200
 
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
@@ -121,12 +121,13 @@ class HeldOutEstimates(unittest.TestCase):
     """The held-out library models' graphs with 50 µs of kernels or more
     under the built-in profiles: today's figures (docs/cost-model.md, "Real
     library models") as a floor. Issue 27's targets (kernel median 8 %,
-    worst 25 %; wall 12 %, 30 %) are not met: GAT's scatters and the
-    recommender's host wait are the worst."""
+    worst 25 %; wall 12 %, 30 %) are met for the H200's kernel median and
+    the wall medians: GAT's scatters (0.704 on the H100, 1.284 on the H200)
+    and the recommender's forward wall (1.49) are the worst."""
 
     FLOORS = {  # gpu: (kernel median, kernel worst, wall median, wall worst)
-        "h100": (0.095, 0.56, 0.04, 0.495),
-        "h200": (0.10, 0.525, 0.04, 0.545),
+        "h100": (0.085, 0.30, 0.04, 0.495),  # 8.4 %, 29.6 %; 3.8 %, 49.3 %
+        "h200": (0.071, 0.29, 0.031, 0.48),  # 7.0 %, 28.4 %; 3.0 %, 47.9 %
     }
 
     def test_todays_figures_as_a_floor(self):

@@ -53,7 +53,7 @@ nlohmann::json without_finer_laws(const HardwareProfile& p) {
 // classes the laws hold for; the others no worse than today, where the law
 // has no feature for what costs (a scatter's colliding atomics) or the
 // class keeps its parent's law (the two convolution backward families,
-// convolution_1d's three nodes, triton_scatter's law fitted no size term).
+// convolution_1d's three nodes).
 TEST_CASE("class sweeps: each finer class under the shipped h100-sxm, today's figures as a floor", "[measure][zoo][class_laws]") {
   const AccuracyReport r = report_of("class_sweep/h100", "h100-sxm");
   REQUIRE(r.graphs.size() == 20);
@@ -65,12 +65,12 @@ TEST_CASE("class sweeps: each finer class under the shipped h100-sxm, today's fi
       {"convolution_1d_backward", 0.15},         // 0.901 (its parent's law)
       {"triton_strided_reduction", 0.15},        // 0.877
       {"gemm_unaligned", 0.15},                  // 1.072 (gemm's law: two nodes)
-      {"gemm_f32", 0.15},                        // 0.998
+      {"gemm_f32", 0.15},                        // 1.003
       {"depthwise_convolution_native", 0.165},   // 0.842
       {"triton_strided_pointwise", 0.23},        // 0.780
       {"convolution_1d", 0.28},                  // 0.727 (convolution's law: three nodes)
       {"scatter", 0.45},                         // 0.557 (atomics where indices collide)
-      {"triton_scatter", 0.61},                  // 0.396 (triton_pointwise's law)
+      {"triton_scatter", 0.23},                  // 0.774 (0.396 on triton_pointwise's law; one scatter_add over an expanded index runs 6 x its index_add twin)
       {"depthwise_convolution_backward", 0.63},  // 0.379 (convolution_backward's law)
       {"grouped_convolution_backward", 1.13},    // 2.126 (convolution_backward's law)
   };
@@ -97,7 +97,7 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     const bool h100 = std::string(gpu) == "h100";
     const AccuracyReport r = report_of(std::string("outside_zoo/") + gpu, profile);
     REQUIRE(r.graphs.size() == 18);
-    CHECK(kernel_time_error(r).median <= 0.053);                 // 5.2 % on both
+    CHECK(kernel_time_error(r).median <= (h100 ? 0.052 : 0.055));  // 5.1 / 5.5 % (5.2 / 5.2 % before the scatter traffic law)
     CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.35));  // Swin-T's backward: 0.631 / 0.653
     CHECK(wall_time_error(r).median <= 0.058);                   // 5.7 % on both
     CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.198));
@@ -106,7 +106,7 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
         {"grouped_convolution", h100 ? 0.06 : 0.035},        // 0.948 / 1.030 (the H200: its parent's law)
         {"triton_strided_pointwise", h100 ? 0.065 : 0.095},  // 0.939 / 0.912
         {"triton_strided_reduction", h100 ? 0.045 : 0.04},   // 0.958 / 0.962
-        {"gemm_f32", h100 ? 0.17 : 0.235},                   // 1.168 / 1.233
+        {"gemm_f32", h100 ? 0.17 : 0.235},                   // 1.164 / 1.223 (1.168 / 1.233 before split-K)
     };
     for (const ClassAccuracy& c : r.classes) {
       const auto it = worst.find(std::string(to_string(c.cls)));
@@ -139,11 +139,14 @@ TEST_CASE("finer laws refine their own nodes: the other laws are the fit without
   for (KernelClass c : {KernelClass::Indexing, KernelClass::Scatter, KernelClass::TritonStridedReduction, KernelClass::GroupedConvolution,
                         KernelClass::DepthwiseConvolutionBackward})
     CHECK(laws.count(c) == 1);
-  // triton_scatter: 11 sweep nodes, but its fit keeps only a fixed 11.7 µs
-  // (no term that grows with the node), which priced the held-out
-  // kv_decode's and moe_dropless's small scatters 9-10 x: its parent's law
-  // prices it. gemm_unaligned: three nodes.
-  CHECK(laws.count(KernelClass::TritonScatter) == 0);
+  // triton_scatter: 11 sweep nodes, priced by the scatter traffic terms
+  // (before them its fit kept only a fixed 11.7 µs, which priced the
+  // held-out kv_decode's and moe_dropless's small scatters 9-10 x). The
+  // scatter reductions, too few for a law of their own, share it: one law
+  // fitted on both. gemm_unaligned: three nodes.
+  REQUIRE(laws.count(KernelClass::TritonScatter) == 1);
+  CHECK(laws.at(KernelClass::TritonScatter)[LawTerm::AtomicChain] > 0);
+  CHECK(laws.at(KernelClass::TritonScatterReduction).factor == laws.at(KernelClass::TritonScatter).factor);
   CHECK(laws.count(KernelClass::GemmUnaligned) == 0);
   CHECK(plain.profile.time_model->laws.count(KernelClass::TritonStridedReduction) == 0);
 }
@@ -158,10 +161,43 @@ TEST_CASE("carry_class_laws: the finer laws a profile has none of, from a profil
   into.time_model->laws[KernelClass::Scatter] = own;
   const std::vector<KernelClass> carried = carry_class_laws(
       h100, {KernelClass::Indexing, KernelClass::Scatter, KernelClass::GroupedConvolution, KernelClass::TritonScatter, KernelClass::Gemm}, into);
-  // Scatter has its own; no profile has a triton_scatter law; gemm is no finer class.
-  CHECK(carried == std::vector<KernelClass>{KernelClass::Indexing, KernelClass::GroupedConvolution});
+  // Scatter has its own; gemm is no finer class.
+  CHECK(carried == std::vector<KernelClass>{KernelClass::Indexing, KernelClass::GroupedConvolution, KernelClass::TritonScatter});
   CHECK(into.time_model->laws.at(KernelClass::Indexing).factor == h100.time_model->laws.at(KernelClass::Indexing).factor);
+  CHECK(into.time_model->laws.at(KernelClass::TritonScatter).factor == h100.time_model->laws.at(KernelClass::TritonScatter).factor);
   CHECK(into.time_model->laws.at(KernelClass::Scatter).factor == own.factor);
   CHECK(into.time_model->laws.at(KernelClass::Gemm).factor == builtin_profile("h200").time_model->laws.at(KernelClass::Gemm).factor);
-  CHECK(into.time_model->laws.count(KernelClass::TritonScatter) == 0);
+  CHECK(into.time_model->laws.count(KernelClass::TritonScatterReduction) == 0);  // not asked for
+}
+
+// The scatter traffic sweep (H200, python/zoo/class_sweep.py's
+// scatter_traffic_sweep; docs/cost-model.md "Scatter traffic"): Triton
+// atomic adds into tables of 4 to 512 MiB, rows of 1 to 256 values, hot
+// rows, behind a sum. Under the shipped h200 (fitted on these beside the
+// first scatter sweep), each scatter whose rows are drawn uniformly is
+// within 35 % (0.885-1.33: the scatter reduction the worst), their sum
+// within 10 %; the two whose rows are drawn skewed (the cube of a uniform
+// draw, so that row 0 takes 2.5 % of the updates) read 0.186 and 0.556:
+// the law's chain term sees the uniform spread, not the data.
+TEST_CASE("the scatter traffic sweep under the shipped h200: uniform rows priced, skewed ones not", "[measure][zoo][class_laws]") {
+  const AccuracyReport r = report_of("class_sweep/h200", "h200");
+  double meas = 0, est = 0;
+  int uniform = 0, skewed = 0;
+  for (const NodeAccuracy& n : r.nodes) {
+    if (n.graph.rfind("scatter_traffic_sweep", 0) != 0) continue;
+    if (n.cls != KernelClass::TritonScatter && n.cls != KernelClass::TritonScatterReduction) continue;
+    INFO(n.graph << " " << n.node << ": " << n.est_us / n.meas_us);
+    if (n.graph == "scatter_traffic_sweep_0_inf.post" && (n.node == "op27" || n.node == "op31")) {
+      CHECK(n.est_us / n.meas_us < 0.6);
+      ++skewed;
+      continue;
+    }
+    CHECK(std::abs(n.est_us / n.meas_us - 1) <= 0.35);
+    meas += n.meas_us;
+    est += n.est_us;
+    ++uniform;
+  }
+  CHECK(skewed == 2);
+  CHECK(uniform == 16);
+  CHECK(std::abs(est / meas - 1) <= 0.10);
 }

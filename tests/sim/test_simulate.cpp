@@ -56,3 +56,34 @@ TEST_CASE("simulation refuses runtimes that are not finite or sum past a double"
   std::fill(rt.begin(), rt.end(), 1.7e308);
   CHECK_THROWS_WITH(simulate_two_streams(g, g.baseline_order(), rt), Catch::Contains("finite"));
 }
+
+// A call that reads a device value back (LaunchModel::host_waits: nonzero,
+// an embedding bag's backward) holds the host until its kernels are done,
+// so the launches after it no longer run ahead of the GPU. By hand, one µs
+// of host per node and no gaps, the loop with contention shares (neutral
+// here): ag is issued at 1 and ends at 11; `use` (the wait's reader) runs
+// 11-14, indep1 14-18, indep2 18-22. With `use` reading back, the host
+// reaches indep1's launch at max(14, 3) + 1 = 15: indep1 runs 15-19,
+// indep2 19-23. The loop without contention starts a collective from the
+// compute stream's clock (ag at 0): 21, and 22 with the wait.
+TEST_CASE("two-stream simulation: a host that waits for a call's kernels", "[sim][launch]") {
+  Graph g = load_graph_file(test::data_path("comms/overlap_small.json"));
+  const std::vector<double> rt = estimate_runtimes_us(g, builtin_profile(kDefaultHardwareProfile));
+  LaunchModel launch;
+  launch.host_us.assign(g.nodes.size(), 1.0);
+  launch.gap_us.assign(g.nodes.size(), 0.0);
+  const ContentionModel neutral{std::vector<ContentionShare>(g.nodes.size())};
+  for (const ContentionModel& contention : {ContentionModel{}, neutral}) {
+    const double ag_end = contention.empty() ? 10 : 11;
+    INFO("contention shares: " << contention.shares.size());
+    CHECK(simulate_two_streams(g, g.baseline_order(), rt, launch, contention).step_time_us == Approx(ag_end + 11));
+    LaunchModel waiting = launch;
+    waiting.host_waits.assign(g.nodes.size(), 0);
+    waiting.host_waits[g.find_node("use")] = 1;
+    const Simulation s = simulate_two_streams(g, g.baseline_order(), rt, waiting, contention);
+    CHECK(s.step_time_us == Approx(ag_end + 12));
+    CHECK(s.compute_idle_us == Approx(ag_end + 12 - 11));
+    waiting.host_waits.pop_back();
+    CHECK_THROWS_WITH(simulate_two_streams(g, g.baseline_order(), rt, waiting, contention), Catch::Contains("host waits"));
+  }
+}
