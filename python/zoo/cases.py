@@ -1387,6 +1387,65 @@ def gat_step():
     torch.compile(step)(x, edge_index, labels).backward()
 
 
+def sage_step():
+    """Held out (issue 27, session 16): torch_geometric's GraphSAGE (two
+    SAGEConv layers, mean aggregation: a scatter-add of neighbour rows into
+    a table larger than the L2, divided by the in-degrees), f32, 200,000
+    nodes of 128 features, 2,000,000 random edges; node classification,
+    one compiled training step."""
+    from torch_geometric.nn import SAGEConv
+
+    class SAGE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = SAGEConv(128, 128)
+            self.conv2 = SAGEConv(128, 16)
+
+        def forward(self, x, edge_index):
+            return self.conv2(F.relu(self.conv1(x, edge_index)), edge_index)
+
+    nodes, edges = 200_000, 2_000_000
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    edge_index = torch.randint(0, nodes, (2, edges), device=DEVICE, generator=gen)
+    x = torch.randn(nodes, 128, device=DEVICE)
+    labels = torch.randint(0, 16, (nodes,), device=DEVICE)
+    model = SAGE().to(DEVICE)
+
+    def step(x, edge_index, labels):
+        return F.cross_entropy(model(x, edge_index), labels)
+
+    torch.compile(step)(x, edge_index, labels).backward()
+
+
+def gcn_step():
+    """Held out (issue 27, session 16): torch_geometric's GCN (two GCNConv
+    layers: degrees by a scatter-add, symmetric normalization, a weighted
+    scatter-add of 256-wide rows), f32, 65,536 nodes of 256 features,
+    1,000,000 random edges plus self loops; one compiled training step."""
+    from torch_geometric.nn import GCNConv
+
+    class GCN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = GCNConv(256, 256)
+            self.conv2 = GCNConv(256, 32)
+
+        def forward(self, x, edge_index):
+            return self.conv2(F.relu(self.conv1(x, edge_index)), edge_index)
+
+    nodes, edges = 65_536, 1_000_000
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    edge_index = torch.randint(0, nodes, (2, edges), device=DEVICE, generator=gen)
+    x = torch.randn(nodes, 256, device=DEVICE)
+    labels = torch.randint(0, 32, (nodes,), device=DEVICE)
+    model = GCN().to(DEVICE)
+
+    def step(x, edge_index, labels):
+        return F.cross_entropy(model(x, edge_index), labels)
+
+    torch.compile(step)(x, edge_index, labels).backward()
+
+
 def conformer_step():
     """Held out (issue 27): torchaudio's Conformer (4 layers of 256, 4 heads,
     feed-forward 1024, depthwise 1-D convolutions of 31 taps: ATen's native
@@ -1494,6 +1553,8 @@ LIBRARY_CASES = {
     "mixer_step": mixer_step,
     "whisper_step": whisper_step,
     "t5_step": t5_step,
+    "sage_step": sage_step,
+    "gcn_step": gcn_step,
 }
 # The library models a fit may see; every other one is held out.
 LIBRARY_FIT_CASES = ("wav2vec2_step", "t5_step")

@@ -76,7 +76,7 @@ class InductorDecisions(unittest.TestCase):
                             self.assertEqual(methods[method]["peak"], expected["memory"][method]["peak"], method)
                         graphs += 1
                 self.assertGreaterEqual(graphs, 40, gpu)
-                self.assertGreaterEqual(groups, 1900, gpu)  # 2,052 on the H100, 2,050 on the H200
+                self.assertGreaterEqual(groups, 1900, gpu)  # 2,052 on the H100, 2,114 on the H200
 
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
@@ -123,20 +123,22 @@ class HeldOutEstimates(unittest.TestCase):
     library models") as a floor. Issue 27's targets (kernel median 8 %,
     worst 25 %; wall 12 %, 30 %) are met for the H200's kernel median and
     the wall medians: GAT's scatters (0.704 on the H100, 1.284 on the H200)
-    and the recommender's forward wall (1.49) are the worst."""
+    and the recommender's forward wall (1.49) are the worst. GraphSAGE and
+    GCN (H200 only), measured after the fit, read 0.93-1.28 (kernel)."""
 
     FLOORS = {  # gpu: (kernel median, kernel worst, wall median, wall worst)
         "h100": (0.085, 0.30, 0.04, 0.495),  # 8.4 %, 29.6 %; 3.8 %, 49.3 %
-        "h200": (0.071, 0.29, 0.031, 0.48),  # 7.0 %, 28.4 %; 3.0 %, 47.9 %
+        "h200": (0.069, 0.29, 0.036, 0.51),  # 6.8 %, 28.4 %; 3.5 %, 50.7 % (GCN's 94 µs forward: 1.507)
     }
 
     def test_todays_figures_as_a_floor(self):
         held_out = held_out_cases()
-        self.assertEqual(len(held_out), 5)
+        self.assertEqual(len(held_out), 7)
         for gpu in GPUS:
             rows = {n: r for n, r in accuracy_rows(gpu).items()
                     if r["kernel_us"] >= 50 and any(n.startswith(c + "_") for c in held_out)}
-            self.assertEqual(len(rows), 21, gpu)
+            # GraphSAGE and GCN (session 16) were measured on the H200 only.
+            self.assertEqual(len(rows), {"h100": 21, "h200": 27}[gpu], gpu)
             kernel, wall = error_figures(rows, "kernel"), error_figures(rows, "wall")
             floor = self.FLOORS[gpu]
             with self.subTest(gpu=gpu, kernel=kernel, wall=wall):
