@@ -1387,6 +1387,32 @@ def gat_step():
     torch.compile(step)(x, edge_index, labels).backward()
 
 
+def _pyg_node_classification(make_convs, nodes: int, edges: int, features: int, classes: int):
+    """One compiled training step of a two-layer torch_geometric network
+    (the two layers `make_convs()` returns, a ReLU between) classifying
+    `nodes` nodes of `features` f32 features over `edges` random edges
+    (seeded); the layers are made after the data, as the measured runs did."""
+
+    class TwoLayers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = make_convs()
+
+        def forward(self, x, edge_index):
+            return self.conv2(F.relu(self.conv1(x, edge_index)), edge_index)
+
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    edge_index = torch.randint(0, nodes, (2, edges), device=DEVICE, generator=gen)
+    x = torch.randn(nodes, features, device=DEVICE)
+    labels = torch.randint(0, classes, (nodes,), device=DEVICE)
+    model = TwoLayers().to(DEVICE)
+
+    def step(x, edge_index, labels):
+        return F.cross_entropy(model(x, edge_index), labels)
+
+    torch.compile(step)(x, edge_index, labels).backward()
+
+
 def sage_step():
     """Held out (issue 27, session 16): torch_geometric's GraphSAGE (two
     SAGEConv layers, mean aggregation: a scatter-add of neighbour rows into
@@ -1395,55 +1421,17 @@ def sage_step():
     one compiled training step."""
     from torch_geometric.nn import SAGEConv
 
-    class SAGE(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = SAGEConv(128, 128)
-            self.conv2 = SAGEConv(128, 16)
-
-        def forward(self, x, edge_index):
-            return self.conv2(F.relu(self.conv1(x, edge_index)), edge_index)
-
-    nodes, edges = 200_000, 2_000_000
-    gen = torch.Generator(device=DEVICE).manual_seed(0)
-    edge_index = torch.randint(0, nodes, (2, edges), device=DEVICE, generator=gen)
-    x = torch.randn(nodes, 128, device=DEVICE)
-    labels = torch.randint(0, 16, (nodes,), device=DEVICE)
-    model = SAGE().to(DEVICE)
-
-    def step(x, edge_index, labels):
-        return F.cross_entropy(model(x, edge_index), labels)
-
-    torch.compile(step)(x, edge_index, labels).backward()
+    _pyg_node_classification(lambda: (SAGEConv(128, 128), SAGEConv(128, 16)), nodes=200_000, edges=2_000_000, features=128, classes=16)
 
 
 def gcn_step():
     """Held out (issue 27, session 16): torch_geometric's GCN (two GCNConv
-    layers: degrees by a scatter-add, symmetric normalization, a weighted
-    scatter-add of 256-wide rows), f32, 65,536 nodes of 256 features,
-    1,000,000 random edges plus self loops; one compiled training step."""
+    layers: degrees by a scatter-add, symmetric normalization with self
+    loops, a weighted scatter-add of 256-wide rows), f32, 65,536 nodes of
+    256 features, 1,000,000 random edges; one compiled training step."""
     from torch_geometric.nn import GCNConv
 
-    class GCN(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = GCNConv(256, 256)
-            self.conv2 = GCNConv(256, 32)
-
-        def forward(self, x, edge_index):
-            return self.conv2(F.relu(self.conv1(x, edge_index)), edge_index)
-
-    nodes, edges = 65_536, 1_000_000
-    gen = torch.Generator(device=DEVICE).manual_seed(0)
-    edge_index = torch.randint(0, nodes, (2, edges), device=DEVICE, generator=gen)
-    x = torch.randn(nodes, 256, device=DEVICE)
-    labels = torch.randint(0, 32, (nodes,), device=DEVICE)
-    model = GCN().to(DEVICE)
-
-    def step(x, edge_index, labels):
-        return F.cross_entropy(model(x, edge_index), labels)
-
-    torch.compile(step)(x, edge_index, labels).backward()
+    _pyg_node_classification(lambda: (GCNConv(256, 256), GCNConv(256, 32)), nodes=65_536, edges=1_000_000, features=256, classes=32)
 
 
 def conformer_step():
