@@ -2,6 +2,7 @@
 #include "core/cost/law_features.h"
 
 #include <cctype>
+#include <cmath>
 
 #include <algorithm>
 #include <limits>
@@ -295,8 +296,6 @@ std::int64_t indirect_run(const Dep& d) {
   return run;
 }
 
-std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
 // What a Triton scatter's atomics and gathers cost beyond the bytes its
 // plain operands move (docs/cost-model.md, "Scatter traffic"). Its tables
 // are not streamed: each run of updated elements costs its 32-byte sectors
@@ -339,11 +338,11 @@ ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_by
     // (after it), per element where the dep spans the reduction too.
     const double numel = static_cast<double>(std::max<std::int64_t>(n.numel, 1));
     const double updates = dep_elements(d) > numel ? numel * static_cast<double>(std::max<std::int64_t>(n.rnumel, 1)) : numel;
-    const std::int64_t run = indirect_run(d);
-    const double runs = updates / static_cast<double>(run);
-    sectors += runs * static_cast<double>(round_up(run * elem, 32) / 32);
-    atomic_lines += runs * static_cast<double>(round_up(run * elem, 128));
-    t.chain_updates = std::max(t.chain_updates, updates / static_cast<double>(b.bytes / elem));
+    const double run = static_cast<double>(indirect_run(d)), run_bytes = run * static_cast<double>(elem);
+    const double runs = updates / run;
+    sectors += runs * std::ceil(run_bytes / 32);
+    atomic_lines += runs * std::ceil(run_bytes / 128) * 128;
+    t.chain_updates = std::max(t.chain_updates, updates / static_cast<double>(std::max<std::int64_t>(1, b.bytes / elem)));
   }
   // The rest: the tables' own deps (left out of `memory`), gathers (rows
   // of other tables, read more than once where they touch more than the
