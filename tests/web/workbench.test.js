@@ -450,6 +450,9 @@ async function main() {
       await page.evaluate(() => { window.__longTasks = []; });
       const t0 = Date.now();
       await page.setInputFiles('#file-input', big);
+      // The page first reads the file's head (is it a measurement?): the
+      // status line speaks once the plan starts, a few ms later.
+      await page.waitForFunction(() => document.getElementById('status').textContent.length > 0, null, { timeout: 10000 });
       const seen = new Set();
       while (!/planned in/.test(await page.locator('#status').textContent())) {
         const visible = await page.evaluate(() => {
