@@ -161,10 +161,12 @@ std::optional<ImplicitGemm> implicit_gemm_shape(const Graph& g, const Node& n, K
   return s;
 }
 
-std::int64_t tile_waves(const ImplicitGemm& s, int sm_count) {
-  const std::int64_t tiles = s.batch * ceil_div(s.m, kTileEdge) * ceil_div(s.n, kTileEdge);
-  return ceil_div(tiles, std::max(sm_count, 1));
-}
+namespace {
+// Output tiles of 128 x 128 over the batch.
+std::int64_t output_tiles(const ImplicitGemm& s) { return s.batch * ceil_div(s.m, kTileEdge) * ceil_div(s.n, kTileEdge); }
+}  // namespace
+
+std::int64_t tile_waves(const ImplicitGemm& s, int sm_count) { return ceil_div(output_tiles(s), std::max(sm_count, 1)); }
 
 double wave_us(const ImplicitGemm& s, std::int64_t k, int sm_count, double peak_flops) {
   const double tile_flops = 2.0 * kTileEdge * kTileEdge * static_cast<double>(k);
@@ -172,7 +174,7 @@ double wave_us(const ImplicitGemm& s, std::int64_t k, int sm_count, double peak_
 }
 
 std::int64_t split_k_loop(const ImplicitGemm& s, std::int64_t k, int sm_count) {
-  const std::int64_t tiles = s.batch * ceil_div(s.m, kTileEdge) * ceil_div(s.n, kTileEdge);
+  const std::int64_t tiles = output_tiles(s);
   if (tiles <= 0 || tiles >= sm_count) return k;
   const std::int64_t slices = std::max<std::int64_t>(1, std::min<std::int64_t>(sm_count / tiles, k / kMinSplitK));
   return ceil_div(k, slices);

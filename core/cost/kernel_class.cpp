@@ -159,23 +159,6 @@ KernelClass gemm_class(const Graph& g, const Node& n) {
   return KernelClass::Gemm;
 }
 
-// The index expression's top-level terms (split at + and - outside parentheses).
-std::vector<std::string_view> index_terms(std::string_view index) {
-  std::vector<std::string_view> terms;
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= index.size(); ++i) {
-    const char c = i < index.size() ? index[i] : '+';
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (depth == 0 && (c == '+' || c == '-')) {
-      if (i > start) terms.push_back(index.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return terms;
-}
-
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
@@ -264,6 +247,22 @@ bool launches_nothing(const Graph& g, const Node& n) {
 }
 
 }  // namespace
+
+std::vector<std::string_view> index_terms(std::string_view index) {
+  std::vector<std::string_view> terms;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= index.size(); ++i) {
+    const char c = i < index.size() ? index[i] : '+';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth == 0 && (c == '+' || c == '-')) {
+      if (const std::string_view term = trimmed(index.substr(start, i - start)); !term.empty()) terms.push_back(term);
+      start = i + 1;
+    }
+  }
+  return terms;
+}
 
 bool is_indirect_index(std::string_view index) {
   for (std::string_view prefix : {std::string_view("tmp"), std::string_view("indirect")}) {

@@ -9,6 +9,7 @@
 #include <array>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/graph/graph.h"
 
@@ -69,7 +70,7 @@ KernelClass classify_kernel(const Graph& g, const Node& n);
 // nonzero, masked_select, unique, bincount, item, and the embedding bag's
 // dense backward (embedding_backward_cuda_kernel's segment counts). The
 // host then waits for the GPU to finish the call's kernels
-// (docs/simulation.md, "Launch path").
+// (docs/simulation.md, "The host: a third resource").
 bool reads_back_to_host(const Node& n);
 // The class among the first eleven that holds class `c` (c itself for
 // those): what the features of a law, the host's terms, the memory model
@@ -82,6 +83,10 @@ KernelClass base_class(KernelClass c);
 std::optional<KernelClass> law_parent(KernelClass c);
 // Whether class `c` is one of the finer classes (below None).
 inline bool is_fine_class(KernelClass c) { return static_cast<std::size_t>(c) > static_cast<std::size_t>(KernelClass::None); }
+
+// An index expression's top-level terms ("32*d1 + d2 + 256*tmp0": three),
+// split at + and - outside parentheses, trimmed, signs dropped.
+std::vector<std::string_view> index_terms(std::string_view index);
 
 // Whether an index expression goes through a loaded value (Inductor names
 // it tmpN, or indirectN): a gather when read, a scatter when written.

@@ -260,7 +260,6 @@ const Dep* largest_read(const Graph& g, const Node& n, bool integer, BufId excep
   return best;
 }
 
-
 // --- a Triton scatter's atomics (docs/cost-model.md, "Scatter traffic") ---
 
 // The contiguous run, in elements, that an indirect store's consecutive
@@ -270,17 +269,8 @@ const Dep* largest_read(const Graph& g, const Node& n, bool integer, BufId excep
 // alone places each element (`tmp0`).
 std::int64_t indirect_run(const Dep& d) {
   std::string affine;
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= d.index.size(); ++i) {
-    const char c = i < d.index.size() ? d.index[i] : '+';
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if (depth != 0 || (c != '+' && c != '-') || i == start) continue;
-    const std::string_view term = std::string_view(d.index).substr(start, i - start);
-    if (!is_indirect_index(term)) affine += (affine.empty() ? "" : " + ") + std::string(term.substr(term.find_first_not_of(' ')));
-    start = i + 1;
-  }
+  for (std::string_view term : index_terms(d.index))
+    if (!is_indirect_index(term)) affine += (affine.empty() ? "" : " + ") + std::string(term);
   const auto form = parse_affine_index(affine.empty() ? "0" : affine, d.size.size(), "cd");
   if (!form) return 1;
   std::int64_t run = 1;

@@ -244,3 +244,15 @@ TEST_CASE("kernel classes: calls that read a device value back hold the host", "
     CHECK(launch_path(g, p, true).host_waits.empty());  // a CUDA graph replays without its host
   }
 }
+
+// Index expressions split into their top-level terms (core/cost/kernel_class.h
+// index_terms), which the strided and scatter rules read: parentheses kept
+// whole, blank terms (a hostile graph's " + tmp0") dropped.
+TEST_CASE("kernel classes: an index expression's top-level terms", "[cost][classes]") {
+  using Terms = std::vector<std::string_view>;
+  CHECK(index_terms("32*d1 + d2 + 256*tmp0") == Terms{"32*d1", "d2", "256*tmp0"});
+  CHECK(index_terms("d0 - 4096") == Terms{"d0", "4096"});
+  CHECK(index_terms("ModularIndexing(d0 + 1, 2, 3) + d1") == Terms{"ModularIndexing(d0 + 1, 2, 3)", "d1"});
+  CHECK(index_terms(" + tmp0") == Terms{"tmp0"});
+  CHECK(index_terms("   ").empty());
+}
