@@ -35,8 +35,30 @@ HardwareProfile datasheet_of(const std::string& kind, const std::string& measure
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs, sweep_dirs;
-  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from;
+  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from, sibling_terms;
 };
+
+// --sibling-terms: a comma-separated list of law terms by their profile
+// field names (docs/cost-model.md, "Law terms").
+std::vector<LawTerm> parse_sibling_terms(const std::string& text) {
+  std::vector<LawTerm> out;
+  if (text.empty()) return out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string field = text.substr(start, end - start);
+    const std::optional<LawTerm> t = law_term_of_field(field);
+    if (!t || law_term_info(*t).base) {
+      std::string names;
+      for (const LawTermInfo& info : kLawTermInfo)
+        if (!info.base) names += (names.empty() ? "" : ", ") + std::string(info.field);
+      throw OptionError("--sibling-terms: " + quoted_name(field) + " is not a law term the fit may carry (" + names + ")");
+    }
+    out.push_back(*t);
+    start = end + 1;
+  }
+  return out;
+}
 
 // --class-laws: "all", "default" or a comma-separated list of finer classes.
 std::vector<KernelClass> parse_class_laws(const std::string& text) {
@@ -60,8 +82,11 @@ std::vector<KernelClass> parse_class_laws(const std::string& text) {
 }
 
 int run(const FitProfileArgs& a) {
-  const auto& [dirs, excludes, graph_dirs, sweep_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from] = a;
+  const auto& [dirs, excludes, graph_dirs, sweep_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from,
+               sibling_term_names] = a;
   const std::vector<KernelClass> own_laws = parse_class_laws(class_laws);
+  const std::vector<LawTerm> sibling_terms = parse_sibling_terms(sibling_term_names);
+  if (!sibling_terms.empty() && sibling_name.empty()) throw OptionError("--sibling-terms: needs --sibling (the profile the terms come from)");
   std::string base_name = given_base;
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
@@ -92,7 +117,7 @@ int run(const FitProfileArgs& a) {
     laws_from = load_hardware_profile(class_laws_from);
     if (!laws_from->time_model) throw OptionError("--class-laws-from " + class_laws_from + ": a profile without a fitted time model");
   }
-  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws, sweeps);
+  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws, sweeps, sibling_terms);
   if (laws_from) carry_class_laws(*laws_from, own_laws, fit.profile);
   if (!comm_path.empty())
     apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
@@ -126,6 +151,10 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                  "a fitted profile of a GPU of the same chip (the H200 for the H100): a law term too few of these measurements "
                  "exercise takes its factor (default: such terms are 0)")
       ->option_text("NAME|FILE");
+  app.add_option("--sibling-terms", a->sibling_terms,
+                 "law terms (profile field names, comma-separated) that take the --sibling's factors whatever these measurements "
+                 "exercise: terms whose sweep ran on the sibling's GPU alone")
+      ->option_text("FIELD,...");
   app.add_option("--comm", a->comm_path,
                  "measured collective curves and contention law to carry into the profile (scripts/fit-comm.py -o, "
                  "from python/dist/comm_sweep.py's sweeps on this machine)")

@@ -40,12 +40,18 @@ for model in llama_block vit unet_gn moe_dropless kv_decode bert_dynamic tp2d; d
 # "Sustained rate"): fitted beside the H100's laws on the first 4 x H100
 # lease's steps (the second lease's steps are held out); the H200 (same chip,
 # same 700 W limit) carries the H100's figure.
+# The attention law's per-score and idle-wave terms (docs/cost-model.md,
+# "Attention") come from the attention grid sweep, measured on the H200
+# alone: the H100's attention nodes (full waves, head dims 64 and 128 with a
+# bias or dropout) exercise them without telling them from the compute
+# term, so the H100 carries the H200's factors.
+sibling_terms=score_factor,attention_wave_factor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
     --class-laws $class_laws_h200 --comm $sweeps/comm-fit.json -o "$tmp/h200.json" >/dev/null
 "$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
-    --class-laws $class_laws --sibling "$tmp/h200.json" --comm $sweeps/comm-fit.json -o "$tmp/h100-sxm.json" >/dev/null
+    --class-laws $class_laws --sibling "$tmp/h200.json" --sibling-terms $sibling_terms --comm $sweeps/comm-fit.json -o "$tmp/h100-sxm.json" >/dev/null
 python3 scripts/fit-sustained-rate.py $sweeps/steps/run1 $sweeps/steps/run2 --schedlab "$bin" --hardware "$tmp/h100-sxm.json" \
     -o $sweeps/sustained-fit.json \
     --source "4 x H100 SXM5 80GB (nvidia-h100-x4), PyTorch 2.11: the first lease's five steps, tests/data/dist4/steps/run1 and run2"
@@ -56,6 +62,6 @@ python3 scripts/fit-sustained-rate.py $sweeps/steps/run1 $sweeps/steps/run2 --sc
     --class-laws $class_laws_h200 --class-laws-from "$tmp/h100-sxm.json" --comm $sweeps/comm-fit.json \
     --sustained $sweeps/sustained-fit.json -o profiles/h200.json
 "$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
-    --class-laws $class_laws --sibling profiles/h200.json --comm $sweeps/comm-fit.json --sustained $sweeps/sustained-fit.json \
+    --class-laws $class_laws --sibling profiles/h200.json --sibling-terms $sibling_terms --comm $sweeps/comm-fit.json --sustained $sweeps/sustained-fit.json \
     -o profiles/h100-sxm.json
 python3 scripts/embed-profiles.py > core/cost/fitted_profiles.cpp

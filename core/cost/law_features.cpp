@@ -168,6 +168,35 @@ const AttentionCall* attention_call(const Node& n, KernelClass c) {
   return n.attention ? &*n.attention : nullptr;
 }
 
+// An attention call of a graph exported before the `attention` record, as
+// far as its flops and its first item tell: the query's shape is the
+// output's (forward) or its gradient's (backward), the head dim its last;
+// the unmasked scores are the flops over 4 x head dim (forward: two
+// products) or 10 x head dim (backward: five), and the key length the
+// scores per query row (a causal call reads as half its keys). Neither a
+// bias nor dropout can be told: those terms stay 0, as they were.
+std::optional<AttentionCall> attention_from_items(const Node& n, KernelClass c, const CostFacts& facts) {
+  if ((c != KernelClass::Attention && c != KernelClass::AttentionBackward) || !n.flops || *n.flops <= 0) return std::nullopt;
+  for (BufId o : n.outputs) {
+    const std::vector<std::int64_t>* shape = o < facts.first_item_shape.size() ? facts.first_item_shape[o] : nullptr;
+    if (!shape || shape->size() < 3) continue;
+    double rows = 1;
+    for (std::size_t i = 0; i + 1 < shape->size(); ++i) rows *= static_cast<double>((*shape)[i]);
+    const double head_dim = static_cast<double>(shape->back());
+    if (!(rows >= 1) || !(head_dim >= 1)) continue;
+    const double per_score = (c == KernelClass::AttentionBackward ? 10.0 : 4.0) * head_dim;
+    const double keys = std::round(static_cast<double>(*n.flops) / per_score / rows);
+    if (!(keys >= 1) || keys > 1e12) continue;
+    AttentionCall a;
+    a.query = *shape;
+    a.key = *shape;
+    a.key[a.key.size() - 2] = static_cast<std::int64_t>(keys);
+    a.value = a.key;
+    return a;
+  }
+  return std::nullopt;
+}
+
 // The µs to spend one f32 op per unmasked score of an attention call: the
 // unit of the per-score terms. With dropout its kernels draw one Philox
 // random number per score (and keep or zero it); with a bias (an additive
@@ -175,6 +204,28 @@ const AttentionCall* attention_call(const Node& n, KernelClass c) {
 // flops do not count.
 double attention_score_us(const AttentionCall& a, const HardwareProfile& hw) {
   return f32_ops_us(static_cast<double>(attention_scores(a)), hw);
+}
+
+// The compute an attention call's grid leaves idle in its last wave, in the
+// unit of its compute term: FlashAttention-style kernels run one CTA per
+// 128 rows per (batch, head), over the query rows forward and over the key
+// rows backward (each CTA then loops over the other side), so T tiles on S
+// SMs take ceil(T / S) waves of one tile's loop. A decoder's 128 queries
+// against a long encoder output (48 tiles on 132 SMs) run at a third of the
+// GPU; the idle share is ceil(T / S) * S / T - 1 of the compute. The f32
+// calls run the memory-efficient kernels, whose tiles are 64 rows
+// (fmha_cutlassF_f32_aligned_64x64, fmha_cutlassB_f32_aligned_64x64_k64).
+double attention_idle_wave_us(const AttentionCall& a, KernelClass c, double compute_us, int sm_count, bool f32) {
+  const std::size_t rank = a.query.size();
+  if (sm_count <= 0 || rank < 3 || a.key.size() != rank || compute_us <= 0) return 0.0;
+  double batch_heads = 1;
+  for (std::size_t i = 0; i + 2 < rank; ++i) batch_heads *= static_cast<double>(a.query[i]);
+  const double rows = static_cast<double>(c == KernelClass::AttentionBackward ? a.key[rank - 2] : a.query[rank - 2]);
+  const double tile_rows = f32 ? static_cast<double>(kTileEdge / 2) : static_cast<double>(kTileEdge);
+  const double tiles = batch_heads * std::ceil(rows / tile_rows);
+  if (!(tiles >= 1)) return 0.0;
+  const double sms = static_cast<double>(sm_count);
+  return compute_us * (std::ceil(tiles / sms) * sms / tiles - 1.0);
 }
 
 // The bytes of an attention call's bias: what it reads of buffers whose last
@@ -410,11 +461,15 @@ CostFacts cost_facts(const Graph& g) {
   // A multi-output kernel's dtype is its first item's: the item nodes read
   // its multi-output buffer.
   std::vector<std::string_view> first_item_dtype(g.buffers.size());
+  facts.first_item_shape.assign(g.buffers.size(), nullptr);
   for (const Node& n : g.nodes)
     for (BufId o : n.outputs)
-      if (g.buffers[o].layout == Layout::MultiOutputItem && !g.buffers[o].dtype.empty())
-        for (const Dep& d : n.reads)
-          if (g.buffers[d.buf].layout == Layout::MultiOutput && first_item_dtype[d.buf].empty()) first_item_dtype[d.buf] = g.buffers[o].dtype;
+      if (g.buffers[o].layout == Layout::MultiOutputItem)
+        for (const Dep& d : n.reads) {
+          if (g.buffers[d.buf].layout != Layout::MultiOutput) continue;
+          if (first_item_dtype[d.buf].empty() && !g.buffers[o].dtype.empty()) first_item_dtype[d.buf] = g.buffers[o].dtype;
+          if (!facts.first_item_shape[d.buf] && !g.buffers[o].shape.empty()) facts.first_item_shape[d.buf] = &g.buffers[o].shape;
+        }
   // An item node reads its tuple once however many items it names.
   for (const Node& n : g.nodes) {
     std::int64_t items = 0;
@@ -481,6 +536,12 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
   if (attention && attention->dropout_p > 0) set(f, LawTerm::AttentionDropout, attention_score_us(*attention, hw));
   if (attention && attention->bias) set(f, LawTerm::AttentionBias, attention_score_us(*attention, hw));
+  const std::optional<AttentionCall> inferred = attention ? std::nullopt : attention_from_items(n, c, facts);
+  if (const AttentionCall* a = attention ? attention : inferred ? &*inferred : nullptr) {
+    set(f, LawTerm::AttentionScore, attention_score_us(*a, hw));
+    const double compute = get(f, LawTerm::Compute) + get(f, LawTerm::Fp32Compute);
+    set(f, LawTerm::AttentionWave, attention_idle_wave_us(*a, c, compute, opts.sm_count, !low_precision(dtype)));
+  }
   set(f, LawTerm::OnlineSoftmax, online_softmax_us(n, c, hw));
   if (unaligned_rows(g, n, c)) set(f, LawTerm::UnalignedRows, get(f, LawTerm::Memory) + get(f, LawTerm::Spill));
   const auto shape = implicit_gemm_shape(g, n, c);

@@ -35,6 +35,9 @@ namespace schedlab {
 struct CostFacts {
   std::vector<std::string_view> compute_dtype;  // per node
   std::vector<std::int64_t> multi_output_bytes;  // per buffer: a multi_output buffer's items' bytes (else 0)
+  // per buffer: the shape of a multi_output buffer's first item (else null);
+  // an attention call's output (forward) or its query's gradient (backward)
+  std::vector<const std::vector<std::int64_t>*> first_item_shape;
 };
 CostFacts cost_facts(const Graph& g);
 

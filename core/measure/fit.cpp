@@ -170,7 +170,7 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
   return out;
 }
 
-ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling) {
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling, const std::vector<LawTerm>& sibling_terms) {
   ClassLaw law;
   if (samples.empty()) return law;
   // The base terms (core/cost/law_terms.def: time per launch, per flop,
@@ -179,6 +179,10 @@ ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* s
   // one), whose share comes off the measured times.
   std::vector<std::size_t> fitted;
   for (std::size_t t = 0; t < kLawTerms; ++t) {
+    if (sibling && std::find(sibling_terms.begin(), sibling_terms.end(), static_cast<LawTerm>(t)) != sibling_terms.end()) {
+      law.factor[t] = sibling->factor[t];
+      continue;
+    }
     int support = 0;
     for (const NodeSample& s : samples) support += s.features[t] != 0 ? 1 : 0;
     if (kLawTermInfo[t].base || support >= kMinTermSupport) fitted.push_back(t);
@@ -272,22 +276,28 @@ std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<
     if (fitted.front() != family && family != KernelClass::Extern) by_class[family].push_back(s);
     for (KernelClass c : fitted) by_class[c].push_back(s);
   }
-  // A class sweep's nodes fit only the finer laws it was designed for: its
-  // other kernels (fills, casts, the plain kernels around the swept ones,
-  // on random data) are not the real models' mix the other laws price.
-  for (const NodeSample& s : swept)
+  // A class sweep's nodes fit only the laws it was designed for: its other
+  // kernels (fills, casts, the plain kernels around the swept ones, on
+  // random data) are not the real models' mix the other laws price. Those
+  // are the finer laws, and the attention laws: no sweep runs an attention
+  // call but to measure it (the attention grid sweep).
+  for (const NodeSample& s : swept) {
     if (has_own_law(s.cls))
       for (KernelClass c : laws_fitted(s.cls)) by_class[c].push_back(s);
+    else if (s.cls == KernelClass::Attention || s.cls == KernelClass::AttentionBackward)
+      by_class[s.cls].push_back(s);
+  }
   return by_class;
 }
 
-LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling) {
+LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling,
+                const std::vector<LawTerm>& sibling_terms) {
   LawFit fit;
   auto fit_class = [&](KernelClass cls, const std::vector<NodeSample>& samples) {
     const ClassLaw* sibling_law = nullptr;
     if (sibling && sibling->time_model)
       if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;
-    fit.laws[cls] = fit_class_law(samples, sibling_law);
+    fit.laws[cls] = fit_class_law(samples, sibling_law, sibling_terms);
     // Each sample once: one of a finer class with its own law also fits its family's.
     for (const NodeSample& s : samples) fit.samples += s.cls == cls || !by_class.count(s.cls) ? 1 : 0;
   };
@@ -413,12 +423,12 @@ LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases) {
 
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
                        const HardwareProfile* sibling, const std::vector<KernelClass>& own_laws,
-                       const std::vector<MeasuredCase>& class_sweeps) {
+                       const std::vector<MeasuredCase>& class_sweeps, const std::vector<LawTerm>& sibling_terms) {
   if (cases.empty()) throw OptionError("fit: no measured graphs");
   std::vector<MeasuredCase> all = cases;
   all.insert(all.end(), class_sweeps.begin(), class_sweeps.end());
   const MeasuredGpu gpu = measured_gpu(all);
-  LawFit laws = fit_laws(gather_samples(cases, base, gpu, own_laws, class_sweeps), sibling);
+  LawFit laws = fit_laws(gather_samples(cases, base, gpu, own_laws, class_sweeps), sibling, sibling_terms);
   const LaunchPathFit path = fit_launch_path(cases);
   TimeModel tm;
   tm.laws = std::move(laws.laws);

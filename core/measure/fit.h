@@ -59,8 +59,12 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
 
 inline constexpr int kMinTermSupport = 5;
 // `sibling`: the law whose factors the terms this data cannot fit take
-// (nullptr: they are 0).
-ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling = nullptr);
+// (nullptr: they are 0); `sibling_terms`: terms that take the sibling's
+// factor however many nodes exercise them (a term whose sweep was measured
+// on the sibling's GPU alone: this data exercises it without telling it
+// apart from the base terms).
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling = nullptr,
+                       const std::vector<LawTerm>& sibling_terms = {});
 
 // Non-negative least squares (Lawson and Hanson's active-set method):
 // x >= 0 minimizing sum_i w_i (row_i . x - y_i)^2. Deterministic.
@@ -99,7 +103,8 @@ struct LawFit {
   std::vector<std::string> borrowed;  // "attention<-gemm", ...
   std::size_t samples = 0;            // the samples the fitted laws saw
 };
-LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling);
+LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling,
+                const std::vector<LawTerm>& sibling_terms = {});
 
 // The finer classes among `classes` that `into` has no law of its own for
 // (fewer than kMinTermSupport of its nodes measured: no sweep of that GPU)
@@ -131,9 +136,9 @@ struct ProfileFit {
 // `base` gives the datasheet figures (peaks, DRAM, links); the result is it
 // plus the fitted time model, named `name`. `sibling`: a fitted profile of
 // a GPU of the same chip whose factors the terms this data cannot fit take
-// (nullptr: none).
+// (nullptr: none), and the `sibling_terms` whatever this data exercises.
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
                        const HardwareProfile* sibling = nullptr, const std::vector<KernelClass>& own_laws = default_own_law_classes(),
-                       const std::vector<MeasuredCase>& class_sweeps = {});
+                       const std::vector<MeasuredCase>& class_sweeps = {}, const std::vector<LawTerm>& sibling_terms = {});
 
 }  // namespace schedlab

@@ -2,7 +2,8 @@
 classes"; issue 27): embedding bags, scatters with spread and collisions,
 depthwise, grouped and 1-D convolutions forward and backward (cuDNN and
 ATen's native kernels), Triton kernels over transposed operands, matmuls with
-odd dimensions and f32 SIMT matmuls. Each sweep is a zoo case (cases.py
+odd dimensions and f32 SIMT matmuls; attention over grids of query tiles
+and head dims (the attention law's idle-wave and per-score terms). Each sweep is a zoo case (cases.py
 registers them, run only when named); this script runs them through
 run_zoo.py with --measure on one GPU, then checks that every graph has its
 measured file beside it and writes OUT/class_sweep.json, the manifest of the
@@ -202,6 +203,64 @@ def grouped_conv_sweep():
     torch.compile(forward1d)(xs1, ws1, patch_x, patch_w).backward()
 
 
+def attention_grid_sweep():
+    """Attention without mask or dropout through PyTorch's default backend,
+    forward and backward, over grids of query tiles from a third of a wave
+    (a decoder's 128 queries over a long encoder output: Whisper's and T5's
+    cross-attention) to many waves, head dims 64, 96 and 128, causal and
+    not, odd lengths (ViT's 197, CLIP's 77, Whisper's 1500); then f32
+    (the memory-efficient kernels), with and without a per-head bias
+    (Conformer's relative positions). For the attention law's wave and
+    per-score terms (docs/cost-model.md, "Attention")."""
+    import torch
+    import torch.nn.functional as F
+
+    # (batch, heads, query length, key length, head dim, causal)
+    configs = [(8, 6, 128, 1500, 64, False), (4, 8, 128, 4096, 64, False), (2, 16, 128, 2048, 128, False),
+               (8, 8, 128, 512, 64, False), (1, 16, 256, 8192, 128, False), (8, 6, 1500, 1500, 64, False),
+               (4, 16, 1024, 1024, 64, False), (2, 12, 4096, 4096, 64, False), (4, 16, 2048, 2048, 128, False),
+               (8, 8, 1000, 1000, 128, False), (4, 32, 1024, 1024, 96, False), (8, 12, 1024, 1024, 64, True),
+               (2, 16, 4096, 4096, 64, True), (4, 32, 2048, 2048, 128, True), (16, 12, 197, 197, 64, False),
+               (32, 12, 77, 77, 64, False), (1, 8, 512, 512, 64, False), (2, 4, 2048, 2048, 128, True)]
+    qkv = [tuple(torch.randn(b, h, s, d, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for s in (sq, sk, sk))
+           for b, h, sq, sk, d, _ in configs]
+
+    def forward(qkv):
+        return sum(F.scaled_dot_product_attention(q, k, v, is_causal=c).float().mean() for (q, k, v), (*_, c) in zip(qkv, configs))
+
+    torch.compile(forward)(qkv).backward()
+    # f32: (batch, heads, length, head dim, a [B, H, S, S] bias)
+    f32 = [(16, 4, 512, 64, True), (16, 4, 512, 64, False), (8, 8, 1024, 64, False), (32, 4, 128, 32, False), (4, 8, 2048, 64, True)]
+    qkv32 = [tuple(torch.randn(b, h, s, d, device=DEVICE, requires_grad=True) for _ in range(3)) for b, h, s, d, _ in f32]
+    biases = [torch.randn(b, h, s, s, device=DEVICE) if bias else None for b, h, s, _, bias in f32]
+
+    def forward32(qkv32, biases):
+        return sum(F.scaled_dot_product_attention(q, k, v, attn_mask=m).mean() for (q, k, v), m in zip(qkv32, biases))
+
+    torch.compile(forward32)(qkv32, biases).backward()
+
+
+def grouped_conv1d_sweep():
+    """Grouped 1-D convolutions with long kernels, forward and backward in
+    bf16 NCL: wav2vec 2.0's and HuBERT's positional convolution (128 taps,
+    16 groups, padding 64) at several widths and lengths, and the same
+    geometry with shorter kernels and other group counts, to tell where
+    cuDNN runs one launch per group and a direct weight-gradient kernel."""
+    import torch
+    import torch.nn.functional as F
+
+    # (batch, channels, length, groups, kernel)
+    configs = [(8, 384, 99, 16, 128), (8, 768, 250, 16, 128), (4, 1024, 500, 16, 128), (8, 768, 250, 4, 128),
+               (8, 768, 250, 64, 128), (8, 768, 250, 16, 32), (8, 768, 250, 16, 8), (16, 512, 1000, 8, 3)]
+    xs = [torch.randn(b, c, n, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for b, c, n, _, _ in configs]
+    ws = [torch.randn(c, c // g, k, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for _, c, _, g, k in configs]
+
+    def forward(xs, ws):
+        return sum(F.conv1d(x, w, padding=cfg[4] // 2, groups=cfg[3]).float().mean() for x, w, cfg in zip(xs, ws, configs))
+
+    torch.compile(forward)(xs, ws).backward()
+
+
 def strided_triton_sweep():
     """Triton kernels whose operands move with a stride along the fastest
     index: sums over columns, LayerNorm over a transposed (token-mixing)
@@ -305,6 +364,8 @@ SWEEPS: dict[str, Sweep] = {
                                                           "depthwise_convolution_backward", "depthwise_convolution_backward_native")),
     "grouped_conv_sweep": Sweep(grouped_conv_sweep, ("grouped_convolution", "grouped_convolution_backward", "convolution_1d",
                                                       "convolution_1d_backward")),
+    "attention_grid_sweep": Sweep(attention_grid_sweep, ("attention", "attention_backward")),
+    "grouped_conv1d_sweep": Sweep(grouped_conv1d_sweep, ("grouped_convolution", "grouped_convolution_backward")),
     "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
     "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),
     "large_kernel_sweep": Sweep(large_kernel_sweep, ()),  # the plain gemm, triton_pointwise and triton_reduction classes

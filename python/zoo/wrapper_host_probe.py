@@ -57,6 +57,25 @@ def operations(device):
     image = torch.randn(1, 3, 224, 224, device=device, dtype=torch.bfloat16)
     patch = torch.randn(384, 3, 16, 16, device=device, dtype=torch.bfloat16)
 
+    # An embedding bag as a recommender's wrapper calls it (DLRM: 4,096
+    # bags of 20 lookups into a 100,000-row table), alone and with the four
+    # items of its result taken and checked as the wrapper does.
+    embedding_bag_op = torch.ops.aten._embedding_bag.default
+    table = torch.randn(100_000, 64, device=device)
+    bag_indices = torch.randint(0, 100_000, (4096 * 20,), device=device)
+    bag_offsets = torch.arange(0, 4096 * 20, 20, device=device)
+
+    def embedding_bag():
+        return embedding_bag_op(table, bag_indices, bag_offsets, False, 0, False, None, False, -1)
+
+    bag_items = [(tuple(t.size()), t.stride()) for t in embedding_bag()]
+
+    def embedding_bag_items():
+        r = embedding_bag()
+        for i, (size, stride) in enumerate(bag_items):
+            ass(r[i], size, stride)
+        return r
+
     def cudnn_attention(q):
         return cudnn_attention_op(q, q, q, None, True, 0.0, False, False)
 
@@ -73,6 +92,8 @@ def operations(device):
         "mm_out_two_views": lambda: torch.mm(rt(a, (m, k), (k, 1), 0), rt(w, (k, n), (1, k), 0), out=out),
         "cudnn_attention_197": lambda: cudnn_attention(q197),
         "cudnn_attention_256": lambda: cudnn_attention(q256),
+        "embedding_bag": embedding_bag,
+        "embedding_bag_items": embedding_bag_items,
         "patch_convolution": lambda: convolution_op(image, patch, None, [16, 16], [0, 0], [1, 1], False, [0, 0], 1),
     }
     return ops

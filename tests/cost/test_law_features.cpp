@@ -3,6 +3,8 @@
 // matmuls and the routing of convolutions by their geometry.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "core/cost/cost_model.h"
 #include "core/cost/law_features.h"
 #include "core/io/graph_reader.h"
@@ -281,6 +283,66 @@ TEST_CASE("features: attention with a bias pays one f32 op per score, and its bi
     CHECK(at(dropout.of(dropout.g.nodes[v].name.c_str()), LawTerm::AttentionBias) == 0);
     CHECK(at(dropout.of(dropout.g.nodes[v].name.c_str()), LawTerm::AttentionBiasMemory) == 0);
   }
+}
+
+TEST_CASE("features: every attention call pays its scores, and the compute its last wave leaves idle", "[cost][features]") {
+  // The H200's attention grid sweep: bf16 calls without mask or dropout
+  // (forward over query tiles, backward over key tiles), then f32 ones.
+  const double f32_peak = peak_flops_for_dtype(builtin_profile("h100-sxm-datasheet"), "f32");
+  int calls = 0, partial = 0;
+  for (const char* path : {"class_sweep/h200/attention_grid_sweep_0_fwd.post.json", "class_sweep/h200/attention_grid_sweep_1_bwd.post.json",
+                           "class_sweep/h200/attention_grid_sweep_2_fwd.post.json"}) {
+    Featured f(path);
+    for (NodeId v = 0; v < f.g.num_nodes(); ++v) {
+      Node& n = f.g.nodes[v];
+      const KernelClass c = classify_node(f.g, n);
+      if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) continue;
+      INFO(path << " " << n.name);
+      REQUIRE(n.attention);
+      ++calls;
+      const AttentionCall a = *n.attention;
+      const LawFeatures with = f.of(n.name.c_str());
+      CHECK(at(with, LawTerm::AttentionScore) == Approx(attention_scores(a) * 1e6 / f32_peak));
+      const bool f32 = at(with, LawTerm::Fp32Compute) > 0;
+      const double compute = at(with, LawTerm::Compute) + at(with, LawTerm::Fp32Compute);
+      const double rows = static_cast<double>(c == KernelClass::AttentionBackward ? a.key[2] : a.query[2]);
+      const double tiles = static_cast<double>(a.query[0] * a.query[1]) * std::ceil(rows / (f32 ? 64.0 : 128.0));
+      CHECK(at(with, LawTerm::AttentionWave) == Approx(compute * (std::ceil(tiles / 132) * 132 / tiles - 1)).margin(1e-9));
+      if (tiles < 132) ++partial;
+      // Exported before the record: the same features from the flops and
+      // the first item (the output or the query's gradient), where the
+      // call is not causal (a causal call reads as half its keys).
+      n.attention.reset();
+      const LawFeatures inferred = f.of(n.name.c_str());
+      if (!a.causal) {
+        CHECK(at(inferred, LawTerm::AttentionScore) == Approx(at(with, LawTerm::AttentionScore)));
+        CHECK(at(inferred, LawTerm::AttentionWave) == Approx(at(with, LawTerm::AttentionWave)).margin(1e-9));
+      } else {
+        CHECK(at(inferred, LawTerm::AttentionScore) == Approx(at(with, LawTerm::AttentionScore)).epsilon(0.01));
+      }
+    }
+  }
+  CHECK(calls == 41);
+  CHECK(partial >= 6);  // the decoder-style calls: under one wave
+  // A decoder's 128 queries over 1,500 keys: 48 tiles on 132 SMs, idle 132/48 - 1 of the compute.
+  Featured fwd("class_sweep/h200/attention_grid_sweep_0_fwd.post.json");
+  for (NodeId v = 0; v < fwd.g.num_nodes(); ++v) {
+    const Node& n = fwd.g.nodes[v];
+    if (!n.attention || n.attention->query != std::vector<std::int64_t>{8, 6, 128, 64} || n.attention->key[2] != 1500) continue;
+    const LawFeatures f = fwd.of(n.name.c_str());
+    CHECK(at(f, LawTerm::AttentionWave) == Approx(at(f, LawTerm::Compute) * 1.75));
+  }
+  // Not an attention call: neither term.
+  Featured mm("exported/gemm_sweep_0_inf.post.json");
+  int gemms = 0;
+  for (NodeId v = 0; v < mm.g.num_nodes(); ++v) {
+    if (classify_node(mm.g, mm.g.nodes[v]) != KernelClass::Gemm) continue;
+    ++gemms;
+    const LawFeatures gemm = mm.of(mm.g.nodes[v].name.c_str());
+    CHECK(at(gemm, LawTerm::AttentionScore) == 0);
+    CHECK(at(gemm, LawTerm::AttentionWave) == 0);
+  }
+  CHECK(gemms > 0);
 }
 
 TEST_CASE("features: a reduction whose rows are not 16-byte aligned pays its bytes again at its own factor", "[cost][features]") {

@@ -410,3 +410,28 @@ TEST_CASE("fit: a specific term too few nodes exercise takes the sibling's facto
   CHECK(few[LawTerm::Compute] == Approx(1.2));
   CHECK(few[LawTerm::Unaligned] == 6.0);  // exercised by none: the sibling's too
 }
+
+TEST_CASE("fit: --sibling-terms take the sibling's factors however many nodes exercise them", "[measure][fit]") {
+  // Twelve nodes all exercising a score term at 3.0 per unit; the sibling says 5.0.
+  std::vector<NodeSample> samples;
+  for (int i = 0; i < 12; ++i) {
+    NodeSample s;
+    s.cls = KernelClass::Attention;
+    s.kernels = 1;
+    s.features[static_cast<std::size_t>(LawTerm::Fixed)] = 1;
+    s.features[static_cast<std::size_t>(LawTerm::Compute)] = 4.0 * (i + 1);
+    s.features[static_cast<std::size_t>(LawTerm::AttentionScore)] = 0.5 * (i % 3 + 1);
+    s.measured_us = 2 + 1.5 * 4.0 * (i + 1) + 3.0 * 0.5 * (i % 3 + 1);
+    samples.push_back(s);
+  }
+  const ClassLaw sibling = law_from_factors(1, {{LawTerm::AttentionScore, 5.0}, {LawTerm::AttentionWave, 0.7}});
+  const ClassLaw own = fit_class_law(samples, &sibling);
+  CHECK(own[LawTerm::AttentionScore] == Approx(3.0));  // twelve nodes: fitted
+  const ClassLaw carried = fit_class_law(samples, &sibling, {LawTerm::AttentionScore, LawTerm::AttentionWave});
+  CHECK(carried[LawTerm::AttentionScore] == 5.0);
+  CHECK(carried[LawTerm::AttentionWave] == 0.7);
+  // The rest is fitted on what the carried terms leave.
+  CHECK(carried[LawTerm::Fixed] + carried[LawTerm::Compute] > 0);
+  // Without a sibling there is nothing to carry: the terms are fitted.
+  CHECK(fit_class_law(samples, nullptr, {LawTerm::AttentionScore})[LawTerm::AttentionScore] == Approx(3.0));
+}
