@@ -76,17 +76,34 @@ class CommFit(unittest.TestCase):
                 self.assertGreater(sooner, 40)
                 self.assertGreaterEqual(held, 0.9 * sooner)
 
-    def test_the_h100_curves_on_the_h200_sweep(self):
+    def test_the_h100_curves_on_the_h200_sweeps(self):
         # docs/gpu-validation.md, "On 4 x H200": fit-comm.py
-        # --check-collectives on the held-out H200 sweep, table for table.
+        # --check-collectives on each held-out H200 sweep (4 ranks, session
+        # 14; 2 ranks, session 17), table for table.
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json"))
+        for held in ("h200-run5/collectives-w4.json", "h200-run7/collectives-w2.json"):
+            with self.subTest(held=held), tempfile.TemporaryDirectory() as tmp:
+                done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(Path(tmp) / "fit.json"),
+                                       "--check-collectives", str(DATA / held)],
+                                      check=True, capture_output=True, text=True)
+                table = [line for line in done.stdout.splitlines() if line.startswith("|")]
+                self.assertEqual(len(table), 2 + 5)  # the five operations at one world size
+                for line in table:
+                    self.assertIn(line, doc)
+
+    def test_the_h100_contention_law_on_the_h200s_at_2_ranks(self):
+        # docs/gpu-validation.md: fit-comm.py --check on session 17's
+        # 2-rank H200 contention sweep, row for row.
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json")) + \
+            sorted(str(p) for p in DATA.glob("h100-run*/contention-w4.json"))
         with tempfile.TemporaryDirectory() as tmp:
-            sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json"))
             done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(Path(tmp) / "fit.json"),
-                                   "--check-collectives", str(DATA / "h200-run5" / "collectives-w4.json")],
+                                   "--check", str(DATA / "h200-run7" / "contention-w2.json")],
                                   check=True, capture_output=True, text=True)
         table = [line for line in done.stdout.splitlines() if line.startswith("|")]
-        self.assertEqual(len(table), 2 + 5)  # the five operations at 4 ranks
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        self.assertEqual(len(table), 2 + 5)  # the five compute classes
         for line in table:
             self.assertIn(line, doc)
 
