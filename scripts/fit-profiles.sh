@@ -11,10 +11,18 @@ cd "$(dirname "$0")/.."
 bin="${1:-build}/schedlab"
 [ -x "$bin" ] || { echo "fit-profiles: $bin not found (build the schedlab target first)" >&2; exit 2; }
 # The measured collectives and contention (python/dist/comm_sweep.py on 4 x
-# H100; the H200 shares NVLink 4 and NVSwitch) ride along in both profiles.
+# H100) ride along in the H100's profile, the contention law in both.
 sweeps=tests/data/dist4
 python3 scripts/fit-comm.py $sweeps/h100-run*/collectives-w*.json $sweeps/h100-run*/contention-w4.json -o $sweeps/comm-fit.json \
     --source "4 x H100 SXM5 80GB (nvidia-h100-x4), NVSwitch, NCCL 2.28.9, PyTorch 2.11: tests/data/dist4/h100-run1 and h100-run2"
+# The H200 prices collectives by its own curves (2 x H200 at 2 ranks,
+# session 17; 4 x H200 at 4 ranks, session 14): at 4 KiB-4 MiB the H200s ran
+# 10-28 % off the H100s' curves, faster at 2 ranks and slower at 4 (the
+# machines' latency floors). Its contention law is the H100s' (no H200
+# contention sweep at 4 ranks).
+python3 scripts/fit-comm.py $sweeps/h200-run5/collectives-w4.json $sweeps/h200-run7/collectives-w2.json \
+    $sweeps/h100-run*/contention-w4.json -o $sweeps/comm-fit-h200.json \
+    --source "4 x H200 (nvidia-h200-x4, tests/data/dist4/h200-run5) and 2 x H200 (nvidia-h200-x2, h200-run7), NVSwitch, NCCL 2.28.9, PyTorch 2.11; contention: 4 x H100, h100-run1 and h100-run2"
 # The finer classes' laws (docs/cost-model.md, "Kernel classes"), fitted on
 # each GPU's class sweeps (python/zoo/class_sweep.py) beside the zoo: the
 # sweeps' nodes fit only these laws. The two convolution backward families
@@ -49,7 +57,7 @@ sibling_terms=score_factor,attention_wave_factor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
-    --class-laws $class_laws_h200 --comm $sweeps/comm-fit.json -o "$tmp/h200.json" >/dev/null
+    --class-laws $class_laws_h200 --comm $sweeps/comm-fit-h200.json -o "$tmp/h200.json" >/dev/null
 "$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
     --class-laws $class_laws --sibling "$tmp/h200.json" --sibling-terms $sibling_terms --comm $sweeps/comm-fit.json -o "$tmp/h100-sxm.json" >/dev/null
 python3 scripts/fit-sustained-rate.py $sweeps/steps/run1 $sweeps/steps/run2 --schedlab "$bin" --hardware "$tmp/h100-sxm.json" \
@@ -59,7 +67,7 @@ python3 scripts/fit-sustained-rate.py $sweeps/steps/run1 $sweeps/steps/run2 --sc
 # the sibling terms those laws take are 0 either way), then the H100 with
 # the H200 as its sibling.
 "$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
-    --class-laws $class_laws_h200 --class-laws-from "$tmp/h100-sxm.json" --comm $sweeps/comm-fit.json \
+    --class-laws $class_laws_h200 --class-laws-from "$tmp/h100-sxm.json" --comm $sweeps/comm-fit-h200.json \
     --sustained $sweeps/sustained-fit.json -o profiles/h200.json
 "$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
     --class-laws $class_laws --sibling profiles/h200.json --sibling-terms $sibling_terms --comm $sweeps/comm-fit.json --sustained $sweeps/sustained-fit.json \

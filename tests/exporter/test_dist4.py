@@ -43,6 +43,20 @@ class CommFit(unittest.TestCase):
             subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(out),
                             "--source", fitted["collectives"]["source"]], check=True)
             self.assertEqual(json.loads(out.read_text()), fitted)
+
+    def test_the_h200s_curves_are_the_fit_of_their_sweeps(self):
+        # scripts/fit-profiles.sh: the H200's own collective curves, the H100s' contention law.
+        fitted = json.loads((DATA / "comm-fit-h200.json").read_text())
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "fit.json"
+            sweeps = [str(DATA / "h200-run5" / "collectives-w4.json"), str(DATA / "h200-run7" / "collectives-w2.json")]
+            sweeps += sorted(str(p) for p in DATA.glob("h100-run*/contention-w4.json"))
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(out),
+                            "--source", fitted["collectives"]["source"]], check=True)
+            self.assertEqual(json.loads(out.read_text()), fitted)
+        self.assertEqual(fitted["contention"], json.loads((DATA / "comm-fit.json").read_text())["contention"])
+        profile = json.loads((ROOT / "profiles" / "h200.json").read_text())
+        self.assertEqual(profile["collectives"]["curves"], fitted["collectives"]["curves"])
         # What the fit says, in round figures: contention slows both sides, a
         # collective ready beside a GEMM starts in its last wave.
         gemm = fitted["contention"]["classes"]["gemm"]

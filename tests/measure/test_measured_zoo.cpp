@@ -122,7 +122,9 @@ TEST_CASE("the built-in h100-sxm and h200 are the fit of the checked-in measurem
     ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name, sibling, own_laws, sweeps, sibling_terms);
     if (!h100) carry_class_laws(builtin_profile("h100-sxm"), own_laws, fit.profile);
     // and the measured collectives and contention (fit-profile --comm; scripts/fit-comm.py's fit of tests/data/dist4)
-    apply_comm_sections(read_text_file(test::data_path("dist4/comm-fit.json")), "comm-fit.json", fit.profile);
+    // (the H200's own curves: comm-fit-h200.json)
+    const std::string comm = h100 ? "dist4/comm-fit.json" : "dist4/comm-fit-h200.json";
+    apply_comm_sections(read_text_file(test::data_path(comm)), comm, fit.profile);
     // and the sustained tensor-core rate (fit-profile --sustained; scripts/fit-sustained-rate.py's fit of the first lease's steps)
     apply_sustained_rate(read_text_file(test::data_path("dist4/sustained-fit.json")), "sustained-fit.json", fit.profile);
     const auto file = nlohmann::json::parse(read_text_file(test::data_path("../../profiles/" + std::string(name) + ".json")));
