@@ -53,7 +53,7 @@ for model in llama_block vit unet_gn moe_dropless kv_decode bert_dynamic tp2d; d
 # alone: the H100's attention nodes (full waves, head dims 64 and 128 with a
 # bias or dropout) exercise them without telling them from the compute
 # term, so the H100 carries the H200's factors.
-sibling_terms=score_factor,attention_wave_factor
+sibling_terms=score_factor,attention_wave_factor,f32_bias_factor,f32_score_factor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \

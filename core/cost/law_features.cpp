@@ -535,10 +535,13 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);
   set(f, LawTerm::Spill, static_cast<double>(bytes - cached) / hw.dram_bytes_per_s * 1e6);
   if (attention && attention->dropout_p > 0) set(f, LawTerm::AttentionDropout, attention_score_us(*attention, hw));
-  if (attention && attention->bias) set(f, LawTerm::AttentionBias, attention_score_us(*attention, hw));
+  // f32 calls run the memory-efficient kernels, whose bias costs several
+  // times what cuDNN's 16-bit kernels pay per score: a term of their own.
+  if (attention && attention->bias)
+    set(f, low_precision(dtype) ? LawTerm::AttentionBias : LawTerm::AttentionBiasF32, attention_score_us(*attention, hw));
   const std::optional<AttentionCall> inferred = attention ? std::nullopt : attention_from_items(n, c, facts);
   if (const AttentionCall* a = attention ? attention : inferred ? &*inferred : nullptr) {
-    set(f, LawTerm::AttentionScore, attention_score_us(*a, hw));
+    set(f, low_precision(dtype) ? LawTerm::AttentionScore : LawTerm::AttentionScoreF32, attention_score_us(*a, hw));
     const double compute = get(f, LawTerm::Compute) + get(f, LawTerm::Fp32Compute);
     set(f, LawTerm::AttentionWave, attention_idle_wave_us(*a, c, compute, opts.sm_count, !low_precision(dtype)));
   }

@@ -240,6 +240,29 @@ def attention_grid_sweep():
     torch.compile(forward32)(qkv32, biases).backward()
 
 
+def attention_f32_mask_sweep():
+    """f32 attention with an additive mask (the memory-efficient kernels:
+    f32 runs no cuDNN or flash attention), forward and backward, as models
+    trained without autocast pass their padding and causal masks and
+    relative-position biases: masks broadcast over heads ([B, 1, S, S]),
+    over batch and heads ([1, 1, S, S]) and one per head ([B, H, S, S]),
+    over batch, heads, lengths and head dims. For the attention law's
+    f32 mask term (docs/cost-model.md, "Attention")."""
+    import torch
+    import torch.nn.functional as F
+
+    # (batch, heads, length, head dim, mask shape)
+    configs = [(16, 4, 512, 64, "bh"), (8, 8, 1024, 64, "b1"), (4, 8, 2048, 64, "bh"), (32, 12, 128, 64, "b1"),
+               (8, 12, 512, 64, "11"), (2, 16, 1024, 128, "b1"), (16, 8, 256, 32, "bh")]
+    qkv = [tuple(torch.randn(b, h, s, d, device=DEVICE, requires_grad=True) for _ in range(3)) for b, h, s, d, _ in configs]
+    masks = [torch.randn(b if m != "11" else 1, h if m == "bh" else 1, s, s, device=DEVICE) for b, h, s, _, m in configs]
+
+    def forward(qkv, masks):
+        return sum(F.scaled_dot_product_attention(q, k, v, attn_mask=m).mean() for (q, k, v), m in zip(qkv, masks))
+
+    torch.compile(forward)(qkv, masks).backward()
+
+
 def grouped_conv1d_sweep():
     """Grouped 1-D convolutions with long kernels, forward and backward in
     bf16 NCL: wav2vec 2.0's and HuBERT's positional convolution (128 taps,
@@ -365,6 +388,7 @@ SWEEPS: dict[str, Sweep] = {
     "grouped_conv_sweep": Sweep(grouped_conv_sweep, ("grouped_convolution", "grouped_convolution_backward", "convolution_1d",
                                                       "convolution_1d_backward")),
     "attention_grid_sweep": Sweep(attention_grid_sweep, ("attention", "attention_backward")),
+    "attention_f32_mask_sweep": Sweep(attention_f32_mask_sweep, ("attention", "attention_backward")),
     "grouped_conv1d_sweep": Sweep(grouped_conv1d_sweep, ("grouped_convolution", "grouped_convolution_backward")),
     "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
     "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),

@@ -302,8 +302,11 @@ TEST_CASE("features: every attention call pays its scores, and the compute its l
       ++calls;
       const AttentionCall a = *n.attention;
       const LawFeatures with = f.of(n.name.c_str());
-      CHECK(at(with, LawTerm::AttentionScore) == Approx(attention_scores(a) * 1e6 / f32_peak));
+      // f32 calls (the memory-efficient kernels) pay their scores at a factor of their own.
       const bool f32 = at(with, LawTerm::Fp32Compute) > 0;
+      const LawTerm score = f32 ? LawTerm::AttentionScoreF32 : LawTerm::AttentionScore;
+      CHECK(at(with, score) == Approx(attention_scores(a) * 1e6 / f32_peak));
+      CHECK(at(with, f32 ? LawTerm::AttentionScore : LawTerm::AttentionScoreF32) == 0);
       const double compute = at(with, LawTerm::Compute) + at(with, LawTerm::Fp32Compute);
       const double rows = static_cast<double>(c == KernelClass::AttentionBackward ? a.key[2] : a.query[2]);
       const double tiles = static_cast<double>(a.query[0] * a.query[1]) * std::ceil(rows / (f32 ? 64.0 : 128.0));
@@ -315,10 +318,10 @@ TEST_CASE("features: every attention call pays its scores, and the compute its l
       n.attention.reset();
       const LawFeatures inferred = f.of(n.name.c_str());
       if (!a.causal) {
-        CHECK(at(inferred, LawTerm::AttentionScore) == Approx(at(with, LawTerm::AttentionScore)));
+        CHECK(at(inferred, score) == Approx(at(with, score)));
         CHECK(at(inferred, LawTerm::AttentionWave) == Approx(at(with, LawTerm::AttentionWave)).margin(1e-9));
       } else {
-        CHECK(at(inferred, LawTerm::AttentionScore) == Approx(at(with, LawTerm::AttentionScore)).epsilon(0.01));
+        CHECK(at(inferred, score) == Approx(at(with, score)).epsilon(0.01));
       }
     }
   }
@@ -343,6 +346,33 @@ TEST_CASE("features: every attention call pays its scores, and the compute its l
     CHECK(at(gemm, LawTerm::AttentionWave) == 0);
   }
   CHECK(gemms > 0);
+}
+
+TEST_CASE("features: an f32 attention call's bias is a term of its own", "[cost][features]") {
+  // The memory-efficient kernels' mask costs several times cuDNN's per score.
+  const double f32_peak = peak_flops_for_dtype(builtin_profile("h100-sxm-datasheet"), "f32");
+  int f32_calls = 0;
+  for (const char* path : {"class_sweep/h200/attention_f32_mask_sweep_0_fwd.post.json", "class_sweep/h200/attention_f32_mask_sweep_1_bwd.post.json"}) {
+    Featured f(path);
+    for (NodeId v = 0; v < f.g.num_nodes(); ++v) {
+      const Node& n = f.g.nodes[v];
+      const KernelClass c = classify_node(f.g, n);
+      if (c != KernelClass::Attention && c != KernelClass::AttentionBackward) continue;
+      INFO(path << " " << n.name);
+      REQUIRE(n.attention);
+      REQUIRE(n.attention->bias);
+      ++f32_calls;
+      const LawFeatures x = f.of(n.name.c_str());
+      CHECK(at(x, LawTerm::Fp32Compute) > 0);
+      CHECK(at(x, LawTerm::AttentionBiasF32) == Approx(attention_scores(*n.attention) * 1e6 / f32_peak));
+      CHECK(at(x, LawTerm::AttentionBias) == 0);
+    }
+  }
+  CHECK(f32_calls == 14);
+  // 16-bit calls with a bias keep bias_factor's term.
+  Featured bf16("exported/attention_bias_sweep_0_fwd.post.json");
+  for (NodeId v = 0; v < bf16.g.num_nodes(); ++v)
+    CHECK(at(bf16.of(bf16.g.nodes[v].name.c_str()), LawTerm::AttentionBiasF32) == 0);
 }
 
 TEST_CASE("features: a reduction whose rows are not 16-byte aligned pays its bytes again at its own factor", "[cost][features]") {

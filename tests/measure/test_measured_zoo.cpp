@@ -118,7 +118,7 @@ TEST_CASE("the built-in h100-sxm and h200 are the fit of the checked-in measurem
     const HardwareProfile* sibling = h100 ? &builtin_profile("h200") : nullptr;
     // The attention law's idle-wave and per-score terms: the H200's attention grid sweep (fit-profile --sibling-terms).
     const std::vector<LawTerm> sibling_terms =
-        h100 ? std::vector<LawTerm>{LawTerm::AttentionScore, LawTerm::AttentionWave} : std::vector<LawTerm>{};
+        h100 ? std::vector<LawTerm>{LawTerm::AttentionScore, LawTerm::AttentionWave, LawTerm::AttentionBiasF32, LawTerm::AttentionScoreF32} : std::vector<LawTerm>{};
     ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name, sibling, own_laws, sweeps, sibling_terms);
     if (!h100) carry_class_laws(builtin_profile("h100-sxm"), own_laws, fit.profile);
     // and the measured collectives and contention (fit-profile --comm; scripts/fit-comm.py's fit of tests/data/dist4)
