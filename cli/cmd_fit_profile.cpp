@@ -13,6 +13,7 @@
 #include "core/io/measured_reader.h"
 #include "core/io/profiles.h"
 #include "core/measure/fit.h"
+#include "core/plan/plan.h"
 #include "core/util/error.h"
 
 namespace schedlab::cli {
@@ -43,10 +44,7 @@ struct FitProfileArgs {
 std::vector<LawTerm> parse_sibling_terms(const std::string& text) {
   std::vector<LawTerm> out;
   if (text.empty()) return out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string field = text.substr(start, end - start);
+  for (const std::string& field : split_list(text, "--sibling-terms")) {
     const std::optional<LawTerm> t = law_term_of_field(field);
     if (!t || law_term_info(*t).base) {
       std::string names;
@@ -55,7 +53,6 @@ std::vector<LawTerm> parse_sibling_terms(const std::string& text) {
       throw OptionError("--sibling-terms: " + quoted_name(field) + " is not a law term the fit may carry (" + names + ")");
     }
     out.push_back(*t);
-    start = end + 1;
   }
   return out;
 }
@@ -65,10 +62,7 @@ std::vector<KernelClass> parse_class_laws(const std::string& text) {
   if (text.empty() || text == "default") return default_own_law_classes();
   if (text == "all") return all_fine_classes();
   std::vector<KernelClass> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string name = text.substr(start, end - start);
+  for (const std::string& name : split_list(text, "--class-laws")) {
     const std::optional<KernelClass> c = parse_kernel_class(name);
     if (!c || !is_fine_class(*c)) {
       std::string names;
@@ -76,7 +70,6 @@ std::vector<KernelClass> parse_class_laws(const std::string& text) {
       throw OptionError("--class-laws: " + quoted_name(name) + " is not one of the finer kernel classes (" + names + "), all or default");
     }
     out.push_back(*c);
-    start = end + 1;
   }
   return out;
 }

@@ -44,16 +44,16 @@ class_laws_h200=${class_laws/,grouped_convolution,/,}
 class_sweep() { [ -d "tests/data/class_sweep/$1" ] && echo "--class-sweep tests/data/class_sweep/$1"; true; }
 held=()
 for model in llama_block vit unet_gn moe_dropless kv_decode bert_dynamic tp2d; do held+=(--exclude "/${model}_"); done
+# The attention law's per-score, idle-wave and f32 terms (docs/cost-model.md,
+# "Law terms") come from the attention grid and f32 mask sweeps, measured on
+# the H200 alone: the H100's attention nodes (full waves, head dims 64 and
+# 128 with a bias or dropout) exercise them without telling them from the
+# compute term, so the H100 carries the H200's factors.
+sibling_terms=score_factor,attention_wave_factor,f32_bias_factor,f32_score_factor
 # The sustained tensor-core rate of long 16-bit matmuls (docs/cost-model.md,
 # "Sustained rate"): fitted beside the H100's laws on the first 4 x H100
 # lease's steps (the second lease's steps are held out); the H200 (same chip,
 # same 700 W limit) carries the H100's figure.
-# The attention law's per-score and idle-wave terms (docs/cost-model.md,
-# "Attention") come from the attention grid sweep, measured on the H200
-# alone: the H100's attention nodes (full waves, head dims 64 and 128 with a
-# bias or dropout) exercise them without telling them from the compute
-# term, so the H100 carries the H200's factors.
-sibling_terms=score_factor,attention_wave_factor,f32_bias_factor,f32_score_factor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \

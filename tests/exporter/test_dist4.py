@@ -33,30 +33,24 @@ def _schedlab() -> str | None:
     return path if Path(path).exists() else None
 
 
+def fit_comm(*args: str) -> tuple[str, dict]:
+    """scripts/fit-comm.py on `args` into a temporary file: what it printed
+    and the fit it wrote."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "fit.json"
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *args, "-o", str(out)],
+                              check=True, capture_output=True, text=True)
+        return done.stdout, json.loads(out.read_text())
+
+
+H100_COLLECTIVES = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json"))
+H100_CONTENTION = sorted(str(p) for p in DATA.glob("h100-run*/contention-w4.json"))
+
+
 class CommFit(unittest.TestCase):
     def test_the_checked_in_fit_is_the_fit_of_the_checked_in_sweeps(self):
         fitted = json.loads((DATA / "comm-fit.json").read_text())
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "fit.json"
-            sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json"))
-            sweeps += sorted(str(p) for p in DATA.glob("h100-run*/contention-w4.json"))
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(out),
-                            "--source", fitted["collectives"]["source"]], check=True)
-            self.assertEqual(json.loads(out.read_text()), fitted)
-
-    def test_the_h200s_curves_are_the_fit_of_their_sweeps(self):
-        # scripts/fit-profiles.sh: the H200's own collective curves, the H100s' contention law.
-        fitted = json.loads((DATA / "comm-fit-h200.json").read_text())
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "fit.json"
-            sweeps = [str(DATA / "h200-run5" / "collectives-w4.json"), str(DATA / "h200-run7" / "collectives-w2.json")]
-            sweeps += sorted(str(p) for p in DATA.glob("h100-run*/contention-w4.json"))
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(out),
-                            "--source", fitted["collectives"]["source"]], check=True)
-            self.assertEqual(json.loads(out.read_text()), fitted)
-        self.assertEqual(fitted["contention"], json.loads((DATA / "comm-fit.json").read_text())["contention"])
-        profile = json.loads((ROOT / "profiles" / "h200.json").read_text())
-        self.assertEqual(profile["collectives"]["curves"], fitted["collectives"]["curves"])
+        self.assertEqual(fit_comm(*H100_COLLECTIVES, *H100_CONTENTION, "--source", fitted["collectives"]["source"])[1], fitted)
         # What the fit says, in round figures: contention slows both sides, a
         # collective ready beside a GEMM starts in its last wave.
         gemm = fitted["contention"]["classes"]["gemm"]
@@ -65,17 +59,24 @@ class CommFit(unittest.TestCase):
         self.assertGreater(gemm["start_fraction"], 0.7)
         self.assertGreater(fitted["contention"]["classes"]["triton_pointwise"]["comm_slowdown"], 2.0)
 
+    def test_the_h200s_curves_are_the_fit_of_their_sweeps(self):
+        # scripts/fit-profiles.sh: the H200's own collective curves, the H100s' contention law.
+        fitted = json.loads((DATA / "comm-fit-h200.json").read_text())
+        sweeps = [str(DATA / "h200-run5" / "collectives-w4.json"), str(DATA / "h200-run7" / "collectives-w2.json")]
+        self.assertEqual(fit_comm(*sweeps, *H100_CONTENTION, "--source", fitted["collectives"]["source"])[1], fitted)
+        self.assertEqual(fitted["contention"], json.loads((DATA / "comm-fit.json").read_text())["contention"])
+        profile = json.loads((ROOT / "profiles" / "h200.json").read_text())
+        self.assertEqual(profile["collectives"]["curves"], fitted["collectives"]["curves"])
+
     def test_the_law_holds_on_the_run_it_was_not_fitted_on(self):
         # fit-comm.py --check: fitted on one run of the sweeps, its errors on
         # the other's rows (docs/cost-model.md, "Contention", held out).
         for fit, check in (("h100-run1", "h100-run2"), ("h100-run2", "h100-run1")):
-            with self.subTest(fit=fit), tempfile.TemporaryDirectory() as tmp:
-                done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"),
-                                       str(DATA / fit / "collectives-w4.json"), str(DATA / fit / "contention-w4.json"),
-                                       "-o", str(Path(tmp) / "fit.json"), "--check", str(DATA / check / "contention-w4.json")],
-                                      check=True, capture_output=True, text=True)
+            with self.subTest(fit=fit):
+                stdout, _ = fit_comm(str(DATA / fit / "collectives-w4.json"), str(DATA / fit / "contention-w4.json"),
+                                     "--check", str(DATA / check / "contention-w4.json"))
                 rows = {line.split("|")[1].strip(): [float(c.strip().split(" ")[0]) for c in line.split("|")[3:7]]
-                        for line in done.stdout.splitlines() if line.startswith("| ") and "%" in line}
+                        for line in stdout.splitlines() if line.startswith("| ") and "%" in line}
                 for cls in ("attention", "convolution"):  # the delay halves the collective's error or better
                     self.assertLess(rows[cls][0], 0.7 * rows[cls][1], cls)
                 for cls, (law, ratio, compute, start) in rows.items():
@@ -85,7 +86,7 @@ class CommFit(unittest.TestCase):
                 # The race: where every rank's kernel started sooner than the
                 # latency, some rank's collective waited for a kernel's SMs in
                 # nearly every round.
-                race = re.search(r"of (\d+) rounds whose kernels started sooner .* in (\d+);", done.stdout)
+                race = re.search(r"of (\d+) rounds whose kernels started sooner .* in (\d+);", stdout)
                 sooner, held = int(race.group(1)), int(race.group(2))
                 self.assertGreater(sooner, 40)
                 self.assertGreaterEqual(held, 0.9 * sooner)
@@ -95,13 +96,10 @@ class CommFit(unittest.TestCase):
         # --check-collectives on each held-out H200 sweep (4 ranks, session
         # 14; 2 ranks, session 17), table for table.
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json"))
         for held in ("h200-run5/collectives-w4.json", "h200-run7/collectives-w2.json"):
-            with self.subTest(held=held), tempfile.TemporaryDirectory() as tmp:
-                done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(Path(tmp) / "fit.json"),
-                                       "--check-collectives", str(DATA / held)],
-                                      check=True, capture_output=True, text=True)
-                table = [line for line in done.stdout.splitlines() if line.startswith("|")]
+            with self.subTest(held=held):
+                stdout, _ = fit_comm(*H100_COLLECTIVES, "--check-collectives", str(DATA / held))
+                table = [line for line in stdout.splitlines() if line.startswith("|")]
                 self.assertEqual(len(table), 2 + 5)  # the five operations at one world size
                 for line in table:
                     self.assertIn(line, doc)
@@ -110,13 +108,8 @@ class CommFit(unittest.TestCase):
         # docs/gpu-validation.md: fit-comm.py --check on session 17's
         # 2-rank H200 contention sweep, row for row.
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        sweeps = sorted(str(p) for p in DATA.glob("h100-run*/collectives-w*.json")) + \
-            sorted(str(p) for p in DATA.glob("h100-run*/contention-w4.json"))
-        with tempfile.TemporaryDirectory() as tmp:
-            done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fit-comm.py"), *sweeps, "-o", str(Path(tmp) / "fit.json"),
-                                   "--check", str(DATA / "h200-run7" / "contention-w2.json")],
-                                  check=True, capture_output=True, text=True)
-        table = [line for line in done.stdout.splitlines() if line.startswith("|")]
+        stdout, _ = fit_comm(*H100_COLLECTIVES, *H100_CONTENTION, "--check", str(DATA / "h200-run7" / "contention-w2.json"))
+        table = [line for line in stdout.splitlines() if line.startswith("|")]
         self.assertEqual(len(table), 2 + 5)  # the five compute classes
         for line in table:
             self.assertIn(line, doc)

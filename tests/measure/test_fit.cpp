@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <initializer_list>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -114,6 +116,16 @@ const std::vector<std::string> kFitSet = {"transformer_l_0_fwd", "transformer_l_
                                           "attention_sweep_0_fwd", "attention_sweep_1_bwd", "conv_sweep_0_fwd", "conv_sweep_1_bwd"};
 // Held out: GEMMs and Triton kernels at sizes the fit did not see.
 const std::vector<std::string> kHeldOut = {"mlp_checkpoint_0_fwd", "lm_head_ce_0_fwd", "lm_head_ce_1_bwd"};
+
+// A measured node of one kernel with the given law features.
+NodeSample one_kernel_sample(KernelClass cls, std::initializer_list<std::pair<LawTerm, double>> features, double measured_us) {
+  NodeSample s;
+  s.cls = cls;
+  s.kernels = 1;
+  for (const auto& [term, value] : features) s.features[static_cast<std::size_t>(term)] = value;
+  s.measured_us = measured_us;
+  return s;
+}
 
 }  // namespace
 
@@ -382,16 +394,10 @@ TEST_CASE("fit: non-negative least squares by active sets", "[measure][fit]") {
 TEST_CASE("fit: a specific term too few nodes exercise takes the sibling's factor", "[measure][fit]") {
   // Gemm samples: the base terms, and an unaligned term on 2 nodes only.
   std::vector<NodeSample> samples;
-  for (int i = 0; i < 12; ++i) {
-    NodeSample s;
-    s.cls = KernelClass::Gemm;
-    s.kernels = 1;
-    s.features[static_cast<std::size_t>(LawTerm::Fixed)] = 1;
-    s.features[static_cast<std::size_t>(LawTerm::Compute)] = 5.0 * (i + 1);
-    if (i < 2) s.features[static_cast<std::size_t>(LawTerm::Unaligned)] = 5.0 * (i + 1);
-    s.measured_us = 3 + 1.2 * 5.0 * (i + 1) + (i < 2 ? 6.0 * 5.0 * (i + 1) : 0.0);
-    samples.push_back(s);
-  }
+  for (int i = 0; i < 12; ++i)
+    samples.push_back(one_kernel_sample(KernelClass::Gemm,
+                                        {{LawTerm::Fixed, 1}, {LawTerm::Compute, 5.0 * (i + 1)}, {LawTerm::Unaligned, i < 2 ? 5.0 * (i + 1) : 0.0}},
+                                        3 + 1.2 * 5.0 * (i + 1) + (i < 2 ? 6.0 * 5.0 * (i + 1) : 0.0)));
   ClassLaw sibling = law_from_factors(1, {{LawTerm::Unaligned, 6.0}});
   const ClassLaw with = fit_class_law(samples, &sibling);
   CHECK(with[LawTerm::Unaligned] == 6.0);
@@ -414,16 +420,10 @@ TEST_CASE("fit: a specific term too few nodes exercise takes the sibling's facto
 TEST_CASE("fit: --sibling-terms take the sibling's factors however many nodes exercise them", "[measure][fit]") {
   // Twelve nodes all exercising a score term at 3.0 per unit; the sibling says 5.0.
   std::vector<NodeSample> samples;
-  for (int i = 0; i < 12; ++i) {
-    NodeSample s;
-    s.cls = KernelClass::Attention;
-    s.kernels = 1;
-    s.features[static_cast<std::size_t>(LawTerm::Fixed)] = 1;
-    s.features[static_cast<std::size_t>(LawTerm::Compute)] = 4.0 * (i + 1);
-    s.features[static_cast<std::size_t>(LawTerm::AttentionScore)] = 0.5 * (i % 3 + 1);
-    s.measured_us = 2 + 1.5 * 4.0 * (i + 1) + 3.0 * 0.5 * (i % 3 + 1);
-    samples.push_back(s);
-  }
+  for (int i = 0; i < 12; ++i)
+    samples.push_back(one_kernel_sample(KernelClass::Attention,
+                                        {{LawTerm::Fixed, 1}, {LawTerm::Compute, 4.0 * (i + 1)}, {LawTerm::AttentionScore, 0.5 * (i % 3 + 1)}},
+                                        2 + 1.5 * 4.0 * (i + 1) + 3.0 * 0.5 * (i % 3 + 1)));
   const ClassLaw sibling = law_from_factors(1, {{LawTerm::AttentionScore, 5.0}, {LawTerm::AttentionWave, 0.7}});
   const ClassLaw own = fit_class_law(samples, &sibling);
   CHECK(own[LawTerm::AttentionScore] == Approx(3.0));  // twelve nodes: fitted
