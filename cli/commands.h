@@ -31,6 +31,7 @@ std::function<int()> define_gen_dist(CLI::App& app);
 std::function<int()> define_fuse(CLI::App& app);
 std::function<int()> define_fit_profile(CLI::App& app);
 std::function<int()> define_accuracy(CLI::App& app);
+std::function<int()> define_bucket_caps(CLI::App& app);
 
 // Outputs go through core/io's write_output / write_outputs (files.h):
 // temporaries, both-or-neither, non-regular targets refused.

@@ -25,6 +25,7 @@ constexpr std::array kCommands{
     Command{"fuse", "fuse a pre-fusion graph as Inductor does; write the post-fusion schedgraph/1, or say why A and B do not fuse", define_fuse},
     Command{"fit-profile", "fit a hardware profile's time model to measured exports (*.measured.json beside *.post.json)", define_fit_profile},
     Command{"accuracy", "estimated against measured per graph and per kernel class, with a scatter plot", define_accuracy},
+    Command{"bucket-caps", "per collective kind, the largest bucket the model still gains from on a profile (apply sizes Inductor's FX bucketing by it)", define_bucket_caps},
 };
 
 }  // namespace

@@ -39,10 +39,14 @@ BucketKey bucket_key(const Graph& g, NodeId v) {
 }
 
 std::shared_ptr<CollectivePrices> collective_prices(const Graph& g, const HardwareProfile& hw) {
+  return collective_prices(g.world_size, hw);
+}
+
+std::shared_ptr<CollectivePrices> collective_prices(std::int64_t world_size, const HardwareProfile& hw) {
   // The prices outlive the options (a plan keeps its comm graph): they hold their own profile.
   auto profile = std::make_shared<const HardwareProfile>(hw);
   auto prices = std::make_shared<CollectivePrices>();
-  prices->collective_us = [profile, world = g.world_size](CollectiveOp op, std::int64_t bytes, std::int64_t group) {
+  prices->collective_us = [profile, world = world_size](CollectiveOp op, std::int64_t bytes, std::int64_t group) {
     return estimate_collective_us(op, bytes, group, world, *profile);
   };
   prices->copy_us = [profile](std::int64_t bytes, std::string_view dtype) {
@@ -51,11 +55,58 @@ std::shared_ptr<CollectivePrices> collective_prices(const Graph& g, const Hardwa
   return prices;
 }
 
+StagingBytes staging_bytes(CollectiveOp kind, std::int64_t payload, std::int64_t group_size) {
+  const std::int64_t group = std::max<std::int64_t>(1, group_size);
+  switch (kind) {
+    case CollectiveOp::AllGather: return {payload / group, payload};
+    case CollectiveOp::ReduceScatter: return {saturating_mul(payload, group), payload};
+    default: return {payload, payload};
+  }
+}
+
+std::vector<BucketCap> bucket_caps(const HardwareProfile& hw, std::int64_t group_size) {
+  if (group_size < 2) throw OptionError("bucket caps: the group size must be 2 or more (got " + std::to_string(group_size) + ")");
+  const std::shared_ptr<CollectivePrices> prices = collective_prices(group_size, hw);
+  // The host's share, as the launch path prices it (core/cost/pricing.cpp):
+  // a real group's issue as the profile's sweep measured it, else the
+  // fitted collective call; a copy is a Triton kernel launch.
+  double host_issue_us = 0, host_kernel_us = 0;
+  if (hw.time_model) {
+    host_issue_us = hw.time_model->host_us_per_collective;
+    host_kernel_us = hw.time_model->host_us_per_kernel;
+  }
+  if (hw.collective_times && hw.collective_times->host_us_per_issue > 0) host_issue_us = hw.collective_times->host_us_per_issue;
+  auto collective_us = [&](CollectiveOp kind, std::int64_t payload) {
+    return finite_us(prices->collective_us(kind, payload, group_size), "bucket caps: collective");
+  };
+  auto copy_us = [&](std::int64_t bytes) { return finite_us(prices->copy_us(bytes, "bf16"), "bucket caps: copy"); };
+  std::vector<BucketCap> caps;
+  for (CollectiveOp kind : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    BucketCap cap;
+    cap.kind = kind;
+    cap.group_size = group_size;
+    for (double size = 128.0 * 1024; size <= 16.0 * 1024 * 1024 * 1024; size *= std::sqrt(2.0)) {
+      // Both halves whole elements of every rank's shard (16-byte multiples of the group).
+      const std::int64_t unit = 16 * group_size;
+      const std::int64_t half = std::max<std::int64_t>(unit, static_cast<std::int64_t>(size / 2) / unit * unit);
+      const std::int64_t whole = 2 * half;
+      const StagingBytes staging = staging_bytes(kind, whole, group_size);
+      const double separate = 2 * (collective_us(kind, half) + host_issue_us);
+      const double merged = collective_us(kind, whole) + host_issue_us + copy_us(staging.in) + copy_us(staging.out) + 2 * host_kernel_us;
+      if (!(merged < separate)) break;
+      cap.payload_bytes = whole;
+      cap.inductor_bytes = std::max(staging.in, staging.out);
+      cap.separate_us = separate;
+      cap.merged_us = merged;
+    }
+    caps.push_back(cap);
+  }
+  return caps;
+}
+
 namespace {
 
-// What one member adds to a bucket: its payload and the flat buffers' bytes
-// (all_gather: the shard in, the gathered tensor out; reduce_scatter: the
-// full tensor in, the shard out; all_reduce: the tensor both ways).
+// What one member adds to a bucket: its payload and the flat buffers' bytes.
 struct MemberBytes {
   std::int64_t payload = 0, in = 0, out = 0;
 };
@@ -63,12 +114,8 @@ struct MemberBytes {
 MemberBytes member_bytes(const Graph& g, NodeId v) {
   const Node& n = g.nodes[v];
   const std::int64_t payload = collective_payload(g, n).bytes;
-  const std::int64_t group = std::max<std::int64_t>(1, n.collective->group_size);
-  switch (n.collective->kind) {
-    case CollectiveOp::AllGather: return {payload, payload / group, payload};
-    case CollectiveOp::ReduceScatter: return {payload, saturating_mul(payload, group), payload};
-    default: return {payload, payload, payload};
-  }
+  const StagingBytes s = staging_bytes(n.collective->kind, payload, n.collective->group_size);
+  return {payload, s.in, s.out};
 }
 
 // A bucket while it grows, with its prices.
@@ -228,10 +275,11 @@ std::vector<CollectiveBucket> inductor_buckets(const CommGraph& cg, const Order&
   const Graph& g = *cg.graph;
   const std::int32_t n = cg.num_nodes();
   const BucketPricer pricer(cg);
-  const double cap_bytes = opts.inductor_cap_mb * 1024 * 1024;
-  const std::int64_t cap = !(cap_bytes > 0) ? 0
-                           : cap_bytes >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                                                 : static_cast<std::int64_t>(cap_bytes);
+  auto cap_of = [&](CollectiveOp kind) -> std::int64_t {
+    const std::size_t k = kind == CollectiveOp::AllGather ? 0 : kind == CollectiveOp::ReduceScatter ? 1 : 2;
+    const double cap_bytes = opts.inductor_cap_mb[k] * 1024 * 1024;
+    return !(cap_bytes > 0) ? 0 : cap_bytes >= 9.2e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(cap_bytes);
+  };
   const std::vector<std::vector<NodeId>> readers = data_readers(cg);  // descendants are walked forward
   std::vector<std::int32_t> pos(n);
   for (std::int32_t i = 0; i < n; ++i) pos[order[i]] = i;
@@ -255,6 +303,7 @@ std::vector<CollectiveBucket> inductor_buckets(const CommGraph& cg, const Order&
 
   std::vector<CollectiveBucket> out;
   for (CollectiveOp kind : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    const std::int64_t cap = cap_of(kind);
     // The collectives of this kind in the order of their waits.
     std::vector<NodeId> by_wait;
     std::vector<std::uint8_t> seen(n, 0);
@@ -392,10 +441,12 @@ std::int32_t simulation_budget(std::int32_t n) { return std::clamp<std::int32_t>
 // simulation_budget - 1 consecutive groups (one bucket each where the budget
 // allows): a group is kept when the step with it and the groups kept before
 // is no slower than the best so far.
-CommPassResult bucket_pass(const CommGraph& cg, const Order& order, BucketMode mode) {
+CommPassResult bucket_pass(const CommGraph& cg, const Order& order, BucketMode mode, const CommKnobs& knobs) {
   const Graph& g = *cg.graph;
   BucketOptions opts;
   opts.mode = mode;
+  opts.inductor_cap_mb = {knobs.bucket_all_gathers_fx_bucket_cap_mib, knobs.bucket_reduce_scatters_fx_bucket_cap_mib,
+                          knobs.bucket_all_reduces_fx_bucket_cap_mib};
   CommPassResult r;
   r.buckets = plan_buckets(cg, order, opts);
   if (r.buckets.empty() || mode != BucketMode::Model || !opts.keep_only_if_faster) {
@@ -439,12 +490,12 @@ CommPassResult bucket_pass(const CommGraph& cg, const Order& order, BucketMode m
 
 }  // namespace
 
-CommPassResult bucket_collectives(const CommGraph& cg, const Order& order, const CommKnobs&) {
-  return bucket_pass(cg, order, BucketMode::Model);
+CommPassResult bucket_collectives(const CommGraph& cg, const Order& order, const CommKnobs& knobs) {
+  return bucket_pass(cg, order, BucketMode::Model, knobs);
 }
 
-CommPassResult bucket_collectives_inductor(const CommGraph& cg, const Order& order, const CommKnobs&) {
-  return bucket_pass(cg, order, BucketMode::Inductor);
+CommPassResult bucket_collectives_inductor(const CommGraph& cg, const Order& order, const CommKnobs& knobs) {
+  return bucket_pass(cg, order, BucketMode::Inductor, knobs);
 }
 
 }  // namespace schedlab

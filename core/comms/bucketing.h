@@ -36,6 +36,7 @@
 // the copy-out (on the compute stream).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -73,7 +74,11 @@ enum class BucketMode : std::uint8_t { Model, Inductor };
 
 struct BucketOptions {
   BucketMode mode = BucketMode::Model;
-  double inductor_cap_mb = 2000.0;     // bucket_cap_mb_by_bucket_idx_default
+  // Inductor mode: a bucket's cap in MiB (of its larger flat buffer) per
+  // kind: all_gather, reduce_scatter, all_reduce (the FX passes' size
+  // determinators; the knobs bucket_*_fx_bucket_cap_mib). Inductor's
+  // default determinator is 2000 for every bucket.
+  std::array<double, 3> inductor_cap_mb{2000.0, 2000.0, 2000.0};
   std::int64_t memory_budget = -1;     // bytes; -1: the order's own peak (model mode)
   bool keep_only_if_faster = true;     // model mode: weigh the buckets by the simulated step
 };
@@ -89,6 +94,39 @@ BucketKey bucket_key(const Graph& g, NodeId v);
 // roofline of a copy that reads and writes the bytes. The plan hands these to
 // the comm passes; a CommGraph without prices is priced on the default profile.
 std::shared_ptr<CollectivePrices> collective_prices(const Graph& g, const HardwareProfile& hw);
+std::shared_ptr<CollectivePrices> collective_prices(std::int64_t world_size, const HardwareProfile& hw);
+
+// The flat buffers a member of `payload` bytes adds to its bucket: all_gather
+// the shard in and the gathered tensor out; reduce_scatter the full tensor
+// in and the shard out; all_reduce the tensor both ways.
+struct StagingBytes {
+  std::int64_t in = 0, out = 0;
+};
+StagingBytes staging_bytes(CollectiveOp kind, std::int64_t payload, std::int64_t group_size);
+
+// The largest bucket the model still gains from, per kind, before any graph
+// is seen (`schedlab bucket-caps`; schedlab_export.apply hands it to
+// Inductor's FX bucketing passes as their size determinator, which fill
+// buckets greedily up to it). A bucket of B bytes is worth it when two
+// members of B/2 issued apart cost more than the bucket:
+//   2 x (collective(B/2) + host per issue)
+//     > collective(B) + host per issue + copy-in(B) + copy-out(B) + 2 x host per kernel,
+// every term from the profile (its collective curves or datasheet model,
+// the copies' roofline, its host terms: zero where it has none). Small
+// members gain the collective's fixed latency and the host's issue; large
+// ones pay more for the copies than the link saves, so the gain ends at a
+// size: the cap is the largest size of a grid (128 KiB to 16 GiB, steps of
+// sqrt 2) below which every size gains. Exposed or not, the copies run:
+// the rule prices the pair as if nothing overlapped.
+struct BucketCap {
+  CollectiveOp kind = CollectiveOp::AllGather;
+  std::int64_t group_size = 1;
+  std::int64_t payload_bytes = 0;   // the cap (the format's payload: output bytes); 0: no size gains
+  std::int64_t inductor_bytes = 0;  // the same bucket as Inductor sizes one: its larger flat buffer
+  double separate_us = 0;           // at the cap: the two halves issued apart
+  double merged_us = 0;             // at the cap: the bucket, its copies and their launches
+};
+std::vector<BucketCap> bucket_caps(const HardwareProfile& hw, std::int64_t group_size);
 
 // The buckets of `order` (each of two members or more), in the order they
 // close.

@@ -331,13 +331,13 @@ TEST_CASE("Inductor's bucketing: the cap and descendants", "[comms][bucketing]")
   const CommGraph cg = priced(g);
   BucketOptions opts;
   opts.mode = BucketMode::Inductor;
-  opts.inductor_cap_mb = 16;  // two 8 MiB all-gathers per bucket
+  opts.inductor_cap_mb.fill(16);  // two 8 MiB all-gathers per bucket
   auto buckets = plan_buckets(cg, g.baseline_order(), opts);
   REQUIRE(buckets.size() == 2);
   CHECK(test::names(g, buckets[0].members) == std::vector<std::string>{"ag0", "ag1"});
   CHECK(test::names(g, buckets[1].members) == std::vector<std::string>{"ag3", "ag4"});
   // Inductor's default cap (2000 MB) takes every collective that does not descend from the bucket.
-  opts.inductor_cap_mb = 2000;
+  opts.inductor_cap_mb.fill(2000);
   buckets = plan_buckets(cg, g.baseline_order(), opts);
   REQUIRE(buckets.size() == 1);
   CHECK(test::names(g, buckets[0].members) == std::vector<std::string>{"ag0", "ag1", "ag3", "ag4"});
@@ -365,7 +365,7 @@ TEST_CASE("huge collectives saturate the bucket's sizes instead of wrapping", "[
   BucketOptions opts;
   opts.memory_budget = std::numeric_limits<std::int64_t>::max();
   opts.mode = BucketMode::Inductor;
-  opts.inductor_cap_mb = 1e300;  // no cap: all four in one bucket
+  opts.inductor_cap_mb.fill(1e300);  // no cap: all four in one bucket
   const auto buckets = plan_buckets(cg, g.baseline_order(), opts);
   REQUIRE(buckets.size() == 1);
   CHECK(buckets[0].members.size() == 4);
@@ -375,4 +375,82 @@ TEST_CASE("huge collectives saturate the bucket's sizes instead of wrapping", "[
   // The model finds no bucket that pays for copies of that size, and the budget refuses none wrongly.
   opts.mode = BucketMode::Model;
   CHECK(plan_buckets(cg, g.baseline_order(), opts).empty());
+}
+
+TEST_CASE("bucket caps: every size up to the cap gains, the next size does not, on the built-in profiles", "[comms][bucketing]") {
+  for (const std::string name : {"h200", "h100-sxm", "h200-datasheet"}) {
+    const HardwareProfile& hw = builtin_profile(name);
+    for (std::int64_t group : {2, 4, 8}) {
+      const auto caps = bucket_caps(hw, group);
+      REQUIRE(caps.size() == 3);
+      CHECK(caps[0].kind == CollectiveOp::AllGather);
+      CHECK(caps[1].kind == CollectiveOp::ReduceScatter);
+      CHECK(caps[2].kind == CollectiveOp::AllReduce);
+      for (const BucketCap& c : caps) {
+        INFO(name << " group " << group << " " << to_string(c.kind));
+        CHECK(c.group_size == group);
+        if (c.payload_bytes == 0) continue;
+        CHECK(c.merged_us < c.separate_us);
+        CHECK(c.payload_bytes % (2 * 16 * group) == 0);  // two halves of whole 16-byte shard units
+        const StagingBytes s = staging_bytes(c.kind, c.payload_bytes, group);
+        CHECK(c.inductor_bytes == std::max(s.in, s.out));
+        // The bucket at the cap, priced again from its parts: the rule as documented.
+        const auto prices = collective_prices(group, hw);
+        const double host_issue = hw.collective_times && hw.collective_times->host_us_per_issue > 0 ? hw.collective_times->host_us_per_issue
+                                  : hw.time_model                                                ? hw.time_model->host_us_per_collective
+                                                                                                 : 0.0;
+        const double host_kernel = hw.time_model ? hw.time_model->host_us_per_kernel : 0.0;
+        const double separate = 2 * (prices->collective_us(c.kind, c.payload_bytes / 2, group) + host_issue);
+        const double merged = prices->collective_us(c.kind, c.payload_bytes, group) + host_issue + prices->copy_us(s.in, "bf16") +
+                              prices->copy_us(s.out, "bf16") + 2 * host_kernel;
+        CHECK(separate == Approx(c.separate_us));
+        CHECK(merged == Approx(c.merged_us));
+      }
+    }
+  }
+  // Staging bytes per kind (the flat buffers Inductor's merge functions allocate).
+  CHECK(staging_bytes(CollectiveOp::AllGather, 4096, 4).in == 1024);
+  CHECK(staging_bytes(CollectiveOp::AllGather, 4096, 4).out == 4096);
+  CHECK(staging_bytes(CollectiveOp::ReduceScatter, 4096, 4).in == 16384);
+  CHECK(staging_bytes(CollectiveOp::AllReduce, 4096, 4).in == 4096);
+  CHECK_THROWS_WITH(bucket_caps(builtin_profile("h200"), 1), Catch::Contains("group size must be 2 or more"));
+}
+
+TEST_CASE("bucket_collectives_inductor takes its caps per kind from the knobs", "[comms][bucketing]") {
+  // Two 8 MiB all-gathers then two 8 MiB all-reduces, each pair independent.
+  json list = json::array(), inputs = json::array();
+  auto add = [&](const std::string& c, const std::string& op, const std::string& in) {
+    inputs.push_back({{"name", in}, {"bytes", 8 << 20}});
+    list.push_back({{"name", c}, {"kind", "collective"}, {"reads", json::array({{{"name", in}, {"dep", "star"}, {"bytes", 8 << 20}}})},
+                    {"outputs", json::array({{{"name", c + "_out"}, {"bytes", 8 << 20}, {"dtype", "bf16"}}})},
+                    {"collective", {{"op", op}, {"group_size", 4}, {"bytes", 8 << 20}}}});
+  };
+  add("ag0", "_c10d_functional.all_gather_into_tensor.default", "p0");
+  add("ag1", "_c10d_functional.all_gather_into_tensor.default", "p1");
+  add("ar0", "_c10d_functional.all_reduce.default", "p2");
+  add("ar1", "_c10d_functional.all_reduce.default", "p3");
+  for (const std::string c : {"ag0", "ag1", "ar0", "ar1"})
+    list.push_back({{"name", "wait_" + c}, {"kind", "wait"}, {"reads", json::array({{{"name", c + "_out"}, {"dep", "star"}}})},
+                    {"outputs", json::array({{{"name", "w_" + c}, {"bytes", 0}, {"layout", "none"}}})}});
+  const Graph g = load_graph(json{{"format", "schedgraph/1"}, {"name", "caps"}, {"world_size", 4}, {"inputs", inputs},
+                                  {"outputs", json::array()}, {"nodes", list}}.dump());
+  const CommGraph cg = priced(g);
+  CommKnobs knobs;
+  auto members = [&](const CommKnobs& k) {
+    std::vector<std::vector<std::string>> out;
+    for (const CollectiveBucket& b : find_comm_pass("bucket_collectives_inductor")->run(cg, g.baseline_order(), k).buckets)
+      out.push_back(test::names(g, b.members));
+    return out;
+  };
+  CHECK(members(knobs).size() == 2);  // Inductor's 2000 MB: both pairs
+  knobs.bucket_all_reduces_fx_bucket_cap_mib = 8;  // one 8 MiB all-reduce fills a bucket
+  CHECK(members(knobs) == std::vector<std::vector<std::string>>{{"ag0", "ag1"}});
+  knobs.bucket_all_gathers_fx_bucket_cap_mib = 0;
+  CHECK(members(knobs).empty());
+  knobs.bucket_reduce_scatters_fx_bucket_cap_mib = 1;  // no reduce-scatter here: nothing changes
+  knobs.bucket_all_reduces_fx_bucket_cap_mib = 16;
+  CHECK(members(knobs) == std::vector<std::vector<std::string>>{{"ar0", "ar1"}});
+  // A plan names the knobs only when set.
+  CHECK(comm_knobs_json(CommKnobs{}).find("bucket_all_gathers_fx_bucket_cap_mib") == std::string::npos);
+  CHECK(comm_knobs_json(knobs).find("\"bucket_all_reduces_fx_bucket_cap_mib\":16") != std::string::npos);
 }
