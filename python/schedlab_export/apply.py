@@ -435,6 +435,15 @@ class ApplySession:
     gather_keys: Callable[[str], Sequence[str]] | None = None
     rank: int | None = None  # outputs.process_rank(): in every file name when ranks share out_dir
     graphs: list[GraphRecord] = field(default_factory=list)
+    # bucket_collectives: the post-grad pass (`bucket`) decides each FX
+    # graph's bucketing by simulated step time (fx_bucketing.py); fx_records
+    # reads an FX graph (fx_bucketing.records_of_graph), fx_bucket buckets it
+    # (fx_bucketing.bucket_fx_graph): Inductor's in a real run, stand-ins in tests.
+    bucket_collectives: bool = False
+    fx_records: Callable[[object], tuple] | None = None
+    fx_bucket: Callable[[object, dict], None] | None = None
+    bucketings: list[dict] = field(default_factory=list)
+    _caps: dict = field(default_factory=dict)  # group size -> fx_bucketing.read_caps
     _post_fusion: list[str] | None = None
 
     def record_post_fusion(self, nodes: list) -> list:
@@ -450,10 +459,13 @@ class ApplySession:
         return list(nodes)  # nodes changed since fusion: plan from the order in hand
 
     def _write(self, record: GraphRecord, suffix: str, obj: dict) -> None:
+        self._write_named(record.name, suffix, obj)
+
+    def _write_named(self, name: str, suffix: str, obj: dict) -> None:
         if self.out_dir is None:
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.out_dir / f"{record.name}.{suffix}.json", json.dumps(obj, separators=(",", ":")) + "\n")
+        write_atomically(self.out_dir / f"{name}.{suffix}.json", json.dumps(obj, separators=(",", ":")) + "\n")
 
     def _fall_back(self, record: GraphRecord, reason: str) -> None:
         record.fallback_reason = reason
@@ -526,6 +538,85 @@ class ApplySession:
         record.seconds["plan"] = time.perf_counter() - started
         return ordered, plan
 
+    def _planned(self, graph: dict, comm_passes: list[str], comm_knobs: dict) -> dict:
+        """One plan of `graph` with the session's planner and options, but
+        these comm passes and knobs."""
+        in_process = uses_bindings(self.in_process, self.binary)
+        options = dict(memory_methods=self.memory_methods, comm_passes=comm_passes, hardware=self.hardware,
+                       comm_knobs={**(self.comm_knobs or {}), **comm_knobs}, timeout_s=self.timeout_s)
+        if in_process:
+            return checked_plan(plan_in_process(graph, **options))
+        return checked_plan(run_plan(graph, binary=find_schedlab(self.binary), **options))
+
+    def _bucket_decision(self, record: dict, fx_graph) -> dict:
+        """fx_bucketing.choose's decision for one FX graph (PlanUnavailable
+        naming the step that failed)."""
+        from . import fx_bucketing, fx_graph as fx_schedgraph
+
+        with failing_as("reading the FX graph failed"):
+            placeholders, records, outputs = self.fx_records(fx_graph)
+            present, group = fx_bucketing.bucketable_counts(records)
+            record["collectives"] = dict(present)
+        if group is None or max(present.values(), default=0) < 2:
+            return {"chosen_mib": {}, "candidates": [], "why": "no two bucketable collectives of one kind"}
+        with failing_as("exporting the FX graph failed"):
+            graph = fx_schedgraph.connected_schedgraph(placeholders, records, outputs, world_size=group,
+                                                       name=f"{record['name']}.fx")
+        with failing_as(f"writing {record['name']}.fx.json failed"):
+            self._write_named(record["name"], "fx", graph)
+        with failing_as("schedlab bucket-caps failed"):
+            if group not in self._caps:
+                self._caps[group] = fx_bucketing.caps_from_cli(find_schedlab(self.binary), self.hardware, group,
+                                                               timeout_seconds(self.timeout_s))
+        record["group_size"], record["bucket_caps_mib"] = group, self._caps[group]
+        with failing_as("weighing the bucketings failed"):
+            return fx_bucketing.choose(graph, self._caps[group], present, self.comm_passes,
+                                       lambda g, passes, knobs: self._planned(g, passes, knobs))
+
+    def bucket(self, fx_graph) -> None:
+        """The post-grad pass: buckets the FX graph's collectives as
+        fx_bucketing decides, or leaves it as it is (a warning says why;
+        strict raises)."""
+        from . import fx_bucketing
+
+        started = time.perf_counter()
+        record: dict = {"index": len(self.bucketings), "name": ranked(f"{self.prefix}_fx{len(self.bucketings)}", self.rank)}
+        self.bucketings.append(record)
+        decision, reason = None, None
+        try:
+            decision = self._bucket_decision(record, fx_graph)
+        except (PlanUnavailable, fx_bucketing.BucketingUnavailable) as e:
+            reason = str(e)
+        if self.gather_keys is not None:
+            try:
+                keys = self.gather_keys(fx_bucketing.decision_key(decision["chosen_mib"] if decision else None))
+                if len(set(keys)) > 1:
+                    differ = [r for r, k in enumerate(keys) if k != keys[0]]
+                    reason = (f"{reason}; " if reason else "") + (
+                        f"the ranks' bucketings differ (rank(s) {', '.join(map(str, differ))} against rank 0); "
+                        f"all {len(keys)} ranks bucket nothing")
+                    decision = None
+            except Exception as e:  # noqa: BLE001
+                reason = f"the ranks could not compare their bucketings: {type(e).__name__}: {e}"
+                decision = None
+        caps = decision["chosen_mib"] if decision else {}
+        if caps:
+            try:
+                with failing_as("Inductor's bucketing failed"):
+                    self.fx_bucket(fx_graph, caps)
+            except PlanUnavailable as e:
+                reason, caps = str(e), {}
+        record.update(decision or {}, applied_mib=caps, fallback_reason=reason,
+                      seconds=round(time.perf_counter() - started, 6))
+        with contextlib.suppress(PlanUnavailable):
+            with failing_as("writing the bucketing failed"):
+                self._write_named(record["name"], "buckets", record)
+        if reason is not None:
+            message = f"schedlab_export.apply: {record['name']}: {reason}; no bucketing"
+            if self.strict:
+                raise PlanUnavailable(message)
+            warnings.warn(message, ScheduleWarning, stacklevel=2)
+
     def record_emitted(self, nodes: Sequence) -> None:
         """Scheduler.codegen's order for the latest graph; warns (or raises
         when strict) when it is not the order the pass returned."""
@@ -543,6 +634,7 @@ class ApplySession:
         return {
             "memory_methods": list(self.memory_methods), "comm_passes": list(self.comm_passes),
             "graphs": [g.to_json() for g in self.graphs],
+            "bucketings": self.bucketings,
             "applied": sum(g.applied for g in self.graphs),
             "emitted_matches": sum(g.mismatch is None for g in self.graphs),
         }
@@ -553,6 +645,11 @@ class ApplySession:
             state = f"schedlab's order ({g.planner})" if g.applied else f"Inductor's order ({g.fallback_reason})"
             check = "emitted as planned" if g.mismatch is None else f"MISMATCH: {g.mismatch}"
             lines.append(f"  {g.name}: {len(g.inductor_order)} nodes, {state}, {check}")
+        for b in self.bucketings:
+            caps = b.get("applied_mib") or {}
+            chosen = ", ".join(f"{k} up to {v:.0f} MiB" for k, v in caps.items()) or "none"
+            why = b.get("fallback_reason") or b.get("why")
+            lines.append(f"  {b['name']}: bucketing {chosen}" + (f" ({why})" if why else ""))
         return "\n".join(lines)
 
 
@@ -573,12 +670,29 @@ def _gather_keys() -> Callable[[str], list[str]] | None:
     return gather
 
 
+def _post_grad_pass(bucket: Callable[[object], None], users_pass):
+    """Inductor's post_grad_custom_post_pass running the user's pass (if
+    any), then `bucket`: a CustomGraphPass, as Inductor's caches ask of it."""
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    class SchedlabBucketing(CustomGraphPass):
+        def __call__(self, graph) -> None:
+            if users_pass is not None:
+                users_pass(graph)
+            bucket(graph)
+
+        def uuid(self):
+            return ("schedlab_export.apply bucketing", users_pass.uuid() if hasattr(users_pass, "uuid") else repr(users_pass))
+
+    return SchedlabBucketing()
+
+
 @contextlib.contextmanager
 def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
           comm_passes: Sequence[str] = ("overlap_schedule",), *, binary: str | None = None,
           hardware: str | None = None, comm_knobs: dict | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
           in_process: bool | None = None, use_graph_runtimes: bool = False, fill_export_gaps: bool = False, out_dir=None,
-          prefix: str = "graph", strict: bool = False,
+          prefix: str = "graph", strict: bool = False, bucket_collectives: bool = False,
           reset_dynamo: bool = True, quiet: bool = False):
     """Compile inside the block with schedlab's orders (see the module doc).
     Yields the ApplySession: `graphs` (one GraphRecord each), `report()`.
@@ -590,7 +704,11 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
     the bindings (True), the CLI (False), or the bindings when present and
     no `binary` is named (None, uses_bindings); `fill_export_gaps`: plan with
     matmul flops and in-place all-reduce payloads the export lacks filled in
-    (with_export_gaps_filled; not yet measured on GPUs, docs/gpu-validation.md)."""
+    (with_export_gaps_filled; not yet measured on GPUs, docs/gpu-validation.md);
+    `bucket_collectives`: also bucket each graph's collectives where schedlab's
+    simulation says it pays, with Inductor's FX bucketing passes
+    (fx_bucketing.py; the decisions in `bucketings`, and in out_dir as
+    `<prefix>_fx<k>.buckets.json` beside the FX graph `<prefix>_fx<k>.fx.json`)."""
     from .compat import check_torch
 
     check_torch()
@@ -607,7 +725,8 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
         memory_methods=list(memory_methods), comm_passes=list(comm_passes), export=export,
         name_of=lambda n: n.get_name(), binary=binary, hardware=hardware, comm_knobs=comm_knobs,
         timeout_s=timeout_s, in_process=in_process, use_graph_runtimes=use_graph_runtimes, fill_export_gaps=fill_export_gaps,
-        out_dir=Path(out_dir) if out_dir is not None else None, prefix=prefix, strict=strict)
+        out_dir=Path(out_dir) if out_dir is not None else None, prefix=prefix, strict=strict,
+        bucket_collectives=bucket_collectives)
 
     def schedlab_order(nodes):  # Inductor prints a pass's __name__ in its logs
         return session.reorder(nodes)
@@ -620,12 +739,15 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
         session.record_emitted(self.nodes)
         return original_codegen(self, *args, **kwargs)
 
+    changes = dict(reorder_for_compute_comm_overlap=True, reorder_for_compute_comm_overlap_passes=[schedlab_order],
+                   _post_fusion_custom_pass=session.record_post_fusion, fx_graph_cache=False, force_disable_caches=True)
+    if bucket_collectives:
+        from . import fx_bucketing
+
+        session.fx_records, session.fx_bucket = fx_bucketing.records_of_graph, fx_bucketing.bucket_fx_graph
+        changes["post_grad_custom_post_pass"] = _post_grad_pass(session.bucket, inductor_config.post_grad_custom_post_pass)
     with contextlib.ExitStack() as stack:
-        stack.enter_context(inductor_config.patch(
-            reorder_for_compute_comm_overlap=True,
-            reorder_for_compute_comm_overlap_passes=[schedlab_order],
-            _post_fusion_custom_pass=session.record_post_fusion,
-            fx_graph_cache=False, force_disable_caches=True))
+        stack.enter_context(inductor_config.patch(**changes))
         if reset_dynamo:
             torch._dynamo.reset()
         Scheduler.codegen = codegen
