@@ -109,11 +109,14 @@ def timed_passes(entry_points: tuple[str, ...] | list[str], prefix: str = "torch
             setattr(holder, attr, original)
 
 
-def schedlab_seconds(graph_records: list[dict]) -> dict:
+def schedlab_seconds(graph_records: list[dict], bucketings: list[dict] = ()) -> dict:
     """apply()'s own time over a schedule's graphs (GraphRecord.to_json's
-    `seconds`), the same shape as PassTimes.to_json."""
+    `seconds`; with bucket_collectives, its post-grad bucketing's too), the
+    same shape as PassTimes.to_json."""
     per = {}
     for part in ("export", "plan", "agree"):
         total = sum((g.get("seconds") or {}).get(part, 0.0) for g in graph_records)
         per[part] = {"seconds": round(total, 6), "calls": len(graph_records)}
+    if bucketings:
+        per["bucket"] = {"seconds": round(sum(b.get("seconds", 0.0) for b in bucketings), 6), "calls": len(bucketings)}
     return {"total_s": round(sum(p["seconds"] for p in per.values()), 6), "per_pass": per, "not_found": []}

@@ -166,8 +166,9 @@ def main() -> int:
     parser.add_argument("results", help="run_steps.py's OUT, holding r1, r2, ...")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", help="write the rows here")
-    parser.add_argument("--versus-best", action="store_true",
-                        help="per step, schedlab against the fastest other configuration (markdown)")
+    parser.add_argument("--versus-best", nargs="?", const="schedlab", default=None, metavar="CANDIDATE",
+                        help="per step, CANDIDATE (default schedlab) against the fastest configuration of "
+                             "Inductor's (markdown)")
     parser.add_argument("--versus", nargs=2, metavar=("CANDIDATE", "BASELINE"),
                         help="per step, one schedule against another (markdown): fx_overlap_schedlab fx_overlap")
     args = parser.parse_args()
@@ -182,10 +183,14 @@ def main() -> int:
         return 1
     if args.json:
         Path(args.json).write_text(json.dumps({"results": str(root), "rows": rows}, indent=1))
+    measured = {r["schedule"] for r in rows}
     if args.versus_best:
-        print(versus_best(rows))
+        if args.versus_best not in measured:
+            print(f"reps: --versus-best: {args.versus_best}: not measured in {root} (measured: {', '.join(sorted(measured))})",
+                  file=sys.stderr)
+            return 2
+        print(versus_best(rows, args.versus_best))
     elif args.versus:
-        measured = {r["schedule"] for r in rows}
         missing = [s for s in args.versus if s not in measured]
         if missing:
             print(f"reps: --versus: {', '.join(missing)}: not measured in {root} (measured: {', '.join(sorted(measured))})",

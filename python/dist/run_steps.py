@@ -108,10 +108,11 @@ def schedule_context(schedule: str, out: Path, prefix: str, args):
             with schedlab_export.capture(out, prefix=prefix, reset_dynamo=False) as session:
                 yield "capture", session, estimator
         return
-    if schedule == "schedlab":
+    if schedule in schedule_defs.APPLY_SCHEDULES:
         with schedlab_export.apply(memory_methods=args.memory_methods, comm_passes=args.comm_passes,
                                    binary=args.schedlab, hardware=args.hardware, out_dir=out, prefix=prefix,
                                    timeout_s=args.plan_timeout, fill_export_gaps=args.fill_export_gaps,
+                                   bucket_collectives=schedule_defs.APPLY_SCHEDULES[schedule],
                                    reset_dynamo=False, quiet=True) as session:
             yield "apply", session, None
         return
@@ -209,7 +210,7 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     compile_s = time.time() - started
     graphs = emitted_graphs(kind, session, out)
     result = {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size(),
-              "comm_passes": args.comm_passes if schedule == "schedlab" else None,
+              "comm_passes": args.comm_passes if schedule in schedule_defs.APPLY_SCHEDULES else None,
               "inductor_config": fx_changes(schedule) if schedule in schedule_defs.INDUCTOR_FX else None,
               "sm_carveout": args.sm_carveout, "fill_export_gaps": args.fill_export_gaps,
               "describe": step.describe, "compile_s": round(compile_s, 1), "graphs": graphs,
@@ -220,7 +221,9 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     if kind == "apply":
         result["apply"] = {"applied": sum(g["applied"] for g in graphs), "graphs": len(graphs),
                            "emitted_matches": all(g["emitted_matches"] for g in graphs)}
-        result["pass_seconds"] = pass_timing.schedlab_seconds([g.to_json() for g in session.graphs])
+        result["pass_seconds"] = pass_timing.schedlab_seconds([g.to_json() for g in session.graphs], session.bucketings)
+        if session.bucketings:
+            result["bucketings"] = session.bucketings
     elif schedule in pass_timing.INDUCTOR_PASSES:
         result["pass_seconds"] = inductor_passes.to_json()
     first = [v.detach().clone() for v in values]

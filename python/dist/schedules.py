@@ -5,6 +5,9 @@ tests/exporter/test_dist_steps.py checks it.
   default            Inductor's default: no comm reordering
   recommended        Inductor's iterative comms.py pipeline (RECOMMENDED)
   schedlab           schedlab_export.apply with `--comm-passes`
+  schedlab_bucket    the same, with bucket_collectives: each graph's
+                     collectives bucketed by Inductor's FX passes where
+                     schedlab's simulation says it pays (fx_bucketing.py)
   fx_overlap         Inductor's FX-level overlap scheduling
                      (aten_distributed_optimizations.enable_overlap_scheduling)
   fx_overlap_bucket  the same with its overlap-preserving collective bucketing
@@ -49,10 +52,11 @@ INDUCTOR_FX: dict[str, tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any],
                             ()),
 }
 
-SCHEDULES = ("default", "recommended", "schedlab", *INDUCTOR_FX)
+APPLY_SCHEDULES = {"schedlab": False, "schedlab_bucket": True}  # schedlab_export.apply's, and their bucket_collectives
+SCHEDULES = ("default", "recommended", *APPLY_SCHEDULES, *INDUCTOR_FX)
 # The schedules schedlab's model decides: never "Inductor's best
 # configuration" in a comparison with schedlab (reps.py --versus-best).
-SCHEDLAB_DRIVEN = ("schedlab", "fx_overlap_schedlab")
+SCHEDLAB_DRIVEN = (*APPLY_SCHEDULES, "fx_overlap_schedlab")
 DEFAULT_SCHEDULES = ("default", "recommended", "schedlab")  # what run_steps.py runs unless told
 
 
