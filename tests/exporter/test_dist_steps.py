@@ -86,9 +86,11 @@ class ExpertCapacity(unittest.TestCase):
 
 class ScheduleTable(unittest.TestCase):
     def test_names(self):
-        self.assertEqual(schedules.SCHEDULES[:3], ("default", "recommended", "schedlab"))
-        self.assertEqual(set(schedules.SCHEDULES[3:]),
+        self.assertEqual(schedules.SCHEDULES[:4], ("default", "recommended", "schedlab", "schedlab_bucket"))
+        self.assertEqual(set(schedules.SCHEDULES[4:]),
                          {"fx_overlap", "fx_overlap_bucket", "fx_bucket", "fx_overlap_schedlab"})
+        self.assertEqual(schedules.APPLY_SCHEDULES, {"schedlab": False, "schedlab_bucket": True})
+        self.assertEqual(set(schedules.SCHEDLAB_DRIVEN), {"schedlab", "schedlab_bucket", "fx_overlap_schedlab"})
         self.assertEqual(schedules.DEFAULT_SCHEDULES, ("default", "recommended", "schedlab"))
         self.assertEqual(schedules.unknown(["fx_overlap", "fx_overlapp"], schedules.SCHEDULES), ["fx_overlapp"])
 
@@ -277,9 +279,13 @@ class PassTiming(unittest.TestCase):
         self.assertAlmostEqual(report["per_pass"]["plan"]["seconds"], 1.75)
         self.assertAlmostEqual(report["total_s"], 2.51)
         self.assertEqual(report["per_pass"]["plan"]["calls"], 3)
+        self.assertNotIn("bucket", report["per_pass"])
+        with_buckets = pass_timing.schedlab_seconds(records, [{"seconds": 0.125}, {"seconds": 0.25}])
+        self.assertEqual(with_buckets["per_pass"]["bucket"], {"seconds": 0.375, "calls": 2})
+        self.assertAlmostEqual(with_buckets["total_s"], 2.885)
 
     def test_every_inductor_schedule_but_default_has_entry_points(self):
-        self.assertEqual(set(pass_timing.INDUCTOR_PASSES), set(schedules.SCHEDULES) - {"default", "schedlab"})
+        self.assertEqual(set(pass_timing.INDUCTOR_PASSES), set(schedules.SCHEDULES) - {"default", *schedules.APPLY_SCHEDULES})
 
 
 class SecondLease(unittest.TestCase):
@@ -345,6 +351,60 @@ class H200Lease(unittest.TestCase):
         verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in best[2:]}
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"), ["ddp", "fsdp_fwd_bwd_bucketed", "tp_block"])
         self.assertNotIn("no, slower", verdicts.values())
+
+
+class BucketingLease(unittest.TestCase):
+    """Session 18's lease of 4 x H200 (tests/data/dist4/steps/
+    run8-h200-bucket.tgz): apply's bucketing (schedlab_bucket) beside
+    schedlab and Inductor's configurations, the tables docs/gpu-validation.md
+    shows, and the decisions the ranks took."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = lease_rows("run8-h200-bucket.tgz")
+
+    def test_the_tables_are_documented(self):
+        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
+        bucket = versus_best(self.rows, "schedlab_bucket").splitlines()
+        plain = versus_best(self.rows).splitlines()
+        against = versus(self.rows, "schedlab_bucket", "schedlab").splitlines()
+        self.assertEqual((len(bucket), len(plain), len(against)), (10, 10, 10))
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in bucket + plain + against:
+            self.assertIn(line, doc)
+        # schedlab_bucket is schedlab's: never "the best other configuration" of schedlab's row
+        self.assertFalse(any("schedlab_bucket:" in line for line in plain))
+        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in bucket[2:]}
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"), ["ddp", "fsdp", "tp_block"])
+        self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
+        gain = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[3] for line in against[2:]}
+        self.assertEqual(gain["llama_fsdp_per_param"], "-3.2 %")
+
+    def test_versus_best_of_a_schedule_not_measured_is_refused(self):
+        with extracted("run8-h200-bucket.tgz") as tmp:
+            done = subprocess.run([sys.executable, str(ROOT / "python" / "dist" / "reps.py"), str(tmp / "steps"),
+                                   "--versus-best", "fx_overlap_schedlab"], capture_output=True, text=True)
+        self.assertEqual((done.returncode, done.stdout), (2, ""))
+        self.assertIn("--versus-best: fx_overlap_schedlab: not measured in", done.stderr)
+
+    def test_every_rank_and_run_took_one_decision_and_inductor_made_the_predicted_buckets(self):
+        with extracted("run8-h200-bucket.tgz") as tmp:
+            decisions: dict = {}
+            for rank_file in sorted((tmp / "steps").glob("r*/*/schedlab_bucket/rank*.json")):
+                step = rank_file.parent.parent.name
+                for b in json.loads(rank_file.read_text())["bucketings"]:
+                    self.assertIsNone(b["fallback_reason"])
+                    decisions.setdefault((step, b["index"]), set()).add(json.dumps(b["applied_mib"], sort_keys=True))
+                    if rank_file.name == "rank0.json" and b["applied_mib"]:
+                        chosen = next(c for c in b["candidates"] if c["caps_mib"] == b["chosen_mib"])
+                        # The compiled graph holds as many collectives of the kind as the plan predicted buckets.
+                        graph = json.loads((rank_file.parent / f"{step}_{b['index']}.rank0.post.json").read_text())
+                        collectives = [n for n in graph["nodes"] if n["kind"] == "collective"]
+                        self.assertEqual(len(collectives), chosen["buckets"], (step, b["index"]))
+            self.assertTrue(all(len(v) == 1 for v in decisions.values()), decisions)
+            bucketed = {k: json.loads(next(iter(v))) for k, v in decisions.items() if next(iter(v)) != "{}"}
+            self.assertEqual(sorted(bucketed), [("fsdp", 1), ("llama_fsdp_per_param", 0), ("llama_fsdp_per_param", 1)])
+            self.assertEqual(sorted(bucketed[("llama_fsdp_per_param", 0)]), ["all_gather"])
 
 
 if __name__ == "__main__":
