@@ -195,6 +195,12 @@ def extracted(archive: str):
     return archives.extracted(ROOT / "tests" / "data" / "dist4" / "steps" / archive)
 
 
+def verdicts_of(table: list[str]) -> dict[str, str]:
+    """Per step, the "beyond the spread?" column of a reps.py --versus-best
+    or --versus table (its lines, header included)."""
+    return {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4].rstrip(" |") for line in table[2:]}
+
+
 def lease_rows(archive: str, root: str = "steps") -> list[dict]:
     """reps.py's rows of a checked-in lease, its repetitions under `root` in the archive."""
     with extracted(archive) as tmp:
@@ -302,7 +308,7 @@ class SecondLease(unittest.TestCase):
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
         for line in table:
             self.assertIn(line, doc)
-        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in table[2:]}
+        verdicts = verdicts_of(table)
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp_buckets", "fsdp", "fsdp_fwd_bwd_bucketed", "llama_fsdp_per_param", "tp_block"])
         self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
@@ -324,7 +330,7 @@ class H200Lease(unittest.TestCase):
         for line in best + estimator:
             self.assertIn(line, doc)
         self.assertFalse(any("fx_overlap_schedlab:" in line for line in best))
-        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in best[2:]}
+        verdicts = verdicts_of(best)
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp_buckets", "fsdp_fwd_bwd_bucketed", "tp_block"])
         self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
@@ -348,7 +354,7 @@ class H200Lease(unittest.TestCase):
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
         for line in best:
             self.assertIn(line, doc)
-        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in best[2:]}
+        verdicts = verdicts_of(best)
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"), ["ddp", "fsdp_fwd_bwd_bucketed", "tp_block"])
         self.assertNotIn("no, slower", verdicts.values())
 
@@ -374,7 +380,7 @@ class BucketingLease(unittest.TestCase):
             self.assertIn(line, doc)
         # schedlab_bucket is schedlab's: never "the best other configuration" of schedlab's row
         self.assertFalse(any("schedlab_bucket:" in line for line in plain))
-        verdicts = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4] for line in bucket[2:]}
+        verdicts = verdicts_of(bucket)
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"), ["ddp", "fsdp", "tp_block"])
         self.assertEqual(verdicts["fsdp_fwd_bwd"], "no, slower")
         gain = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[3] for line in against[2:]}
@@ -405,6 +411,25 @@ class BucketingLease(unittest.TestCase):
             bucketed = {k: json.loads(next(iter(v))) for k, v in decisions.items() if next(iter(v)) != "{}"}
             self.assertEqual(sorted(bucketed), [("fsdp", 1), ("llama_fsdp_per_param", 0), ("llama_fsdp_per_param", 1)])
             self.assertEqual(sorted(bucketed[("llama_fsdp_per_param", 0)]), ["all_gather"])
+
+    def test_the_larger_caps_trial_is_documented(self):
+        # The trial ladder of caps (run9-h200-larger-caps.tgz): the simulation chose larger
+        # reduce-scatter buckets on three graphs, and each ran no faster than schedlab.
+        rows = lease_rows("run9-h200-larger-caps.tgz")
+        self.assertEqual((len(rows), {len(r["runs"]) for r in rows}), (12, {3}))
+        against = versus(rows, "schedlab_bucket", "schedlab").splitlines()
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in against + markdown(rows).splitlines():
+            self.assertIn(line, doc)
+        verdicts = verdicts_of(against)
+        self.assertEqual(verdicts, {"fsdp": "no, slower", "fsdp_fwd_bwd": "no (ranges overlap)", "llama_fsdp": "no, slower"})
+        with extracted("run9-h200-larger-caps.tgz") as tmp:
+            chosen = {(f.parent.parent.name, b["index"]): b["applied_mib"]
+                      for f in (tmp / "steps").glob("r1/*/schedlab_bucket/rank0.json")
+                      for b in json.loads(f.read_text())["bucketings"] if b["applied_mib"]}
+        self.assertEqual({k: {kind: round(mib) for kind, mib in v.items()} for k, v in chosen.items()},
+                         {("fsdp", 1): {"reduce_scatter": 362}, ("fsdp_fwd_bwd", 0): {"reduce_scatter": 724},
+                          ("llama_fsdp", 1): {"reduce_scatter": 2000}})
 
 
 if __name__ == "__main__":
