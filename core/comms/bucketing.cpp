@@ -441,6 +441,31 @@ std::int32_t simulation_budget(std::int32_t n) { return std::clamp<std::int32_t>
 // simulation_budget - 1 consecutive groups (one bucket each where the budget
 // allows): a group is kept when the step with it and the groups kept before
 // is no slower than the best so far.
+// Keeps each bucket one unit for the passes after bucketing (which move
+// collectives one by one): its first member, which carries the merged
+// collective, waits for every member's inputs, as the merged collective
+// reads them all; the other members (no time of their own) follow it, so
+// on the one communication stream their results are not there before the
+// bucket's. Without them a later pass could issue the first member, and so
+// the whole bucket, before the other members' inputs exist: the simulation
+// then favoured large reduce-scatter buckets that ran 1-4 % slower on
+// 4 x H200 (docs/gpu-validation.md, "Larger caps").
+std::vector<FakeDep> bucket_unit_deps(const CommGraph& cg, const std::vector<CollectiveBucket>& buckets) {
+  const Graph& g = *cg.graph;
+  std::vector<FakeDep> deps;
+  for (const CollectiveBucket& b : buckets) {
+    const NodeId carrier = b.members.front();
+    const BufId carrier_out = g.nodes[carrier].outputs.empty() ? kNone : g.nodes[carrier].outputs.front();
+    for (NodeId m : b.members) {
+      if (m == carrier) continue;
+      for (BufId buf : cg.data_bufs.row(m))
+        if (cg.producer(buf) != carrier) deps.push_back({carrier, buf, true});
+      if (carrier_out != kNone) deps.push_back({m, carrier_out, true});
+    }
+  }
+  return deps;
+}
+
 CommPassResult bucket_pass(const CommGraph& cg, const Order& order, BucketMode mode, const CommKnobs& knobs) {
   const Graph& g = *cg.graph;
   BucketOptions opts;
@@ -451,6 +476,7 @@ CommPassResult bucket_pass(const CommGraph& cg, const Order& order, BucketMode m
   r.buckets = plan_buckets(cg, order, opts);
   if (r.buckets.empty() || mode != BucketMode::Model || !opts.keep_only_if_faster) {
     r.order = order_with_buckets(cg, order, r.buckets);
+    r.added_fake_deps = bucket_unit_deps(cg, r.buckets);
     return r;
   }
   std::function<double(const Order&, const std::vector<CollectiveBucket>&)> step_us;
@@ -485,6 +511,7 @@ CommPassResult bucket_pass(const CommGraph& cg, const Order& order, BucketMode m
   }
   r.buckets = std::move(kept);
   r.order = std::move(kept_order);
+  r.added_fake_deps = bucket_unit_deps(cg, r.buckets);
   return r;
 }
 

@@ -49,11 +49,11 @@ CommGraph build_comm_graph(const Graph& g, std::vector<double> runtime_us, std::
   cg.role.resize(n);
   cg.producers.resize(g.buffers.size());
   for (BufId b = 0; b < g.num_buffers(); ++b) cg.producers[b] = g.buffers[b].producer;
-  std::vector<std::vector<BufId>> extra(n);
+  std::vector<std::vector<std::pair<BufId, bool>>> extra(n);  // (buffer, data)
   for (const FakeDep& d : extra_fake_deps) {
     if (d.node < 0 || d.node >= n || d.buf < 0 || d.buf >= g.num_buffers() || g.buffers[d.buf].producer == kNone)
       throw Error("comm passes: an added ordering dependency names no node or no produced buffer");
-    extra[d.node].push_back(d.buf);
+    extra[d.node].emplace_back(d.buf, d.data);
   }
   std::vector<std::pair<std::int32_t, std::int32_t>> unmet, data, users;
   std::vector<NodeId> seen_any(g.buffers.size(), kNone), seen_data(g.buffers.size(), kNone);
@@ -74,7 +74,7 @@ CommGraph build_comm_graph(const Graph& g, std::vector<double> runtime_us, std::
       }
     };
     for (const Dep& d : node.reads) add(d.buf, d.kind == DepKind::FakeWeak);
-    for (BufId b : extra[v]) add(b, true);
+    for (auto [b, data] : extra[v]) add(b, !data);
   }
   for (auto [v, b] : data)
     if (g.nodes[g.buffers[b].producer].kind == NodeKind::Collective) cg.role[v] |= kRoleReadsCollective;

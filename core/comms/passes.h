@@ -65,7 +65,7 @@ struct OverlapStat {
 struct CommPassResult {
   Order order;
   std::vector<OverlapStat> stats;
-  std::vector<FakeDep> added_fake_deps;  // decide_global_ordering_of_comms only
+  std::vector<FakeDep> added_fake_deps;  // decide_global_ordering_of_comms; bucketing (bucket_unit_deps)
   std::int64_t peak_before = -1;         // iterative passes: allocfree peaks
   std::int64_t peak_after = -1;
   std::vector<CollectiveBucket> buckets;  // bucketing passes only

@@ -454,3 +454,52 @@ TEST_CASE("bucket_collectives_inductor takes its caps per kind from the knobs", 
   CHECK(comm_knobs_json(CommKnobs{}).find("bucket_all_gathers_fx_bucket_cap_mib") == std::string::npos);
   CHECK(comm_knobs_json(knobs).find("\"bucket_all_reduces_fx_bucket_cap_mib\":16") != std::string::npos);
 }
+
+TEST_CASE("a bucket stays one unit through the passes after it: its first member waits for every member's input", "[comms][bucketing]") {
+  // A backward's shape: reduce-scatter rs0 of g0, then a long stretch of compute, then g1 and its reduce-scatter rs1.
+  // overlap_schedule_step would issue rs0 early; bucketed with rs1, the merged collective needs g1 too.
+  json list = json::array(), inputs = json::array({{{"name", "x"}, {"bytes", 64 << 20}}});
+  auto compute = [&](const std::string& name, const std::string& in) {
+    list.push_back({{"name", name}, {"kind", "extern"}, {"kernel", "extern_kernels.mm"}, {"flops", std::int64_t{1} << 40},
+                    {"reads", json::array({{{"name", in}, {"dep", "star"}, {"bytes", 64 << 20}}})},
+                    {"outputs", json::array({{{"name", name + "_out"}, {"bytes", 64 << 20}, {"dtype", "bf16"}}})}});
+  };
+  auto rs = [&](const std::string& name, const std::string& in) {
+    list.push_back({{"name", name}, {"kind", "collective"}, {"reads", json::array({{{"name", in}, {"dep", "star"}, {"bytes", 64 << 20}}})},
+                    {"outputs", json::array({{{"name", name + "_out"}, {"bytes", 16 << 20}, {"dtype", "bf16"}}})},
+                    {"collective", {{"op", "_c10d_functional.reduce_scatter_tensor.default"}, {"group_size", 4}, {"bytes", 16 << 20}}}});
+    list.push_back({{"name", "wait_" + name}, {"kind", "wait"}, {"reads", json::array({{{"name", name + "_out"}, {"dep", "star"}}})},
+                    {"outputs", json::array({{{"name", "w_" + name}, {"bytes", 0}, {"layout", "none"}, {"mutation_of", name + "_out"}}})}});
+  };
+  compute("g0", "x");
+  std::string last = "g0_out";
+  for (int i = 0; i < 6; ++i) {
+    compute("c" + std::to_string(i), last);
+    last = "c" + std::to_string(i) + "_out";
+  }
+  compute("g1", last);
+  rs("rs0", "g0_out");
+  rs("rs1", "g1_out");
+  auto graph = std::make_shared<const Graph>(load_graph(json{{"format", "schedgraph/1"}, {"name", "units"}, {"world_size", 4}, {"inputs", inputs},
+                                                             {"outputs", json::array({"w_rs0", "w_rs1", last})}, {"nodes", list}}.dump()));
+  PlanOptions opts;
+  opts.fuse = false;
+  opts.comm_passes = {"bucket_collectives_inductor", "overlap_schedule_step"};
+  const PlanResult r = run_plan(graph, opts);
+  const auto buckets = pipeline_buckets(*r.comm);
+  REQUIRE(buckets.size() == 1);
+  const Graph& g = *graph;
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < r.order.size(); ++i) at[g.nodes[r.order[i]].name] = i;
+  const std::string carrier = g.nodes[buckets[0].members.front()].name;
+  for (NodeId m : buckets[0].members) {
+    CHECK(at[carrier] <= at[g.nodes[m].name]);  // the other members follow the one that carries the bucket
+  }
+  CHECK(at[carrier] > at["g1"]);  // which waits for every member's input
+  CHECK(at[carrier] > at["g0"]);
+  // The pass records the units as data dependencies the later pass kept.
+  CHECK(r.comm->steps.front().result.added_fake_deps.size() == 2);
+  CHECK(std::all_of(r.comm->steps.front().result.added_fake_deps.begin(), r.comm->steps.front().result.added_fake_deps.end(),
+                    [](const FakeDep& d) { return d.data; }));
+  CHECK(respects_comm_deps(r.comm->final_graph, r.order));
+}

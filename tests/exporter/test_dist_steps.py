@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import unittest
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -430,6 +432,33 @@ class BucketingLease(unittest.TestCase):
         self.assertEqual({k: {kind: round(mib) for kind, mib in v.items()} for k, v in chosen.items()},
                          {("fsdp", 1): {"reduce_scatter": 362}, ("fsdp_fwd_bwd", 0): {"reduce_scatter": 724},
                           ("llama_fsdp", 1): {"reduce_scatter": 2000}})
+
+    @unittest.skipUnless(os.environ.get("SCHEDLAB_BIN"), "SCHEDLAB_BIN not set")
+    def test_todays_model_decides_the_leases_fx_graphs_as_measured(self):
+        # The FX graphs apply planned in run8 (rank 0, r1), decided again as apply
+        # decides today (fx_bucketing.choose, the run's options): bucketing where it
+        # measured faster (fsdp's backward, llama_fsdp_per_param's forward), none on the
+        # graphs whose larger buckets measured slower in run9 or were never tried.
+        from schedlab_export import fx_bucketing
+        from schedlab_export.apply import run_plan
+
+        binary = os.environ["SCHEDLAB_BIN"]
+        caps = fx_bucketing.caps_from_cli(binary, "h200", 4, 60)
+        decided = {}
+        with extracted("run8-h200-bucket.tgz") as tmp:
+            for path in sorted((tmp / "steps" / "r1").glob("*/schedlab_bucket/*.rank0.fx.json")):
+                graph = json.loads(path.read_text())
+                present = Counter(fx_bucketing.bucketable_kind(n["kernel"].removeprefix("torch.ops."))
+                                  for n in graph["nodes"] if n["kind"] == "collective")
+                present.pop(None, None)
+                decision = fx_bucketing.choose(
+                    graph, caps, present, ["overlap_schedule_step"],
+                    lambda g, passes, knobs: run_plan(g, binary=binary, memory_methods=["baseline", "lpmf", "bfs", "dfs"],
+                                                      comm_passes=passes, hardware="h200", comm_knobs=knobs))
+                decided[path.name.split(".")[0]] = {k: round(v) for k, v in decision["chosen_mib"].items()}
+        self.assertEqual(len(decided), 12)
+        self.assertEqual({k: v for k, v in decided.items() if v},
+                         {"fsdp_fx1": {"reduce_scatter": 181}, "llama_fsdp_per_param_fx0": {"all_gather": 181}})
 
 
 if __name__ == "__main__":
