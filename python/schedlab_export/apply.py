@@ -45,7 +45,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -55,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .cli_run import run_cli
 from .outputs import process_rank, ranked, write_atomically
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -194,18 +194,7 @@ def run_plan(graph: dict, *, binary: str, memory_methods: Sequence[str] = (), co
         graph_path, plan_path = os.path.join(tmp, "graph.json"), os.path.join(tmp, "plan.json")
         Path(graph_path).write_text(json.dumps(graph, separators=(",", ":")))
         cmd = plan_command(binary, graph_path, plan_path, memory_methods, comm_passes, hardware, comm_knobs)
-        try:
-            done = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as e:
-            raise PlanUnavailable(f"schedlab plan timed out after {timeout:g} s") from e
-        except OSError as e:
-            raise PlanUnavailable(f"schedlab could not be started: {e}") from e
-        if done.returncode != 0:
-            # Bytes, not text: an error line that is not UTF-8 is still a reason.
-            stderr = done.stderr.decode("utf-8", errors="replace")
-            lines = [ln for ln in stderr.splitlines() if ln.strip()]
-            what = {1: "refused the graph", 2: "refused the options"}.get(done.returncode, f"exited {done.returncode}")
-            raise PlanUnavailable(f"schedlab {what}: {lines[0] if lines else '(no message)'}")
+        run_cli(cmd, "schedlab plan", timeout, PlanUnavailable)
         try:
             return json.loads(Path(plan_path).read_text())
         except (OSError, ValueError) as e:

@@ -36,9 +36,10 @@ the candidates and the choice with a stand-in planner
 from __future__ import annotations
 
 import json
-import subprocess
 from collections import Counter
 from typing import Callable, Sequence
+
+from .cli_run import run_cli
 
 KINDS = ("all_gather", "reduce_scatter", "all_reduce")
 # The knobs of core/comms/knobs.def that hold bucket_collectives_inductor's caps.
@@ -99,15 +100,7 @@ def caps_from_cli(binary: str, hardware: str | None, group_size: int, timeout_s:
     cmd = [binary, "bucket-caps", "--group-size", str(group_size), "--format", "json"]
     if hardware:
         cmd += ["--hardware", hardware]
-    try:
-        done = subprocess.run(cmd, capture_output=True, timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired as e:
-        raise BucketingUnavailable(f"schedlab bucket-caps timed out after {timeout_s:g} s") from e
-    except OSError as e:
-        raise BucketingUnavailable(f"schedlab could not be started: {e}") from e
-    if done.returncode != 0:
-        lines = [ln for ln in done.stderr.decode("utf-8", errors="replace").splitlines() if ln.strip()]
-        raise BucketingUnavailable(f"schedlab bucket-caps failed: {lines[0] if lines else f'exit {done.returncode}'}")
+    done = run_cli(cmd, "schedlab bucket-caps", timeout_s, BucketingUnavailable)
     try:
         return read_caps(json.loads(done.stdout))
     except ValueError as e:
