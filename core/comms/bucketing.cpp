@@ -25,10 +25,8 @@ bool bucketable(const Graph& g, NodeId v, BucketMode mode) {
     case BucketMode::Inductor:  // is_all_gather_into_tensor, is_reduce_scatter_tensor, is_all_reduce_tensor
       return op.find("all_gather_into_tensor.") != std::string_view::npos ||
              op.find("reduce_scatter_tensor.") != std::string_view::npos || op.find("all_reduce.") != std::string_view::npos;
-    case BucketMode::Model: {
-      const CollectiveOp k = n.collective->kind;
-      return k == CollectiveOp::AllGather || k == CollectiveOp::ReduceScatter || k == CollectiveOp::AllReduce;
-    }
+    case BucketMode::Model:
+      return std::find(kBucketKinds.begin(), kBucketKinds.end(), n.collective->kind) != kBucketKinds.end();
   }
   return false;
 }
@@ -81,7 +79,7 @@ std::vector<BucketCap> bucket_caps(const HardwareProfile& hw, std::int64_t group
   };
   auto copy_us = [&](std::int64_t bytes) { return finite_us(prices->copy_us(bytes, "bf16"), "bucket caps: copy"); };
   std::vector<BucketCap> caps;
-  for (CollectiveOp kind : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+  for (CollectiveOp kind : kBucketKinds) {
     BucketCap cap;
     cap.kind = kind;
     cap.group_size = group_size;
@@ -275,8 +273,7 @@ std::vector<CollectiveBucket> inductor_buckets(const CommGraph& cg, const Order&
   const Graph& g = *cg.graph;
   const std::int32_t n = cg.num_nodes();
   const BucketPricer pricer(cg);
-  auto cap_of = [&](CollectiveOp kind) -> std::int64_t {
-    const std::size_t k = kind == CollectiveOp::AllGather ? 0 : kind == CollectiveOp::ReduceScatter ? 1 : 2;
+  auto cap_of = [&](std::size_t k) -> std::int64_t {  // kBucketKinds[k]'s
     const double cap_bytes = opts.inductor_cap_mb[k] * 1024 * 1024;
     return !(cap_bytes > 0) ? 0 : cap_bytes >= 9.2e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(cap_bytes);
   };
@@ -302,8 +299,9 @@ std::vector<CollectiveBucket> inductor_buckets(const CommGraph& cg, const Order&
   };
 
   std::vector<CollectiveBucket> out;
-  for (CollectiveOp kind : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
-    const std::int64_t cap = cap_of(kind);
+  for (std::size_t k = 0; k < kBucketKinds.size(); ++k) {
+    const CollectiveOp kind = kBucketKinds[k];
+    const std::int64_t cap = cap_of(k);
     // The collectives of this kind in the order of their waits.
     std::vector<NodeId> by_wait;
     std::vector<std::uint8_t> seen(n, 0);

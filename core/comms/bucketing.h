@@ -72,10 +72,15 @@ struct CollectiveBucket {
 
 enum class BucketMode : std::uint8_t { Model, Inductor };
 
+// The kinds that are bucketed, in the order the passes and the caps take
+// them (BucketOptions::inductor_cap_mb is indexed so).
+inline constexpr std::array<CollectiveOp, 3> kBucketKinds{CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
+                                                          CollectiveOp::AllReduce};
+
 struct BucketOptions {
   BucketMode mode = BucketMode::Model;
   // Inductor mode: a bucket's cap in MiB (of its larger flat buffer) per
-  // kind: all_gather, reduce_scatter, all_reduce (the FX passes' size
+  // kind of kBucketKinds: all_gather, reduce_scatter, all_reduce (the FX passes' size
   // determinators; the knobs bucket_*_fx_bucket_cap_mib). Inductor's
   // default determinator is 2000 for every bucket.
   std::array<double, 3> inductor_cap_mb{2000.0, 2000.0, 2000.0};

@@ -25,13 +25,12 @@
 
 namespace schedlab {
 
-// A fake weak dependency a pass adds: `node` must run after `buf`'s producer,
-// without keeping `buf` alive (Inductor's WeakDep(is_fake=True)).
-// A dependency a pass added: `node` after the producer of `buf`. `data`:
-// it stands for a real read that no node of the graph has yet (a bucket's
-// merged collective reads every member's input, bucketing.cpp
-// bucket_unit_deps), so every later pass keeps it; otherwise it only orders
-// (decide_global_ordering_of_comms), as the graph's fake weak deps do.
+// A dependency a pass adds: `node` must run after `buf`'s producer, without
+// keeping `buf` alive. By default a fake weak one, which only orders
+// (Inductor's WeakDep(is_fake=True): decide_global_ordering_of_comms).
+// `data`: it stands for a real read that no node of the graph has yet (a
+// bucket's merged collective reads every member's input, bucketing.cpp
+// bucket_unit_deps), so every later pass keeps it.
 struct FakeDep {
   NodeId node = kNone;
   BufId buf = kNone;

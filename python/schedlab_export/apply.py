@@ -509,31 +509,26 @@ class ApplySession:
             self._write(record, "post", graph)
         record.seconds["export"] = time.perf_counter() - started
         started = time.perf_counter()
-        in_process = uses_bindings(self.in_process, self.binary)
-        record.planner = "bindings" if in_process else "cli"
-        binary = None if in_process else find_schedlab(self.binary)
+        record.planner = "bindings" if uses_bindings(self.in_process, self.binary) else "cli"
         if self.fill_export_gaps:
             with failing_as("filling the export's gaps failed"):
                 graph, _ = with_export_gaps_filled(graph)
-        options = dict(memory_methods=self.memory_methods, comm_passes=self.comm_passes, hardware=self.hardware,
-                       comm_knobs=self.comm_knobs, timeout_s=self.timeout_s)
         graph = graph if self.use_graph_runtimes else without_runtimes(graph)
         with failing_as("running schedlab failed"):
-            plan = plan_in_process(graph, **options) if in_process else run_plan(graph, binary=binary, **options)
-        plan = checked_plan(plan)
+            plan = self._planned(graph, self.comm_passes)
         ordered = nodes_in_order(plan_order(plan), nodes, self.name_of)
         with failing_as(f"writing {record.name}.plan.json failed"):
             self._write(record, "plan", plan)
         record.seconds["plan"] = time.perf_counter() - started
         return ordered, plan
 
-    def _planned(self, graph: dict, comm_passes: list[str], comm_knobs: dict) -> dict:
-        """One plan of `graph` with the session's planner and options, but
-        these comm passes and knobs."""
-        in_process = uses_bindings(self.in_process, self.binary)
+    def _planned(self, graph: dict, comm_passes: Sequence[str], comm_knobs: dict | None = None) -> dict:
+        """The checked plan of `graph` with the session's planner and
+        options, these comm passes, and these knobs over the session's."""
+        knobs = {**(self.comm_knobs or {}), **comm_knobs} if comm_knobs else self.comm_knobs
         options = dict(memory_methods=self.memory_methods, comm_passes=comm_passes, hardware=self.hardware,
-                       comm_knobs={**(self.comm_knobs or {}), **comm_knobs}, timeout_s=self.timeout_s)
-        if in_process:
+                       comm_knobs=knobs, timeout_s=self.timeout_s)
+        if uses_bindings(self.in_process, self.binary):
             return checked_plan(plan_in_process(graph, **options))
         return checked_plan(run_plan(graph, binary=find_schedlab(self.binary), **options))
 

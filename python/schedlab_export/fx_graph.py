@@ -44,22 +44,14 @@ def _storage_free(target: str) -> bool:
     return pricing.operator_name(target) in VIEW_OPS
 
 
-def _tensors(record: dict, side: str) -> list[dict]:
-    return [t for t in record.get(side) or [] if isinstance(t, dict) and isinstance(t.get("bytes"), int) and t["bytes"] >= 0]
-
-
 def _buffer(name: str, tensor: dict, storage_of: str | None) -> dict:
-    """A node's output: its own storage (storage_of None), or none, standing
-    for the storage of `storage_of` (a view, a wait's completed tensor): its
-    readers then keep that buffer alive, as the format's mutations do."""
-    out = {"name": name, "bytes": int(tensor["bytes"]) if storage_of is None else 0}
+    """A node's output (fx_pricing's buffer): its own storage (storage_of
+    None), or none, standing for the storage of `storage_of` (a view, a
+    wait's completed tensor): its readers then keep that buffer alive, as
+    the format's mutations do."""
+    out = fx_pricing._buffer(name, tensor)
     if storage_of is not None:
-        out["layout"] = "none"
-        out["mutation_of"] = storage_of
-    if tensor.get("dtype"):
-        out["dtype"] = tensor["dtype"]
-    if isinstance(tensor.get("shape"), list):
-        out["shape"] = list(tensor["shape"])
+        out.update(bytes=0, layout="none", mutation_of=storage_of)
     return out
 
 
@@ -73,7 +65,7 @@ def _kind(record: dict, target: str) -> tuple[dict, bool]:
         return {"name": fx_name, "kind": "wait", "kernel": "torch.ops." + target}, False
     if _storage_free(target):
         return {"name": fx_name, "kind": "nop", "kernel": "torch.ops." + target}, False
-    outs, ins = _tensors(record, "outputs"), _tensors(record, "inputs")
+    outs, ins = fx_pricing._buffers(record, "outputs"), fx_pricing._buffers(record, "inputs")
     reduces = bool(outs and ins) and sum(t["bytes"] for t in outs) < max(t["bytes"] for t in ins) // 2
     return {"name": fx_name, "kind": "reduction" if reduces else "pointwise", "kernel": "torch.ops." + target}, True
 
@@ -96,7 +88,7 @@ def connected_schedgraph(placeholders: Iterable[dict], records: Iterable[dict], 
         return produced[source]
 
     for p in placeholders:
-        total = sum(t["bytes"] for t in _tensors(p, "outputs"))
+        total = sum(t["bytes"] for t in fx_pricing._buffers(p, "outputs"))
         inputs.append({"name": str(p["name"]), "bytes": total, "freeable": False})
         produced[str(p["name"])] = [str(p["name"])]
         sizes[str(p["name"])] = total
@@ -108,7 +100,7 @@ def connected_schedgraph(placeholders: Iterable[dict], records: Iterable[dict], 
             read_names += [b for b in buffers_of(source, fx_name) if b not in read_names]
         node, own_storage = _kind(record, target)
         storage_of = None if own_storage or not read_names else storage.get(read_names[0], read_names[0])
-        tensors = _tensors(record, "outputs")
+        tensors = fx_pricing._buffers(record, "outputs")
         outputs = [_buffer(f"{fx_name}.out{i}", t, storage_of) for i, t in enumerate(tensors)]
         if not outputs:  # a node that returns nothing still orders its readers
             outputs = [{"name": f"{fx_name}.out", "bytes": 0, "layout": "none"}]
