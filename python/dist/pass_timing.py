@@ -16,10 +16,14 @@ No torch here: the wrapping works on any modules (tests use stand-ins).
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import functools
 import importlib
+import io
+import pstats
 import sys
 import time
+from pathlib import Path
 from typing import Iterator
 
 # Per schedule: the entry points of the passes that schedule runs, as
@@ -109,14 +113,40 @@ def timed_passes(entry_points: tuple[str, ...] | list[str], prefix: str = "torch
             setattr(holder, attr, original)
 
 
+@contextlib.contextmanager
+def profiled(path: Path | None, top: int = 60) -> Iterator[None]:
+    """With a path: the block under cProfile, its `top` functions by
+    cumulative time written to `path` (run_steps.py --profile-compile: where
+    a compile's seconds go, Inductor's and apply()'s alike). Without: the
+    block as it is."""
+    if path is None:
+        yield
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        yield
+    finally:
+        profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(top)
+        path.write_text(text.getvalue())
+
+
 def schedlab_seconds(graph_records: list[dict], bucketings: list[dict] = ()) -> dict:
     """apply()'s own time over a schedule's graphs (GraphRecord.to_json's
     `seconds`; with bucket_collectives, its post-grad bucketing's too), the
-    same shape as PassTimes.to_json."""
+    same shape as PassTimes.to_json. The agreements' wait for slower ranks
+    (apply.Gathered) is `peer_wait_s`, outside `total_s`: the ranks' compiles
+    differing in speed, which the step's first collective would wait out
+    without schedlab."""
     per = {}
     for part in ("export", "plan", "agree"):
         total = sum((g.get("seconds") or {}).get(part, 0.0) for g in graph_records)
         per[part] = {"seconds": round(total, 6), "calls": len(graph_records)}
     if bucketings:
         per["bucket"] = {"seconds": round(sum(b.get("seconds", 0.0) for b in bucketings), 6), "calls": len(bucketings)}
-    return {"total_s": round(sum(p["seconds"] for p in per.values()), 6), "per_pass": per, "not_found": []}
+    waited = sum((g.get("seconds") or {}).get("peer_wait", 0.0) for g in graph_records) + sum(
+        b.get("peer_wait_s", 0.0) for b in bucketings)
+    return {"total_s": round(sum(p["seconds"] for p in per.values()), 6), "per_pass": per, "not_found": [],
+            "peer_wait_s": round(waited, 6)}

@@ -205,7 +205,8 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
         warnings.simplefilter("always")
         with pass_timing.timed_passes(pass_timing.INDUCTOR_PASSES.get(schedule, ())) as inductor_passes:
             with schedule_context(schedule, out, step.name, args) as (kind, session, estimator):
-                values = step.run()  # compiles the step's graphs
+                with pass_timing.profiled(out / f"compile-profile.rank{dist.get_rank()}.txt" if args.profile_compile else None):
+                    values = step.run()  # compiles the step's graphs
                 torch.cuda.synchronize()
     compile_s = time.time() - started
     graphs = emitted_graphs(kind, session, out)
@@ -336,6 +337,9 @@ def parse_args(argv=None):
                         help="seconds a rank waits for the others to report a cell before ending the launch")
     parser.add_argument("--fill-export-gaps", action="store_true",
                         help="apply plans with the export's missing matmul flops and all-reduce payloads filled in")
+    parser.add_argument("--profile-compile", action="store_true",
+                        help="profile each compile (cProfile; the compile and pass seconds, slowed, are then no figures to report): "
+                             "the top functions by cumulative time in OUT/<step>/<schedule>/compile-profile.rank<r>.txt")
     parser.add_argument("--sm-carveout", type=int, default=0,
                         help="SMs cuBLAS leaves free for NCCL (torch._C._set_sm_carveout_experimental)")
     args = parser.parse_args(argv)

@@ -311,6 +311,26 @@ def first_difference(expected: Sequence[str], emitted: Sequence[str]) -> str | N
 INDUCTOR_KEY = "inductor"  # the agreement key of a rank that keeps Inductor's order
 
 
+@dataclass(frozen=True)
+class Gathered:
+    """Every rank's key, rank by rank, and how long this rank waited in the
+    gather for the last rank to arrive (seconds). That wait is the ranks'
+    compiles differing in speed, not the agreement's cost: the ranks would
+    wait as long at the step's first collective without it, so apply()
+    records it apart from the agreement's own seconds."""
+
+    keys: list[str]
+    peer_wait_s: float = 0.0
+
+
+def peer_wait(arrivals: Sequence[float], own: float, elapsed: float) -> float:
+    """Seconds this rank (arrived at `own`, wall clock) waited for the last
+    of `arrivals` (every rank's arrival, its own included), at most the
+    `elapsed` seconds the gather took. Ranks of one host share the clock;
+    across hosts the clocks agree as well as NTP keeps them."""
+    return min(max(0.0, max(arrivals) - own), max(0.0, elapsed))
+
+
 def plan_key(plan: dict | None) -> str:
     """What a rank hands the others to agree on: a digest of the order it
     would run (any rank's order of the same graph gives the same digest),
@@ -365,7 +385,8 @@ class GraphRecord:
     emitted_order: list[str] | None = None    # Scheduler.codegen's node order
     plan_summary: dict = field(default_factory=dict)
     # What apply() added to this graph's compile, in seconds: the export, the
-    # plan (schedlab, its checks and files) and the ranks' agreement.
+    # plan (schedlab, its checks and files) and the ranks' agreement; and,
+    # apart, `peer_wait`: the agreement's wait for slower ranks (Gathered).
     seconds: dict = field(default_factory=dict)
 
     @property
@@ -420,8 +441,9 @@ class ApplySession:
     prefix: str = "graph"
     strict: bool = False
     # With several ranks: hands this rank's plan_key to every rank and returns
-    # all of them, rank by rank (one all_gather_object; _gather_keys).
-    gather_keys: Callable[[str], Sequence[str]] | None = None
+    # all of them, rank by rank, with this rank's wait for the others
+    # (one all_gather_object; _gather_keys).
+    gather_keys: Callable[[str], Gathered] | None = None
     rank: int | None = None  # outputs.process_rank(): in every file name when ranks share out_dir
     graphs: list[GraphRecord] = field(default_factory=list)
     # bucket_collectives: the post-grad pass (`bucket`) decides each FX
@@ -479,12 +501,14 @@ class ApplySession:
         # Every rank must run the same order (or all keep Inductor's): a
         # collective issued in different orders on two ranks deadlocks.
         if self.gather_keys is not None:
-            started = time.perf_counter()
+            started, waited = time.perf_counter(), 0.0
             try:
-                differ = disagreement(self.gather_keys(plan_key(plan)))
+                gathered = self.gather_keys(plan_key(plan))
+                differ, waited = disagreement(gathered.keys), gathered.peer_wait_s
             except Exception as e:  # noqa: BLE001
                 differ = f"the ranks could not compare their plans: {type(e).__name__}: {e}"
-            record.seconds["agree"] = time.perf_counter() - started
+            record.seconds["agree"] = time.perf_counter() - started - waited
+            record.seconds["peer_wait"] = waited
             if differ is not None:
                 reason = f"{reason}; {differ}" if reason else differ
                 ordered = None
@@ -563,7 +587,7 @@ class ApplySession:
         strict raises)."""
         from . import fx_bucketing
 
-        started = time.perf_counter()
+        started, waited = time.perf_counter(), 0.0
         record: dict = {"index": len(self.bucketings), "name": ranked(f"{self.prefix}_fx{len(self.bucketings)}", self.rank)}
         self.bucketings.append(record)
         decision, reason = None, None
@@ -573,7 +597,8 @@ class ApplySession:
             reason = str(e)
         if self.gather_keys is not None:
             try:
-                keys = self.gather_keys(fx_bucketing.decision_key(decision["chosen_mib"] if decision else None))
+                gathered = self.gather_keys(fx_bucketing.decision_key(decision["chosen_mib"] if decision else None))
+                keys, waited = gathered.keys, gathered.peer_wait_s
                 if len(set(keys)) > 1:
                     differ = [r for r, k in enumerate(keys) if k != keys[0]]
                     reason = (f"{reason}; " if reason else "") + (
@@ -590,8 +615,10 @@ class ApplySession:
                     self.fx_bucket(fx_graph, caps)
             except PlanUnavailable as e:
                 reason, caps = str(e), {}
+        # seconds: the bucketing's own time; peer_wait_s: its agreement's wait
+        # for slower ranks (Gathered), apart.
         record.update(decision or {}, applied_mib=caps, fallback_reason=reason,
-                      seconds=round(time.perf_counter() - started, 6))
+                      seconds=round(time.perf_counter() - started - waited, 6), peer_wait_s=round(waited, 6))
         with contextlib.suppress(PlanUnavailable):
             with failing_as("writing the bucketing failed"):
                 self._write_named(record["name"], "buckets", record)
@@ -638,18 +665,21 @@ class ApplySession:
 
 
 # --- inside torch.compile -----------------------------------------------------
-def _gather_keys() -> Callable[[str], list[str]] | None:
+def _gather_keys() -> Callable[[str], Gathered] | None:
     """With a process group of two or more ranks: every rank's plan_key,
-    rank by rank (one all_gather_object per graph, during compile)."""
+    rank by rank, and this rank's wait for the last to arrive (one
+    all_gather_object per graph, during compile, of each rank's key and
+    arrival time)."""
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
         return None
 
-    def gather(key: str) -> list[str]:
-        keys = [None] * dist.get_world_size()
-        dist.all_gather_object(keys, key)
-        return keys
+    def gather(key: str) -> Gathered:
+        arrived, started = time.time(), time.perf_counter()
+        pairs = [None] * dist.get_world_size()
+        dist.all_gather_object(pairs, (key, arrived))
+        return Gathered([k for k, _ in pairs], peer_wait([t for _, t in pairs], arrived, time.perf_counter() - started))
 
     return gather
 
@@ -703,7 +733,9 @@ def apply(memory_methods: Sequence[str] = ("baseline", "lpmf", "bfs", "dfs"),
     from .snapshot import graph_dict
 
     def export(snodes: list) -> dict:
-        return graph_dict("graph", f"torch {torch.__version__} inductor (schedlab_export.apply)", snodes, fused=True)
+        # Inductor's runtime estimates only when the plan prices by them.
+        return graph_dict("graph", f"torch {torch.__version__} inductor (schedlab_export.apply)", snodes, fused=True,
+                          runtimes=use_graph_runtimes)
 
     session = ApplySession(
         memory_methods=list(memory_methods), comm_passes=list(comm_passes), export=export,

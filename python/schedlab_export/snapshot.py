@@ -484,7 +484,7 @@ def _optional(estimate):
         return None
 
 
-def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: bool) -> dict:
+def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: bool, runtimes: bool) -> dict:
     kind = node_kind(snode)
     out: dict = {"name": snode.get_name(), "kind": kind}
     members = list(snode.get_nodes())
@@ -511,7 +511,7 @@ def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: boo
     foreach = _foreach_id(snode)
     if foreach is not None:
         out["foreach"] = foreach
-    runtime_ms = _optional(snode.get_estimated_runtime)
+    runtime_ms = _optional(snode.get_estimated_runtime) if runtimes else None
     if runtime_ms is not None:
         out["runtime_us"] = float(runtime_ms) * 1000.0
     out["outputs"] = [_buffer(b, mutation_real_name) for b in snode.get_outputs()]
@@ -522,10 +522,10 @@ def _node(snode, mutation_real_name: dict[str, str], world_size: int, fused: boo
     return out
 
 
-def _node_named(snode, mutation_real_name, world_size: int, fused: bool) -> dict:
+def _node_named(snode, mutation_real_name, world_size: int, fused: bool, runtimes: bool) -> dict:
     """_node, with any failure reported as an ExportError naming the node."""
     try:
-        return _node(snode, mutation_real_name, world_size, fused)
+        return _node(snode, mutation_real_name, world_size, fused, runtimes)
     except ExportError:
         raise
     except Exception as e:  # noqa: BLE001 - re-raised with the node's name
@@ -604,13 +604,16 @@ def _inputs(nodes: list[dict], outputs: list[str]) -> list[dict]:
     return inputs
 
 
-def graph_dict(name: str, source: str, snodes: list, fused: bool) -> dict:
+def graph_dict(name: str, source: str, snodes: list, fused: bool, runtimes: bool = True) -> dict:
     """One schedgraph/1 graph of `snodes` in their current order. `fused`: the
     nodes are post-fusion (fused ones get `members`; the caller adds
-    `operations`)."""
+    `operations`). `runtimes`: each node's `runtime_us` is Inductor's own
+    estimate (get_estimated_runtime); without, no node has one. Inductor's
+    estimate is most of an export's time (it may compile and benchmark the
+    node's kernels), so a caller that drops the field never asks for it."""
     mutation_real_name = dict(V.graph.scheduler.mutation_real_name)
     world_size = _world_size()
-    nodes = [_node_named(s, mutation_real_name, world_size, fused) for s in snodes]
+    nodes = [_node_named(s, mutation_real_name, world_size, fused, runtimes) for s in snodes]
     # Inductor names a graph output that is None (e.g. the gradient of an input
     # that needs none) without any storage behind it: not an output here.
     produced = {b["name"] for n in nodes for b in n["outputs"]}

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import warnings
 from pathlib import Path
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT / "python"))
 from schedlab_export.apply import (  # noqa: E402
     INDUCTOR_KEY,
     ApplySession,
+    Gathered,
     OrderMismatch,
     PlanUnavailable,
     ScheduleWarning,
@@ -39,6 +41,7 @@ from schedlab_export.apply import (  # noqa: E402
     nodes_in_order,
     plan_command,
     plan_in_process,
+    peer_wait,
     plan_key,
     run_plan,
     uses_bindings,
@@ -227,7 +230,7 @@ class SessionFallbacks(unittest.TestCase):
         # Rank 1 of 3; rank 0 planned "a, b", rank 2 this rank's "b, a".
         other = plan_key({"order": ["a", "b"]})
         session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])),
-                           gather_keys=lambda key: keys.append(key) or [other, key, key])
+                           gather_keys=lambda key: keys.append(key) or Gathered([other, key, key]))
         out, warned = self._reorder(session)
         self.assertEqual(_names(out), ["a", "b"])
         self.assertEqual(keys, [plan_key({"order": ["b", "a"]})])
@@ -236,17 +239,31 @@ class SessionFallbacks(unittest.TestCase):
         self.assertFalse(session.graphs[0].applied)
         # A rank that fell back still takes part in the agreement, with its own key,
         # and its own reason comes first.
-        missing = _session(TINY, str(self.dir / "absent"), gather_keys=lambda key: keys.append(key) or [key, other])
+        missing = _session(TINY, str(self.dir / "absent"), gather_keys=lambda key: keys.append(key) or Gathered([key, other]))
         _, warned = self._reorder(missing)
         self.assertEqual(keys[-1], INDUCTOR_KEY)
         self.assertRegex(warned[0], "not found.*; the ranks' plans differ \\(rank 0 kept Inductor's order; "
                                     "rank 1 planned without rank 0")
 
     def test_ranks_that_agree_all_run_the_plan(self):
-        session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])),
-                           gather_keys=lambda key: [key] * 4)
+        def gather(key):  # this rank waited 0.2 s of the gather for a slower rank
+            time.sleep(0.25)
+            return Gathered([key] * 4, peer_wait_s=0.2)
+
+        session = _session(TINY, _fake_binary(self.dir, _WRITES_ORDER.format(order=["b", "a"])), gather_keys=gather)
         out, warned = self._reorder(session)
         self.assertEqual((_names(out), warned), (["b", "a"], []))
+        # The wait for the slower rank is recorded apart from the agreement's own time.
+        seconds = session.graphs[0].seconds
+        self.assertEqual(seconds["peer_wait"], 0.2)
+        self.assertGreaterEqual(seconds["agree"] + seconds["peer_wait"], 0.25)  # together, the whole gather
+        self.assertGreaterEqual(seconds["agree"], 0.05 - 1e-3)
+
+    def test_peer_wait_is_the_wait_for_the_last_arrival_within_the_gather(self):
+        self.assertEqual(peer_wait([10.0, 10.5, 10.25], own=10.0, elapsed=0.75), 0.5)
+        self.assertEqual(peer_wait([10.0, 10.5], own=10.5, elapsed=0.01), 0.0)  # the last to arrive waits for nobody
+        self.assertEqual(peer_wait([10.0, 13.0], own=10.0, elapsed=1.0), 1.0)  # clocks apart: never more than the gather took
+        self.assertEqual(peer_wait([10.0, 9.0], own=10.0, elapsed=0.5), 0.0)
 
     def test_a_gather_that_raises_keeps_inductor_order(self):
         def gather(_key):

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
 from schedlab_export import fx_bucketing  # noqa: E402
-from schedlab_export.apply import ApplySession, PlanUnavailable, ScheduleWarning  # noqa: E402
+from schedlab_export.apply import ApplySession, Gathered, PlanUnavailable, ScheduleWarning  # noqa: E402
 from schedlab_export.fx_graph import connected_schedgraph  # noqa: E402
 
 BINARY = os.environ.get("SCHEDLAB_BIN")
@@ -219,16 +219,17 @@ class SessionBucketing(unittest.TestCase):
 
     @unittest.skipUnless(BINARY, "SCHEDLAB_BIN not set")
     def test_ranks_that_differ_bucket_nothing(self):
-        s = session(binary=BINARY, gather_keys=lambda key: [key, json.dumps({"all_gather": 1.0})])
+        s = session(binary=BINARY, gather_keys=lambda key: Gathered([key, json.dumps({"all_gather": 1.0})]))
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
             s.bucket(fsdp_forward())
         self.assertEqual(s.bucketed, [])
         self.assertIn("the ranks' bucketings differ (rank(s) 1 against rank 0)", s.bucketings[0]["fallback_reason"])
         # Both ranks choosing the same: the decision stands.
-        s = session(binary=BINARY, gather_keys=lambda key: [key, key])
+        s = session(binary=BINARY, gather_keys=lambda key: Gathered([key, key], peer_wait_s=0.5))
         s.bucket(fsdp_forward())
         self.assertIsNone(s.bucketings[0]["fallback_reason"])
+        self.assertEqual(s.bucketings[0]["peer_wait_s"], 0.5)
 
 
 if __name__ == "__main__":
