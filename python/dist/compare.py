@@ -100,21 +100,37 @@ def rank_results(run_dir: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(run_dir.glob("rank*.json"))]
 
 
+def peer_waits(ranks: list[dict]) -> list[float]:
+    """Per rank, the µs its collectives ran beyond the fastest rank's run of
+    the same collective (the k-th NCCL kernel of every rank is one
+    collective): the wait for a later peer that the one-rank simulation of
+    equal ranks does not hold (arrival skew: host jitter, a kernel slowed
+    on one rank). Not all of it is on the step's path: a wait under compute
+    costs nothing."""
+    kernels = [r["profile"]["collectives"] for r in ranks]
+    count = min((len(k) for k in kernels), default=0)
+    fastest = [min(k[i]["dur_us"] for k in kernels) for i in range(count)]
+    return [sum(k[i]["dur_us"] - fastest[i] for i in range(count)) for k in kernels]
+
+
 def measured(ranks: list[dict]) -> dict:
     """One run's measurements over its ranks: medians of the ranks' step
-    time (each itself a median of steps), GPU span, busy and exposed time;
-    the largest peak; and every rank's figures."""
+    time (each itself a median of steps), GPU span, busy and exposed time
+    and wait for later peers (peer_waits); the largest peak; and every
+    rank's figures."""
+    waits = peer_waits(ranks)
     by_rank = [{
         "rank": r["rank"], "step_us": r["step_us"]["median"], "cpu_step_us": r.get("cpu_step_us"),
         "gpu_span_us": r["profile"]["span_us"], "compute_busy_us": r["profile"]["compute_busy_us"],
-        "exposed_comm_us": r["profile"]["exposed_comm_us"],
+        "exposed_comm_us": r["profile"]["exposed_comm_us"], "peer_wait_us": wait,
         "peak_above_inputs_bytes": r["memory"]["peak_above_inputs_bytes"],
-        "collectives": r["profile"]["collectives"]} for r in ranks]
+        "collectives": r["profile"]["collectives"]} for r, wait in zip(ranks, waits)]
     return {
         "step_us": statistics.median(m["step_us"] for m in by_rank),
         "gpu_span_us": statistics.median(m["gpu_span_us"] for m in by_rank),
         "compute_busy_us": statistics.median(m["compute_busy_us"] for m in by_rank),
         "exposed_comm_us": statistics.median(m["exposed_comm_us"] for m in by_rank),
+        "peer_wait_us": statistics.median(waits),
         "peak_above_inputs_bytes": max(m["peak_above_inputs_bytes"] for m in by_rank),
         "by_rank": by_rank}
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "dist"))
 sys.path.insert(0, str(ROOT / "python"))
 
-from compare import compare_run, in_order, with_export_gaps_filled  # noqa: E402 - re-exported from apply
+from compare import compare_run, in_order, measured, with_export_gaps_filled  # noqa: E402 - re-exported from apply
 
 RUNS = ROOT / "docs" / "data" / "dist" / "runs"
 PROFILE = ROOT / "docs" / "data" / "dist" / "profile.json"
@@ -51,6 +51,22 @@ class EmittedOrder(unittest.TestCase):
         self.assertEqual(out["nodes"][1]["collective"]["bytes"], 256)
         self.assertEqual(filled, {"matmul_flops": 1, "all_reduce_payload": 1})
         self.assertNotIn("flops", mm)
+
+
+class PeerWait(unittest.TestCase):
+    def test_each_rank_waits_what_its_collectives_ran_beyond_the_fastest_ranks(self):
+        def rank(r, durations):
+            return {"rank": r, "step_us": {"median": 100.0}, "memory": {"peak_above_inputs_bytes": 1},
+                    "profile": {"span_us": 90.0, "compute_busy_us": 50.0, "exposed_comm_us": 10.0,
+                                "collectives": [{"name": f"c{i}", "dur_us": d} for i, d in enumerate(durations)]}}
+
+        # Rank 2 arrived late at c0 (the others waited 30 and 20 µs), rank 0 at c1.
+        m = measured([rank(0, [40.0, 10.0]), rank(1, [30.0, 25.0]), rank(2, [10.0, 25.0])])
+        self.assertEqual([r["peer_wait_us"] for r in m["by_rank"]], [30.0, 35.0, 15.0])
+        self.assertEqual(m["peer_wait_us"], 30.0)
+        # A rank that profiled fewer collectives: only those all ranks have count.
+        m = measured([rank(0, [40.0]), rank(1, [30.0, 99.0])])
+        self.assertEqual([r["peer_wait_us"] for r in m["by_rank"]], [10.0, 0.0])
 
 
 @unittest.skipUnless(os.environ.get("SCHEDLAB_BIN"), "SCHEDLAB_BIN (the built schedlab) not set")
