@@ -2,7 +2,7 @@
 issue 31 compares schedules by (one run moves by 2-4 %). No torch, no GPU,
 no schedlab binary.
 
-    python3 python/dist/reps.py OUT [--markdown | --versus-best | --versus A B] [--json FILE]
+    python3 python/dist/reps.py OUT [--markdown | --versus-best | --versus A B | --compile-seconds] [--json FILE]
 
 OUT holds run_steps.py's repetitions, OUT/r1, OUT/r2, ... (`--reps N`, or
 separate runs into OUT/r<k>). Per step and schedule measured in every rank's
@@ -51,8 +51,11 @@ def collect(root: Path) -> dict[tuple[str, str], list[dict]]:
                     "peak_above_inputs_bytes": m["peak_above_inputs_bytes"],
                     "equal_to_default": all(r.get("equal_to_default", False) for r in ranks),
                     "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks),
-                    # the scheduling passes' seconds in the compile (pass_timing.py), rank 0's
-                    "pass_s": (ranks[0].get("pass_seconds") or {}).get("total_s") if ranks else None})
+                    # the scheduling passes' seconds in the compile (pass_timing.py), rank 0's,
+                    # apply's wait for slower ranks apart, and the graphs compiled
+                    "pass_s": (ranks[0].get("pass_seconds") or {}).get("total_s") if ranks else None,
+                    "peer_wait_s": (ranks[0].get("pass_seconds") or {}).get("peer_wait_s") if ranks else None,
+                    "graphs": len(ranks[0].get("graphs") or []) if ranks else 0})
     return cells
 
 
@@ -72,7 +75,9 @@ def summarize(cells: dict[tuple[str, str], list[dict]]) -> list[dict]:
                      "peak_above_inputs_bytes": max(r["peak_above_inputs_bytes"] for r in runs),
                      "equal_to_default": all(r["equal_to_default"] for r in runs),
                      "deterministic": all(r["deterministic"] for r in runs),
-                     "pass_s": _median_or_none([r["pass_s"] for r in runs])})
+                     "pass_s": _median_or_none([r["pass_s"] for r in runs]),
+                     "peer_wait_s": _median_or_none([r["peer_wait_s"] for r in runs]),
+                     "graphs": max(r["graphs"] for r in runs)})
     default = {r["step"]: r["step_us"]["median"] for r in rows if r["schedule"] == "default"}
     for r in rows:
         base = default.get(r["step"])
@@ -161,6 +166,50 @@ def versus(rows: list[dict], candidate: str, baseline: str) -> str:
     return "\n".join(lines)
 
 
+COMPILE_COLUMNS = ("recommended", "fx_overlap", "fx_overlap_bucket")
+
+
+def compile_seconds(rows: list[dict], candidates: tuple[str, ...] = ("schedlab", "schedlab_bucket")) -> str:
+    """Per step: what each scheduling pass adds to a compile, in ms per
+    graph (rank 0's pass seconds over the graphs compiled, the median over
+    the runs): Inductor's comm passes (comms.py's pipeline, its FX overlap
+    scheduling alone and with bucketing) and each candidate, apply()'s
+    wait for slower ranks apart (not counted: the step's first collective
+    waits it out without schedlab), and whether the candidate took less
+    than each of Inductor's."""
+
+    def per_graph(r: dict | None, field: str = "pass_s") -> float | None:
+        if r is None or r.get(field) is None or not r["graphs"]:
+            return None
+        return 1000.0 * r[field] / r["graphs"]
+
+    def ms(v: float | None) -> str:
+        return "—" if v is None else f"{v:.0f}"
+
+    shown = [c for c in candidates if any(r["schedule"] == c for r in rows)]
+    lines = ["| step | graphs | " + " | ".join(f"{s} ms" for s in (*COMPILE_COLUMNS, *shown)) + " | "
+             + " | ".join(f"{c}: wait for peers ms" for c in shown) + " | "
+             + " | ".join(f"{c} below every one of Inductor's?" for c in shown) + " |",
+             "|" + "---|" * (2 + len(COMPILE_COLUMNS) + 3 * len(shown))]
+    for step, cells in by_step(rows).items():
+        mine = [c for c in shown if c in cells]
+        if not mine:
+            continue
+        theirs = [per_graph(cells.get(s)) for s in COMPILE_COLUMNS]
+        below = []
+        for c in shown:
+            own = per_graph(cells.get(c))
+            known = [t for t in theirs if t is not None]
+            below.append("—" if own is None or not known else ("yes" if all(own < t for t in known) else
+                         "no: " + ", ".join(s for s, t in zip(COMPILE_COLUMNS, theirs) if t is not None and own >= t)))
+        graphs = max(cells[c]["graphs"] for c in mine)
+        lines.append(f"| {step} | {graphs} | " + " | ".join(ms(t) for t in theirs) + " | "
+                     + " | ".join(ms(per_graph(cells.get(c))) for c in shown) + " | "
+                     + " | ".join(ms(per_graph(cells.get(c), "peer_wait_s")) for c in shown) + " | "
+                     + " | ".join(below) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("results", help="run_steps.py's OUT, holding r1, r2, ...")
@@ -169,6 +218,8 @@ def main() -> int:
     parser.add_argument("--versus-best", nargs="?", const="schedlab", default=None, metavar="CANDIDATE",
                         help="per step, CANDIDATE (default schedlab) against the fastest configuration of "
                              "Inductor's (markdown)")
+    parser.add_argument("--compile-seconds", action="store_true",
+                        help="per step, what each scheduling pass adds to a compile, ms per graph (markdown)")
     parser.add_argument("--versus", nargs=2, metavar=("CANDIDATE", "BASELINE"),
                         help="per step, one schedule against another (markdown): fx_overlap_schedlab fx_overlap")
     args = parser.parse_args()
@@ -197,6 +248,8 @@ def main() -> int:
                   file=sys.stderr)
             return 2
         print(versus(rows, *args.versus))
+    elif args.compile_seconds:
+        print(compile_seconds(rows))
     elif args.markdown or not args.json:
         print(markdown(rows))
     return 0

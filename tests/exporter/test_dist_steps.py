@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ import bucketing  # noqa: E402
 import pass_timing  # noqa: E402
 import schedules  # noqa: E402
 from compare import measured_schedules  # noqa: E402
-from reps import collect, markdown, summarize, versus, versus_best  # noqa: E402
+from reps import collect, compile_seconds, markdown, summarize, versus, versus_best  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -280,17 +281,32 @@ class PassTiming(unittest.TestCase):
         self.assertIs(self.user.outer, self.outer)
 
     def test_schedlab_side_sums_apply_records(self):
-        records = [{"seconds": {"export": 0.5, "plan": 1.25}}, {"seconds": {"export": 0.25, "plan": 0.5, "agree": 0.01}},
-                   {"seconds": {}}]
+        records = [{"seconds": {"export": 0.5, "plan": 1.25}},
+                   {"seconds": {"export": 0.25, "plan": 0.5, "agree": 0.01, "peer_wait": 0.75}}, {"seconds": {}}]
         report = pass_timing.schedlab_seconds(records)
         self.assertAlmostEqual(report["per_pass"]["export"]["seconds"], 0.75)
         self.assertAlmostEqual(report["per_pass"]["plan"]["seconds"], 1.75)
         self.assertAlmostEqual(report["total_s"], 2.51)
         self.assertEqual(report["per_pass"]["plan"]["calls"], 3)
         self.assertNotIn("bucket", report["per_pass"])
-        with_buckets = pass_timing.schedlab_seconds(records, [{"seconds": 0.125}, {"seconds": 0.25}])
+        self.assertAlmostEqual(report["peer_wait_s"], 0.75)  # apart: not in the total
+        with_buckets = pass_timing.schedlab_seconds(records, [{"seconds": 0.125}, {"seconds": 0.25, "peer_wait_s": 0.5}])
         self.assertEqual(with_buckets["per_pass"]["bucket"], {"seconds": 0.375, "calls": 2})
         self.assertAlmostEqual(with_buckets["total_s"], 2.885)
+        self.assertAlmostEqual(with_buckets["peer_wait_s"], 1.25)
+
+    def test_a_profiled_block_writes_its_functions_and_none_writes_nothing(self):
+        def compile_like():
+            return sorted(range(1000), key=lambda i: -i)
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "compile-profile.rank0.txt"
+            with pass_timing.profiled(path):
+                compile_like()
+            self.assertIn("compile_like", path.read_text())
+            with pass_timing.profiled(None):
+                compile_like()
+            self.assertEqual([p.name for p in Path(tmp).iterdir()], [path.name])
 
     def test_every_inductor_schedule_but_default_has_entry_points(self):
         self.assertEqual(set(pass_timing.INDUCTOR_PASSES), set(schedules.SCHEDULES) - {"default", *schedules.APPLY_SCHEDULES})
@@ -463,3 +479,50 @@ class BucketingLease(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CompileLease(unittest.TestCase):
+    """Session 19's lease of 4 x H200 (tests/data/dist4/steps/
+    run10-h200-compile.tgz): apply's export without Inductor's runtime
+    estimates and its wait for peers apart; the tables docs/gpu-validation.md
+    shows."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = lease_rows("run10-h200-compile.tgz")
+
+    def test_the_tables_are_documented(self):
+        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
+        tables = [compile_seconds(self.rows), versus_best(self.rows), versus_best(self.rows, "schedlab_bucket"),
+                  versus(self.rows, "schedlab_bucket", "schedlab"), markdown(self.rows)]
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in "\n".join(tables).splitlines():
+            self.assertIn(line, doc)
+        verdicts = verdicts_of(tables[2].splitlines())
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
+                         ["ddp", "fsdp", "llama_fsdp_per_param", "tp_block"])
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "no, slower"), ["fsdp_fwd_bwd", "llama_fsdp"])
+        # schedlab's own seconds per graph are below Inductor's FX overlap scheduling on every step
+        below = [line.split(" | ")[-2] for line in tables[0].splitlines()[2:]]
+        self.assertEqual(sum(b == "yes" for b in below), 5)
+        self.assertTrue(all(b == "yes" or "fx_overlap" not in b for b in below))
+
+    def test_export_and_agreement_before_and_after(self):
+        # Per graph, rank 0, the median of the runs: run8 exported with Inductor's runtime
+        # estimates and counted the wait for peers in its agreement; run10 does neither.
+        def seconds(archive: str) -> dict:
+            per: dict = {}
+            with extracted(archive) as tmp:
+                for rank0 in (tmp / "steps").glob("r*/*/schedlab/rank0.json"):
+                    result = json.loads(rank0.read_text())
+                    parts, graphs = result["pass_seconds"]["per_pass"], len(result["graphs"])
+                    per.setdefault(rank0.parent.parent.name, []).append(
+                        tuple(1000 * parts[k]["seconds"] / graphs for k in ("export", "agree", "plan")))
+            return {step: [round(statistics.median(v[i] for v in runs), 1) for i in range(3)] for step, runs in per.items()}
+
+        before, after = seconds("run8-h200-bucket.tgz"), seconds("run10-h200-compile.tgz")
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for step in sorted(before):
+            b, a = before[step], after[step]
+            self.assertIn(f"| {step} | {b[0]} / {a[0]} | {b[1]} / {a[1]} | {b[2]} / {a[2]} |", doc)
+            self.assertLess(a[0], b[0])  # every step's export is faster without Inductor's estimates
