@@ -100,17 +100,23 @@ def rank_results(run_dir: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(run_dir.glob("rank*.json"))]
 
 
-def peer_waits(ranks: list[dict]) -> list[float]:
-    """Per rank, the µs its collectives ran beyond the fastest rank's run of
-    the same collective (the k-th NCCL kernel of every rank is one
-    collective): the wait for a later peer that the one-rank simulation of
-    equal ranks does not hold (arrival skew: host jitter, a kernel slowed
-    on one rank). Not all of it is on the step's path: a wait under compute
-    costs nothing."""
+def collective_waits(ranks: list[dict]) -> list[list[float]]:
+    """Per rank, per collective (the k-th NCCL kernel of every rank is one
+    collective; only as many as every rank profiled), the µs its kernel ran
+    beyond the fastest rank's run of the same collective: the wait for a
+    later peer that the one-rank simulation of equal ranks does not hold
+    (arrival skew: host jitter, a kernel slowed on one rank)."""
     kernels = [r["profile"]["collectives"] for r in ranks]
     count = min((len(k) for k in kernels), default=0)
     fastest = [min(k[i]["dur_us"] for k in kernels) for i in range(count)]
-    return [sum(k[i]["dur_us"] - fastest[i] for i in range(count)) for k in kernels]
+    return [[k[i]["dur_us"] - fastest[i] for i in range(count)] for k in kernels]
+
+
+def peer_waits(ranks: list[dict]) -> list[float]:
+    """Per rank, its collectives' waits for later peers (collective_waits)
+    summed. Not all of it is on the step's path: a wait under compute
+    costs nothing."""
+    return [sum(w) for w in collective_waits(ranks)]
 
 
 def measured(ranks: list[dict]) -> dict:

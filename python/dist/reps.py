@@ -2,7 +2,8 @@
 issue 31 compares schedules by (one run moves by 2-4 %). No torch, no GPU,
 no schedlab binary.
 
-    python3 python/dist/reps.py OUT [--markdown | --versus-best | --versus A B | --compile-seconds] [--json FILE]
+    python3 python/dist/reps.py OUT [--markdown | --versus-best | --versus A B | --compile-seconds | --peer-waits]
+        [--json FILE]
 
 OUT holds run_steps.py's repetitions, OUT/r1, OUT/r2, ... (`--reps N`, or
 separate runs into OUT/r<k>). Per step and schedule measured in every rank's
@@ -25,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from compare import measured, measured_schedules, rank_results  # noqa: E402
+from compare import collective_waits, measured, measured_schedules, rank_results  # noqa: E402
 from schedules import SCHEDLAB_DRIVEN, SCHEDULES  # noqa: E402
 
 
@@ -166,6 +167,37 @@ def versus(rows: list[dict], candidate: str, baseline: str) -> str:
     return "\n".join(lines)
 
 
+NCCL_KINDS = (("AllGather", "all_gather"), ("ReduceScatter", "reduce_scatter"), ("AllReduce", "all_reduce"))
+
+
+def peer_wait_table(root: Path) -> str:
+    """Every collective of every run, step and schedule in OUT, by kind and
+    by where it ran: "exposed" when on average over the ranks at least half
+    its kernel was exposed (the compute stream waited on it), else "beside
+    compute"; per group, the waits for a later peer (compare.collective_waits)
+    of every rank: how many, their mean, median and 90th percentile."""
+    groups: dict[tuple[str, str], list[float]] = {}
+    for run in run_dirs(root):
+        for step_dir in sorted(p for p in run.iterdir() if p.is_dir()):
+            for schedule in measured_schedules(step_dir):
+                ranks = rank_results(step_dir / schedule)
+                waits = collective_waits(ranks)
+                for i in range(len(waits[0]) if waits else 0):
+                    kernels = [r["profile"]["collectives"][i] for r in ranks]
+                    kind = next((k for marker, k in NCCL_KINDS if marker in kernels[0]["kernel"]), "other")
+                    share = statistics.mean(k["exposed_us"] / k["dur_us"] if k["dur_us"] > 0 else 1.0 for k in kernels)
+                    where = "exposed" if share >= 0.5 else "beside compute"
+                    groups.setdefault((kind, where), []).extend(w[i] for w in waits)
+    lines = ["| collective | ran | collectives × ranks | mean wait µs | median µs | 90th percentile µs |",
+             "|---|---|---|---|---|---|"]
+    order = [k for _, k in NCCL_KINDS] + ["other"]
+    for (kind, where), values in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1] != "exposed")):
+        values = sorted(values)
+        lines.append(f"| {kind} | {where} | {len(values)} | {statistics.mean(values):.0f} | {statistics.median(values):.0f} "
+                     f"| {values[int(0.9 * len(values))]:.0f} |")
+    return "\n".join(lines)
+
+
 COMPILE_COLUMNS = ("recommended", "fx_overlap", "fx_overlap_bucket")
 
 
@@ -220,6 +252,8 @@ def main() -> int:
                              "Inductor's (markdown)")
     parser.add_argument("--compile-seconds", action="store_true",
                         help="per step, what each scheduling pass adds to a compile, ms per graph (markdown)")
+    parser.add_argument("--peer-waits", action="store_true",
+                        help="every collective's wait for a later peer, by kind and by whether it was exposed (markdown)")
     parser.add_argument("--versus", nargs=2, metavar=("CANDIDATE", "BASELINE"),
                         help="per step, one schedule against another (markdown): fx_overlap_schedlab fx_overlap")
     args = parser.parse_args()
@@ -250,6 +284,8 @@ def main() -> int:
         print(versus(rows, *args.versus))
     elif args.compile_seconds:
         print(compile_seconds(rows))
+    elif args.peer_waits:
+        print(peer_wait_table(root))
     elif args.markdown or not args.json:
         print(markdown(rows))
     return 0

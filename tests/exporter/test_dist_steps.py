@@ -26,7 +26,7 @@ import bucketing  # noqa: E402
 import pass_timing  # noqa: E402
 import schedules  # noqa: E402
 from compare import measured_schedules  # noqa: E402
-from reps import collect, compile_seconds, markdown, summarize, versus, versus_best  # noqa: E402
+from reps import collect, compile_seconds, markdown, peer_wait_table, summarize, versus, versus_best  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -526,3 +526,15 @@ class CompileLease(unittest.TestCase):
             b, a = before[step], after[step]
             self.assertIn(f"| {step} | {b[0]} / {a[0]} | {b[1]} / {a[1]} | {b[2]} / {a[2]} |", doc)
             self.assertLess(a[0], b[0])  # every step's export is faster without Inductor's estimates
+
+    def test_the_waits_for_later_peers_are_documented(self):
+        # Four leases, both chips: a collective beside compute waits longer for a
+        # later peer than an exposed one, every kind, every lease.
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for archive in ("run4-lease.tgz", "run5-h200-lease.tgz", "run8-h200-bucket.tgz", "run10-h200-compile.tgz"):
+            with extracted(archive) as tmp:
+                table = peer_wait_table(tmp / "steps")
+            self.assertIn(table, doc)
+            mean = {(c[0].lstrip("| "), c[1]): float(c[3]) for c in (line.split(" | ") for line in table.splitlines()[2:])}
+            for kind in ("all_gather", "reduce_scatter", "all_reduce"):
+                self.assertGreater(mean[(kind, "beside compute")], mean[(kind, "exposed")], (archive, kind))
