@@ -73,6 +73,8 @@ std::optional<double> measured_collective_us(const CollectiveTimes& t, Collectiv
   double us = interpolate(nearest->second, size);
   if (nearest->first != group_size)
     us *= bus_factor(op, static_cast<double>(group_size)) / bus_factor(op, static_cast<double>(nearest->first));
+  if (auto waits = t.peer_wait_us.find(op); waits != t.peer_wait_us.end())
+    if (auto wait = waits->second.find(group_size); wait != waits->second.end()) us += wait->second;
   return us;
 }
 

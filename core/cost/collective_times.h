@@ -31,6 +31,13 @@ struct CollectiveTimes {
   // rank's larger buffer: all_gather's output, reduce_scatter's input, the
   // tensor otherwise.
   std::map<CollectiveOp, std::map<std::int64_t, std::vector<std::pair<double, double>>>> curves;
+  // op -> group size -> a rank's mean wait, in µs, for the last rank of the
+  // group to arrive at one collective of a real step (arrival skew: ranks of
+  // equal work drift apart between collectives; python/dist/reps.py
+  // --peer-waits measures it, scripts/fit-peer-waits.py fits it). The sweeps
+  // behind the curves align the ranks, so the curves hold none of it;
+  // measured_collective_us adds it at the group sizes measured, none at others.
+  std::map<CollectiveOp, std::map<std::int64_t, double>> peer_wait_us;
 };
 
 // The curve's size for a graph payload (core/cost collective_payload: output
@@ -41,8 +48,9 @@ double collective_curve_size(CollectiveOp op, std::int64_t payload_bytes, std::i
 // sizes, the smallest size's time below the sweep, the last segment's
 // per-byte cost above it. A group size never swept takes the nearest swept
 // one, scaled by the ring algorithm's bus factor (all_reduce 2(n-1)/n,
-// all_gather / reduce_scatter / all_to_all (n-1)/n, broadcast 1). nullopt
-// when the profile has no curve of this operation.
+// all_gather / reduce_scatter / all_to_all (n-1)/n, broadcast 1). Plus the
+// profile's peer wait of the operation at this very group size, if any.
+// nullopt when the profile has no curve of this operation.
 std::optional<double> measured_collective_us(const CollectiveTimes& t, CollectiveOp op, std::int64_t payload_bytes,
                                              std::int64_t group_size);
 

@@ -89,11 +89,40 @@ void check_complete(const HardwareProfile& p) {
   if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
 }
 
-// "collectives": {"source": "...", "host_us_per_issue": us, "curves": {OP: {GROUP_SIZE: [[bytes, us], ...]}}}
+// A group size key of collectives.curves or .peer_wait_us (`at` names the
+// object it is in).
+std::int64_t group_size_key(const std::string& key, const std::string& at) {
+  if (key.empty() || key.size() > 7 || key.find_first_not_of("0123456789") != std::string::npos || std::stoll(key) < 2)
+    throw Error("hardware profile: " + at + ": group size " + quoted_name(key) + ": expected an integer from 2 to 9999999");
+  return std::stoll(key);
+}
+
+// "peer_wait_us": {OP: {GROUP_SIZE: us}}
+std::map<CollectiveOp, std::map<std::int64_t, double>> peer_waits_from_json(const json& j) {
+  const std::string where = "collectives.peer_wait_us";
+  if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object {operation: {group size: us}}");
+  std::map<CollectiveOp, std::map<std::int64_t, double>> waits;
+  for (auto op = j.begin(); op != j.end(); ++op) {
+    const std::string at = where + "." + op.key();
+    const auto kind = parse_collective_op(op.key());
+    if (!kind) throw Error("hardware profile: " + where + ": unknown operation " + quoted_name(op.key()));
+    if (!op->is_object()) throw Error("hardware profile: " + at + ": expected an object {group size: us}");
+    for (auto n = op->begin(); n != op->end(); ++n) {
+      const std::string here = at + "." + n.key();
+      const double us = positive_number(*n, here, true);
+      if (us > 1e6) throw Error("hardware profile: " + here + ": expected microseconds from 0 to 1e6");
+      waits[*kind][group_size_key(n.key(), at)] = us;
+    }
+  }
+  return waits;
+}
+
+// "collectives": {"source": "...", "host_us_per_issue": us, "curves": {OP: {GROUP_SIZE: [[bytes, us], ...]}},
+//                 "peer_wait_us": {OP: {GROUP_SIZE: us}} (optional)}
 CollectiveTimes collective_times_from_json(const json& j) {
   const std::string where = "collectives";
   if (!j.is_object()) throw Error("hardware profile: collectives: expected an object");
-  refuse_unknown(j, {"source", "curves", "host_us_per_issue"}, where);
+  refuse_unknown(j, {"source", "curves", "host_us_per_issue", "peer_wait_us"}, where);
   CollectiveTimes t;
   if (j.contains("host_us_per_issue")) t.host_us_per_issue = non_negative(j, "host_us_per_issue", where);
   if (auto it = j.find("source"); it != j.end()) {
@@ -109,10 +138,7 @@ CollectiveTimes collective_times_from_json(const json& j) {
     if (!op->is_object()) throw Error("hardware profile: " + at + ": expected an object {group size: curve}");
     for (auto n = op->begin(); n != op->end(); ++n) {
       const std::string here = at + "." + n.key();
-      std::int64_t group = 0;
-      const std::string& key = n.key();
-      if (key.empty() || key.size() > 7 || key.find_first_not_of("0123456789") != std::string::npos || (group = std::stoll(key)) < 2)
-        throw Error("hardware profile: " + at + ": group size " + quoted_name(key) + ": expected an integer from 2 to 9999999");
+      const std::int64_t group = group_size_key(n.key(), at);
       if (!n->is_array() || n->empty()) throw Error("hardware profile: " + here + ": expected a non-empty array of [bytes, us]");
       auto& curve = t.curves[*kind][group];
       for (std::size_t i = 0; i < n->size(); ++i) {
@@ -127,6 +153,7 @@ CollectiveTimes collective_times_from_json(const json& j) {
       }
     }
   }
+  if (auto it = j.find("peer_wait_us"); it != j.end()) t.peer_wait_us = peer_waits_from_json(*it);
   return t;
 }
 
@@ -137,7 +164,13 @@ json collective_times_to_json(const CollectiveTimes& t) {
       json& out = curves[std::string(to_string(op))][std::to_string(group)] = json::array();
       for (const auto& [bytes, us] : curve) out.push_back({bytes, us});
     }
-  return {{"source", t.source}, {"host_us_per_issue", t.host_us_per_issue}, {"curves", std::move(curves)}};
+  json out = {{"source", t.source}, {"host_us_per_issue", t.host_us_per_issue}, {"curves", std::move(curves)}};
+  if (!t.peer_wait_us.empty()) {  // a profile without the term is written as before
+    json& waits = out["peer_wait_us"] = json::object();
+    for (const auto& [op, by_group] : t.peer_wait_us)
+      for (const auto& [group, us] : by_group) waits[std::string(to_string(op))][std::to_string(group)] = us;
+  }
+  return out;
 }
 
 // "contention": {"classes": {CLASS: {"comm_slowdown": x, "compute_slowdown": y, "start_fraction": f,

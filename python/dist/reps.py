@@ -170,13 +170,14 @@ def versus(rows: list[dict], candidate: str, baseline: str) -> str:
 NCCL_KINDS = (("AllGather", "all_gather"), ("ReduceScatter", "reduce_scatter"), ("AllReduce", "all_reduce"))
 
 
-def peer_wait_table(root: Path) -> str:
-    """Every collective of every run, step and schedule in OUT, by kind and
-    by where it ran: "exposed" when on average over the ranks at least half
+def wait_samples(root: Path):
+    """Every collective of every run, step and schedule in OUT, every rank's
+    wait for a later peer (compare.collective_waits), as (kind, where,
+    group size, µs): the kind from the NCCL kernel's name ("other" for any
+    but NCCL_KINDS), "exposed" when on average over the ranks at least half
     its kernel was exposed (the compute stream waited on it), else "beside
-    compute"; per group, the waits for a later peer (compare.collective_waits)
-    of every rank: how many, their mean, median and 90th percentile."""
-    groups: dict[tuple[str, str], list[float]] = {}
+    compute"; the group size is the world's (python/dist's collectives span
+    every rank)."""
     for run in run_dirs(root):
         for step_dir in sorted(p for p in run.iterdir() if p.is_dir()):
             for schedule in measured_schedules(step_dir):
@@ -187,7 +188,16 @@ def peer_wait_table(root: Path) -> str:
                     kind = next((k for marker, k in NCCL_KINDS if marker in kernels[0]["kernel"]), "other")
                     share = statistics.mean(k["exposed_us"] / k["dur_us"] if k["dur_us"] > 0 else 1.0 for k in kernels)
                     where = "exposed" if share >= 0.5 else "beside compute"
-                    groups.setdefault((kind, where), []).extend(w[i] for w in waits)
+                    for w in waits:
+                        yield kind, where, len(ranks), w[i]
+
+
+def peer_wait_table(root: Path) -> str:
+    """wait_samples by kind and where the collective ran: how many, their
+    mean, median and 90th percentile."""
+    groups: dict[tuple[str, str], list[float]] = {}
+    for kind, where, _, wait in wait_samples(root):
+        groups.setdefault((kind, where), []).append(wait)
     lines = ["| collective | ran | collectives × ranks | mean wait µs | median µs | 90th percentile µs |",
              "|---|---|---|---|---|---|"]
     order = [k for _, k in NCCL_KINDS] + ["other"]

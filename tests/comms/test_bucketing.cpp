@@ -21,6 +21,7 @@
 #include "core/gen/distributed.h"
 #include "core/io/graph_reader.h"
 #include "core/io/plan_writer.h"
+#include "core/io/profiles.h"
 #include "core/memory/estimate.h"
 #include "core/memory/planning_info.h"
 #include "core/plan/plan.h"
@@ -375,6 +376,22 @@ TEST_CASE("huge collectives saturate the bucket's sizes instead of wrapping", "[
   // The model finds no bucket that pays for copies of that size, and the budget refuses none wrongly.
   opts.mode = BucketMode::Model;
   CHECK(plan_buckets(cg, g.baseline_order(), opts).empty());
+}
+
+TEST_CASE("bucket caps: a peer wait per collective makes merging pay up to larger buckets", "[comms][bucketing]") {
+  // The trial profile (the built-in h200 with the fitted peer wait at 4 ranks,
+  // docs/cost-model.md "Peer wait"): each collective saved saves its wait too.
+  const HardwareProfile trial = load_hardware_profile(test::data_path("../../profiles/h200-peer-wait.json"));
+  const auto with_wait = bucket_caps(trial, 4), without = bucket_caps(builtin_profile("h200"), 4);
+  REQUIRE(with_wait.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    INFO(to_string(with_wait[k].kind));
+    CHECK(with_wait[k].inductor_bytes > without[k].inductor_bytes);
+  }
+  CHECK(with_wait[0].inductor_bytes / double(1 << 20) == Approx(362.04).epsilon(1e-4));
+  // At 2 ranks no wait was measured: the caps are the built-in's.
+  const auto two = bucket_caps(trial, 2), two_built_in = bucket_caps(builtin_profile("h200"), 2);
+  for (std::size_t k = 0; k < 3; ++k) CHECK(two[k].inductor_bytes == two_built_in[k].inductor_bytes);
 }
 
 TEST_CASE("bucket caps: every size up to the cap gains, the next size does not, on the built-in profiles", "[comms][bucketing]") {

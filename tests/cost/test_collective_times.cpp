@@ -39,6 +39,61 @@ TEST_CASE("collective curves: log-log between sizes, a floor below, a slope abov
   CHECK(!measured_collective_us(t, CollectiveOp::AllReduce, 1 << 20, 1));
 }
 
+TEST_CASE("peer wait: added to the curve's time at the group sizes measured, none at others", "[cost][collectives]") {
+  CollectiveTimes t = two_points();
+  t.peer_wait_us[CollectiveOp::AllReduce][4] = 55;
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 2 << 20, 4) == Approx(40 + 55));
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 4096, 4) == Approx(20 + 55));  // on the floor too
+  // 8 ranks were never measured: the scaled curve alone, no wait.
+  CHECK(*measured_collective_us(t, CollectiveOp::AllReduce, 1 << 20, 8) == Approx(20 * (1.75 / 1.5)));
+  // An operation without a wait of its own: its curve alone.
+  CHECK(*measured_collective_us(t, CollectiveOp::ReduceScatter, 512 << 10, 4) == Approx(20));
+  // A wait without a curve prices nothing.
+  t.peer_wait_us[CollectiveOp::AllGather][4] = 90;
+  CHECK(!measured_collective_us(t, CollectiveOp::AllGather, 1 << 20, 4));
+}
+
+TEST_CASE("peer wait: the reader names the bad field; a profile without it writes back without it", "[cost][collectives][io]") {
+  auto refuse = [](const std::string& waits, const std::string& expect) {
+    HardwareProfile p = builtin_profile("h100-sxm-datasheet");
+    CHECK_THROWS_WITH(apply_comm_sections(R"({"collectives": {"curves": {}, "peer_wait_us": )" + waits + "}}", "x.json", p),
+                      Catch::Contains(expect) && Catch::Contains("x.json"));
+  };
+  refuse("[]", "collectives.peer_wait_us: expected an object");
+  refuse(R"({"all_sum": {"4": 1}})", "collectives.peer_wait_us: unknown operation \"all_sum\"");
+  refuse(R"({"all_gather": 3})", "collectives.peer_wait_us.all_gather: expected an object");
+  refuse(R"({"all_gather": {"1": 3}})", "collectives.peer_wait_us.all_gather: group size \"1\"");
+  refuse(R"({"all_gather": {"four": 3}})", "group size \"four\"");
+  refuse(R"({"all_gather": {"4": -3}})", "collectives.peer_wait_us.all_gather.4");
+  refuse(R"({"all_gather": {"4": "x"}})", "collectives.peer_wait_us.all_gather.4");
+  refuse(R"({"all_gather": {"4": 2e6}})", "collectives.peer_wait_us.all_gather.4: expected microseconds from 0 to 1e6");
+  HardwareProfile p = builtin_profile("h100-sxm-datasheet");
+  apply_comm_sections(R"({"collectives": {"curves": {"all_gather": {"4": [[4096, 6]]}}, "peer_wait_us": {"all_gather": {"4": 92.8}}}})",
+                      "x.json", p);
+  const HardwareProfile again = hardware_profile_from_json(hardware_profile_to_json(p));
+  CHECK(again.collective_times->peer_wait_us.at(CollectiveOp::AllGather).at(4) == 92.8);
+  CHECK(*measured_collective_us(*again.collective_times, CollectiveOp::AllGather, 4096, 4) == Approx(6 + 92.8));
+  // The built-in profiles have none: they write back without the field.
+  CHECK(!hardware_profile_to_json(builtin_profile("h200")).at("collectives").contains("peer_wait_us"));
+}
+
+TEST_CASE("peer wait: the trial profiles are the built-in ones with the fitted wait", "[cost][collectives][io]") {
+  for (const std::string name : {"h200", "h100-sxm"}) {
+    const HardwareProfile trial = load_hardware_profile(test::data_path("../../profiles/" + name + "-peer-wait.json"));
+    const HardwareProfile& built_in = builtin_profile(name);
+    REQUIRE(trial.collective_times);
+    CHECK(trial.name == name + "-peer-wait");
+    CHECK(trial.collective_times->curves == built_in.collective_times->curves);
+    CHECK(trial.collective_times->peer_wait_us.at(CollectiveOp::ReduceScatter).at(4) > 0);
+    // A 64 MiB all-gather at 4 ranks costs the built-in's time plus the wait; at 2 ranks, the same.
+    CHECK(*measured_collective_us(*trial.collective_times, CollectiveOp::AllGather, 1 << 26, 4) ==
+          Approx(*measured_collective_us(*built_in.collective_times, CollectiveOp::AllGather, 1 << 26, 4) +
+                 trial.collective_times->peer_wait_us.at(CollectiveOp::AllGather).at(4)));
+    CHECK(*measured_collective_us(*trial.collective_times, CollectiveOp::AllGather, 1 << 26, 2) ==
+          Approx(*measured_collective_us(*built_in.collective_times, CollectiveOp::AllGather, 1 << 26, 2)));
+  }
+}
+
 TEST_CASE("collective curves: the built-in profiles use them inside a node, the datasheet across nodes", "[cost][collectives]") {
   const HardwareProfile& hw = builtin_profile("h100-sxm");
   REQUIRE(hw.collective_times);

@@ -193,6 +193,14 @@ def cases() -> list[Case]:
         Case("bucket_caps_bad_profile_file", {"p.json": profile_text('{"base": "h200", "dram_bytes_per_s": -1}')},
              ["bucket-caps", "--hardware", "{p.json}", "--group-size", "4"], (1, 2), r"dram_bytes_per_s"),
         Case("bucket_caps_bad_format", {}, ["bucket-caps", "--group-size", "4", "--format", "yaml"], (2,), r"--format"),
+        Case("plan_profile_bad_peer_wait", {"g.json": small_valid, "p.json": profile_text(
+            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_us": {"all_gather": {"4": -1}}}}')},
+             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
+             r"collectives\.peer_wait_us\.all_gather\.4", absent=["out.json"]),
+        Case("plan_profile_peer_wait_unknown_operation", {"g.json": small_valid, "p.json": profile_text(
+            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_us": {"allgather": {"4": 9}}}}')},
+             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
+             r"unknown operation \"allgather\"", absent=["out.json"]),
         Case("accuracy_nodes_over_graph", {}, acc + ["--nodes", "{dir}/case_0_fwd.post.json"], (2,), r"is an input",
              setup=measured_dir(), unchanged=["case_0_fwd.post.json"]),
         Case("plan_hardware_profile_as_output", {"g.json": small_valid, "p.json": profile_text('{"base": "h200"}')},

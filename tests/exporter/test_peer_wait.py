@@ -1,0 +1,74 @@
+"""scripts/fit-peer-waits.py (no torch, no GPU): the peer-wait law fitted
+from the checked-in leases gives exactly the checked-in fit and the trial
+profiles (profiles/*-peer-wait.json), and refuses bad input with one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "fit-peer-waits.py"
+STEPS = ROOT / "tests" / "data" / "dist4" / "steps"
+# The leases the law is fitted on; run10-h200-compile.tgz is held out.
+FIT_LEASES = [STEPS / "run4-lease.tgz", STEPS / "run5-h200-lease.tgz", STEPS / "run8-h200-bucket.tgz"]
+SOURCE = "4 x H100 (run4) and 4 x H200 (run5, run8): python/dist's real steps, every schedule, three runs each"
+
+
+def fit(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, check=False)
+
+
+class FitPeerWaits(unittest.TestCase):
+    def test_a_refit_gives_the_checked_in_files(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            law = Path(tmp) / "fit.json"
+            done = fit(*FIT_LEASES, "-o", law, "--source", SOURCE)
+            self.assertEqual((done.returncode, done.stderr), (0, ""))
+            self.assertEqual(law.read_text(), (ROOT / "tests" / "data" / "dist4" / "peer-wait-fit.json").read_text())
+            fitted = json.loads(law.read_text())["peer_wait_us"]
+            self.assertEqual(sorted(fitted), ["all_gather", "all_reduce", "reduce_scatter"])
+            self.assertEqual({g for by in fitted.values() for g in by}, {"4"})
+            for name in ("h200", "h100-sxm"):
+                trial = Path(tmp) / f"{name}-peer-wait.json"
+                done = fit(*FIT_LEASES, "--into", ROOT / "profiles" / f"{name}.json", "--name", f"{name}-peer-wait", "-o", trial)
+                self.assertEqual((done.returncode, done.stderr), (0, ""))
+                self.assertEqual(trial.read_text(), (ROOT / "profiles" / f"{name}-peer-wait.json").read_text())
+                profile = json.loads(trial.read_text())
+                self.assertEqual(profile["collectives"]["peer_wait_us"], fitted)
+                base = json.loads((ROOT / "profiles" / f"{name}.json").read_text())
+                self.assertEqual(profile["collectives"]["curves"], base["collectives"]["curves"])
+            self.assertEqual(sorted(p.name for p in Path(tmp).iterdir()),
+                             ["fit.json", "h100-sxm-peer-wait.json", "h200-peer-wait.json"])  # no partial files
+
+    def test_the_documented_law_is_the_fit(self):
+        fitted = json.loads((ROOT / "tests" / "data" / "dist4" / "peer-wait-fit.json").read_text())
+        doc = (ROOT / "docs" / "cost-model.md").read_text()
+        for op, by_group in fitted["peer_wait_us"].items():
+            for group, us in by_group.items():
+                self.assertIn(f"| {op} | {group} | {us} | {fitted['samples'][op][group]} |", doc)
+
+    def test_bad_input_is_refused_with_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "o.json"
+            cases = [
+                ((Path(tmp) / "absent", "-o", out), 2, "absent: not found"),
+                ((FIT_LEASES[0], "-o", out, "--into", ROOT / "profiles" / "h200.json"), 2, "--into and --name go together"),
+                ((Path(tmp), "-o", out), 1, "no repetitions"),
+                ((FIT_LEASES[0], "-o", out, "--into", ROOT / "profiles" / "example-h100-pcie.json", "--name", "x"), 2,
+                 "not a profile with collectives"),
+            ]
+            for args, code, message in cases:
+                done = fit(*args)
+                self.assertEqual(done.returncode, code, (args, done.stderr))
+                self.assertIn(message, done.stderr)
+                self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            self.assertEqual([p.name for p in Path(tmp).iterdir()], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
