@@ -31,10 +31,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python" / "dist"))
+sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE.parent / "tests" / "exporter"))
 
 from archives import extracted  # noqa: E402
 from reps import NCCL_KINDS, run_dirs, wait_samples  # noqa: E402
+from schedlab_export.outputs import write_atomically  # noqa: E402
 
 FITTED = {kind for _, kind in NCCL_KINDS}
 
@@ -104,14 +106,16 @@ def main() -> int:
             print(f"fit-peer-waits: {args.into}: not a profile with collectives ({type(e).__name__}: {e})", file=sys.stderr)
             return 2
         profile["name"] = args.name
-        profile["collectives"]["source"] += f"; peer wait: {', '.join(names)}"
+        source = profile["collectives"].get("source")
+        profile["collectives"]["source"] = "; ".join(filter(None, [source, f"peer wait: {', '.join(names)}"]))
         out = profile
     else:
         out = dict(fitted, source=args.source, leases=names)
-    text = json.dumps(out, indent=1) + "\n"
-    tmp = Path(args.out + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(args.out)
+    try:
+        write_atomically(Path(args.out), json.dumps(out, indent=1) + "\n")
+    except OSError as e:
+        print(f"fit-peer-waits: {args.out}: cannot write it: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -36,27 +36,33 @@ def run_dirs(root: Path) -> list[Path]:
     return sorted(runs, key=lambda p: int(p.name[1:]))
 
 
-def collect(root: Path) -> dict[tuple[str, str], list[dict]]:
-    """Per (step, schedule), one entry per run that measured it."""
-    cells: dict[tuple[str, str], list[dict]] = {}
+def measured_cells(root: Path):
+    """Every run, step and schedule measured in OUT, in run, step and the
+    schedules' order, as (run name, step folder, schedule, its ranks' results)."""
     for run in run_dirs(root):
         for step_dir in sorted(p for p in run.iterdir() if p.is_dir()):
             for schedule in measured_schedules(step_dir):
-                ranks = rank_results(step_dir / schedule)
-                try:
-                    m = measured(ranks)
-                except (KeyError, TypeError) as e:
-                    raise ValueError(f"{step_dir / schedule}: a rank file lacks {e}") from None
-                cells.setdefault((step_dir.name, schedule), []).append({
-                    "run": run.name, "step_us": m["step_us"], "exposed_comm_us": m["exposed_comm_us"],
-                    "peak_above_inputs_bytes": m["peak_above_inputs_bytes"],
-                    "equal_to_default": all(r.get("equal_to_default", False) for r in ranks),
-                    "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks),
-                    # the scheduling passes' seconds in the compile (pass_timing.py), rank 0's,
-                    # apply's wait for slower ranks apart, and the graphs compiled
-                    "pass_s": (ranks[0].get("pass_seconds") or {}).get("total_s") if ranks else None,
-                    "peer_wait_s": (ranks[0].get("pass_seconds") or {}).get("peer_wait_s") if ranks else None,
-                    "graphs": len(ranks[0].get("graphs") or []) if ranks else 0})
+                yield run.name, step_dir, schedule, rank_results(step_dir / schedule)
+
+
+def collect(root: Path) -> dict[tuple[str, str], list[dict]]:
+    """Per (step, schedule), one entry per run that measured it."""
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for run, step_dir, schedule, ranks in measured_cells(root):
+        try:
+            m = measured(ranks)
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{step_dir / schedule}: a rank file lacks {e}") from None
+        cells.setdefault((step_dir.name, schedule), []).append({
+            "run": run, "step_us": m["step_us"], "exposed_comm_us": m["exposed_comm_us"],
+            "peak_above_inputs_bytes": m["peak_above_inputs_bytes"],
+            "equal_to_default": all(r.get("equal_to_default", False) for r in ranks),
+            "deterministic": all(r.get("repeat_equal_to_first", True) for r in ranks),
+            # the scheduling passes' seconds in the compile (pass_timing.py), rank 0's,
+            # apply's wait for slower ranks apart, and the graphs compiled
+            "pass_s": (ranks[0].get("pass_seconds") or {}).get("total_s") if ranks else None,
+            "peer_wait_s": (ranks[0].get("pass_seconds") or {}).get("peer_wait_s") if ranks else None,
+            "graphs": len(ranks[0].get("graphs") or []) if ranks else 0})
     return cells
 
 
@@ -178,18 +184,15 @@ def wait_samples(root: Path):
     its kernel was exposed (the compute stream waited on it), else "beside
     compute"; the group size is the world's (python/dist's collectives span
     every rank)."""
-    for run in run_dirs(root):
-        for step_dir in sorted(p for p in run.iterdir() if p.is_dir()):
-            for schedule in measured_schedules(step_dir):
-                ranks = rank_results(step_dir / schedule)
-                waits = collective_waits(ranks)
-                for i in range(len(waits[0]) if waits else 0):
-                    kernels = [r["profile"]["collectives"][i] for r in ranks]
-                    kind = next((k for marker, k in NCCL_KINDS if marker in kernels[0]["kernel"]), "other")
-                    share = statistics.mean(k["exposed_us"] / k["dur_us"] if k["dur_us"] > 0 else 1.0 for k in kernels)
-                    where = "exposed" if share >= 0.5 else "beside compute"
-                    for w in waits:
-                        yield kind, where, len(ranks), w[i]
+    for _, _, _, ranks in measured_cells(root):
+        waits = collective_waits(ranks)
+        for i in range(len(waits[0]) if waits else 0):
+            kernels = [r["profile"]["collectives"][i] for r in ranks]
+            kind = next((k for marker, k in NCCL_KINDS if marker in kernels[0]["kernel"]), "other")
+            share = statistics.mean(k["exposed_us"] / k["dur_us"] if k["dur_us"] > 0 else 1.0 for k in kernels)
+            where = "exposed" if share >= 0.5 else "beside compute"
+            for w in waits:
+                yield kind, where, len(ranks), w[i]
 
 
 def peer_wait_table(root: Path) -> str:
@@ -238,10 +241,10 @@ def compile_seconds(rows: list[dict], candidates: tuple[str, ...] = ("schedlab",
         if not mine:
             continue
         theirs = [per_graph(cells.get(s)) for s in COMPILE_COLUMNS]
+        known = [t for t in theirs if t is not None]
         below = []
         for c in shown:
             own = per_graph(cells.get(c))
-            known = [t for t in theirs if t is not None]
             below.append("—" if own is None or not known else ("yes" if all(own < t for t in known) else
                          "no: " + ", ".join(s for s, t in zip(COMPILE_COLUMNS, theirs) if t is not None and own >= t)))
         graphs = max(cells[c]["graphs"] for c in mine)

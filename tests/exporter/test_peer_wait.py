@@ -61,6 +61,7 @@ class FitPeerWaits(unittest.TestCase):
                 ((Path(tmp), "-o", out), 1, "no repetitions"),
                 ((FIT_LEASES[0], "-o", out, "--into", ROOT / "profiles" / "example-h100-pcie.json", "--name", "x"), 2,
                  "not a profile with collectives"),
+                ((FIT_LEASES[0], "-o", Path(tmp) / "absent" / "o.json"), 2, "o.json: cannot write it"),
             ]
             for args, code, message in cases:
                 done = fit(*args)
@@ -68,6 +69,14 @@ class FitPeerWaits(unittest.TestCase):
                 self.assertIn(message, done.stderr)
                 self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
             self.assertEqual([p.name for p in Path(tmp).iterdir()], [])
+            # A profile whose collectives name no source: the law's leases become it.
+            bare = Path(tmp) / "bare.json"
+            profile = json.loads((ROOT / "profiles" / "h200.json").read_text())
+            del profile["collectives"]["source"]
+            bare.write_text(json.dumps(profile))
+            done = fit(FIT_LEASES[2], "--into", bare, "--name", "bare-peer-wait", "-o", out)
+            self.assertEqual((done.returncode, done.stderr), (0, ""))
+            self.assertEqual(json.loads(out.read_text())["collectives"]["source"], "peer wait: run8-h200-bucket.tgz")
 
 
 if __name__ == "__main__":
