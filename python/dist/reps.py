@@ -184,15 +184,19 @@ def wait_samples(root: Path):
     its kernel was exposed (the compute stream waited on it), else "beside
     compute"; the group size is the world's (python/dist's collectives span
     every rank)."""
-    for _, _, _, ranks in measured_cells(root):
-        waits = collective_waits(ranks)
-        for i in range(len(waits[0]) if waits else 0):
-            kernels = [r["profile"]["collectives"][i] for r in ranks]
-            kind = next((k for marker, k in NCCL_KINDS if marker in kernels[0]["kernel"]), "other")
-            share = statistics.mean(k["exposed_us"] / k["dur_us"] if k["dur_us"] > 0 else 1.0 for k in kernels)
-            where = "exposed" if share >= 0.5 else "beside compute"
-            for w in waits:
-                yield kind, where, len(ranks), w[i]
+    for _, step_dir, schedule, ranks in measured_cells(root):
+        try:
+            waits = collective_waits(ranks)
+            cell = []
+            for i in range(len(waits[0]) if waits else 0):
+                kernels = [r["profile"]["collectives"][i] for r in ranks]
+                kind = next((k for marker, k in NCCL_KINDS if marker in kernels[0]["kernel"]), "other")
+                share = statistics.mean(k["exposed_us"] / k["dur_us"] if k["dur_us"] > 0 else 1.0 for k in kernels)
+                where = "exposed" if share >= 0.5 else "beside compute"
+                cell += [(kind, where, len(ranks), w[i]) for w in waits]
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{step_dir / schedule}: a rank file lacks {e}") from None
+        yield from cell
 
 
 def peer_wait_table(root: Path) -> str:
@@ -298,7 +302,11 @@ def main() -> int:
     elif args.compile_seconds:
         print(compile_seconds(rows))
     elif args.peer_waits:
-        print(peer_wait_table(root))
+        try:
+            print(peer_wait_table(root))
+        except ValueError as e:
+            print(f"reps: {e}", file=sys.stderr)
+            return 1
     elif args.markdown or not args.json:
         print(markdown(rows))
     return 0

@@ -363,6 +363,18 @@ class H200Lease(unittest.TestCase):
         self.assertIn("--versus: fx_overlap_schedlab: not measured in", done.stderr)
         self.assertEqual(done.stdout, "")
 
+    def test_peer_waits_of_a_rank_file_without_a_kernel_name_is_refused(self):
+        # reps.py --peer-waits on a lease whose collective lacks its kernel's name: one line naming the cell, exit 1.
+        with extracted("run6-h200-refit.tgz") as tmp:
+            rank_file = tmp / "steps" / "r1" / "ddp" / "default" / "rank0.json"
+            result = json.loads(rank_file.read_text())
+            del result["profile"]["collectives"][0]["kernel"]
+            rank_file.write_text(json.dumps(result))
+            done = subprocess.run([sys.executable, str(ROOT / "python" / "dist" / "reps.py"), str(tmp / "steps"),
+                                   "--peer-waits"], capture_output=True, text=True)
+        self.assertEqual((done.returncode, done.stdout), (1, ""))
+        self.assertRegex(done.stderr, r"^reps: .*r1/ddp/default: a rank file lacks 'kernel'\n$")
+
     def test_the_refitted_launch_is_documented(self):
         # The second launch, schedlab planned on the refitted profiles
         # (tests/data/dist4/steps/run6-h200-refit.tgz).
