@@ -100,7 +100,7 @@ for function, path in PROFILES:
                 print(f"  m.{key} = {int(m[key])};")
     if "collectives" in p:  # scripts/fit-comm.py
         t = p["collectives"]
-        check_fields(t, ["source", "curves", "host_us_per_issue", "peer_wait_us"], path + ": collectives")
+        check_fields(t, ["source", "curves", "host_us_per_issue", "peer_wait_us", "peer_wait_beside_us"], path + ": collectives")
         print("  CollectiveTimes& t = p.collective_times.emplace();")
         print(f"  t.source = {json.dumps(t.get('source', ''))};")
         print(f"  t.host_us_per_issue = {number(t.get('host_us_per_issue', 0))};")
@@ -108,9 +108,10 @@ for function, path in PROFILES:
             for group, curve in sorted(by_group.items(), key=lambda kv: int(kv[0])):
                 points = ", ".join(f"{{{number(b)}, {number(us)}}}" for b, us in curve)
                 print(f"  t.curves[CollectiveOp::{kernel_class(op)[len('KernelClass::'):]}][{int(group)}] = {{{points}}};")
-        for op, by_group in sorted(t.get("peer_wait_us", {}).items()):  # scripts/fit-peer-waits.py
-            for group, us in sorted(by_group.items(), key=lambda kv: int(kv[0])):
-                print(f"  t.peer_wait_us[CollectiveOp::{kernel_class(op)[len('KernelClass::'):]}][{int(group)}] = {number(us)};")
+        for field in ("peer_wait_us", "peer_wait_beside_us"):  # scripts/fit-peer-waits.py
+            for op, by_group in sorted(t.get(field, {}).items()):
+                for group, us in sorted(by_group.items(), key=lambda kv: int(kv[0])):
+                    print(f"  t.{field}[CollectiveOp::{kernel_class(op)[len('KernelClass::'):]}][{int(group)}] = {number(us)};")
     if "contention" in p:
         c = p["contention"]
         check_fields(c, ["classes", "start_latency_us"], path + ": contention")

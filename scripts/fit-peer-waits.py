@@ -7,18 +7,25 @@
 
 LEASE is python/dist/run_steps.py's output holding r1, r2, ... (a folder, or
 a .tgz of one with the repetitions under steps/, as tests/data/dist4/steps
-keeps them). Per operation and group size, the law is the mean over every
-collective of every run, step, schedule and rank of the rank's wait for a
-later peer (reps.py --peer-waits: its kernel's time beyond the fastest
-rank's run of the same collective), whether the collective ran exposed or
-beside compute: the wait a rank pays per collective on average. Only the
-operations NCCL names (all_gather, reduce_scatter, all_reduce) get one.
-Deterministic: a refit of the same leases gives the same file.
+keeps them). Every collective of every run, step, schedule and rank gives
+the rank's wait for a later peer (reps.py --peer-waits: its kernel's time
+beyond the fastest rank's run of the same collective) and where it ran:
+exposed, or beside compute. Per operation and group size the law has two
+figures:
+- peer_wait_us, the mean wait of the exposed collectives: what every
+  collective waits;
+- peer_wait_beside_us, the mean wait of those beside compute less that,
+  never below 0: what a collective that starts beside a kernel waits on
+  top (the contended simulation adds it, core/sim).
+Only the operations NCCL names (all_gather, reduce_scatter, all_reduce) get
+them. Deterministic: a refit of the same leases gives the same file.
 
-Without --into, writes {"peer_wait_us": {OP: {GROUP_SIZE: us}}, "samples":
-{OP: {GROUP_SIZE: n}}, "source", "leases"}; with --into, the profile with
-that law as its collectives.peer_wait_us and NAME as its name (a trial
-profile beside the built-in one: `--hardware PROFILE_OUT.json`).
+Without --into, writes {"peer_wait_us": {OP: {GROUP_SIZE: us}},
+"peer_wait_beside_us": {OP: {GROUP_SIZE: us}}, "samples": {"exposed" |
+"beside compute": {OP: {GROUP_SIZE: n}}}, "source", "leases"}; with --into,
+the profile with that law as its collectives' peer_wait_us and
+peer_wait_beside_us and NAME as its name (a trial profile beside the
+built-in one: `--hardware PROFILE_OUT.json`).
 """
 
 from __future__ import annotations
@@ -41,16 +48,19 @@ from schedlab_export.outputs import write_atomically  # noqa: E402
 FITTED = {kind for _, kind in NCCL_KINDS}
 
 
-def lease_waits(lease: Path) -> dict[tuple[str, int], list[float]]:
-    """(operation, group size) -> every rank's wait in one lease."""
-    waits: dict[tuple[str, int], list[float]] = {}
+EXPOSED, BESIDE = "exposed", "beside compute"  # reps.wait_samples' places
+
+
+def lease_waits(lease: Path) -> dict[tuple[str, str, int], list[float]]:
+    """(operation, where it ran, group size) -> every rank's wait in one lease."""
+    waits: dict[tuple[str, str, int], list[float]] = {}
 
     def collect(root: Path) -> None:
         if not run_dirs(root):
             raise ValueError(f"{lease}: no repetitions (r1, r2, ...) in it")
-        for kind, _, group, wait in wait_samples(root):
+        for kind, where, group, wait in wait_samples(root):
             if kind in FITTED:
-                waits.setdefault((kind, group), []).append(wait)
+                waits.setdefault((kind, where, group), []).append(wait)
 
     if lease.is_dir():
         collect(lease)
@@ -61,16 +71,23 @@ def lease_waits(lease: Path) -> dict[tuple[str, int], list[float]]:
 
 
 def fit(leases: list[Path]) -> dict:
-    pooled: dict[tuple[str, int], list[float]] = {}
+    pooled: dict[tuple[str, str, int], list[float]] = {}
     for lease in leases:
         for key, values in lease_waits(lease).items():
             pooled.setdefault(key, []).extend(values)
     law: dict[str, dict[str, float]] = {}
-    samples: dict[str, dict[str, int]] = {}
-    for (op, group), values in sorted(pooled.items()):
-        law.setdefault(op, {})[str(group)] = round(statistics.mean(values), 1)
-        samples.setdefault(op, {})[str(group)] = len(values)
-    return {"peer_wait_us": law, "samples": samples}
+    beside: dict[str, dict[str, float]] = {}
+    samples: dict[str, dict[str, dict[str, int]]] = {EXPOSED: {}, BESIDE: {}}
+    for (op, where, group), values in sorted(pooled.items()):
+        samples[where].setdefault(op, {})[str(group)] = len(values)
+    # Both places are needed for the two figures: an operation seen only one
+    # way gets the mean of what was seen as its wait, and no extra.
+    for op, group in sorted({(op, group) for op, _, group in pooled}):
+        exposed, aside = pooled.get((op, EXPOSED, group)), pooled.get((op, BESIDE, group))
+        base = statistics.mean(exposed or aside)
+        law.setdefault(op, {})[str(group)] = round(base, 1)
+        beside.setdefault(op, {})[str(group)] = round(max(0.0, statistics.mean(aside) - base), 1) if exposed and aside else 0.0
+    return {"peer_wait_us": law, "peer_wait_beside_us": beside, "samples": samples}
 
 
 def main() -> int:
@@ -102,6 +119,7 @@ def main() -> int:
         try:
             profile = json.loads(Path(args.into).read_text())
             profile["collectives"]["peer_wait_us"] = fitted["peer_wait_us"]
+            profile["collectives"]["peer_wait_beside_us"] = fitted["peer_wait_beside_us"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"fit-peer-waits: {args.into}: not a profile with collectives ({type(e).__name__}: {e})", file=sys.stderr)
             return 2

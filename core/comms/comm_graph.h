@@ -46,6 +46,7 @@ enum NodeRole : std::uint8_t {
 };
 
 struct CollectiveBucket;  // core/comms/bucketing.h
+struct Simulation;        // core/sim/simulate.h
 
 // Prices of collectives and copies that are no node of the graph yet (a
 // bucket merges collectives): the plan fills them from the hardware profile
@@ -61,6 +62,10 @@ struct CollectivePrices {
   // contention); empty: the two-stream simulation of the comm graph's
   // runtimes.
   std::function<double(const Order& order, const std::vector<CollectiveBucket>& buckets)> step_us;
+  // The whole simulation of `order` as step_us prices it without buckets
+  // (which collective stalled which node: defer_stalled_compute); empty:
+  // the two-stream simulation of the comm graph's runtimes.
+  std::function<Simulation(const Order& order)> simulation;
 };
 
 struct CommGraph {

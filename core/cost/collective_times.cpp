@@ -51,6 +51,14 @@ const ContentionShare* class_share(const ContentionLaw& law, KernelClass c) {
   return find(like);
 }
 
+// A peer wait law's figure at this very group size; 0 where none was measured.
+double wait_at(const std::map<CollectiveOp, std::map<std::int64_t, double>>& waits, CollectiveOp op, std::int64_t group_size) {
+  auto by_op = waits.find(op);
+  if (by_op == waits.end()) return 0;
+  auto wait = by_op->second.find(group_size);
+  return wait == by_op->second.end() ? 0 : wait->second;
+}
+
 }  // namespace
 
 double collective_curve_size(CollectiveOp op, std::int64_t payload_bytes, std::int64_t group_size) {
@@ -73,9 +81,11 @@ std::optional<double> measured_collective_us(const CollectiveTimes& t, Collectiv
   double us = interpolate(nearest->second, size);
   if (nearest->first != group_size)
     us *= bus_factor(op, static_cast<double>(group_size)) / bus_factor(op, static_cast<double>(nearest->first));
-  if (auto waits = t.peer_wait_us.find(op); waits != t.peer_wait_us.end())
-    if (auto wait = waits->second.find(group_size); wait != waits->second.end()) us += wait->second;
-  return us;
+  return us + wait_at(t.peer_wait_us, op, group_size);
+}
+
+double peer_wait_beside_us(const CollectiveTimes& t, CollectiveOp op, std::int64_t group_size) {
+  return wait_at(t.peer_wait_beside_us, op, group_size);
 }
 
 double contended_comm_slowdown(const ContentionShare& s, double comm_alone_us) {

@@ -38,7 +38,20 @@ struct CollectiveTimes {
   // behind the curves align the ranks, so the curves hold none of it;
   // measured_collective_us adds it at the group sizes measured, none at others.
   std::map<CollectiveOp, std::map<std::int64_t, double>> peer_wait_us;
+  // op -> group size -> what a collective that starts beside a running
+  // kernel waits for its peers beyond peer_wait_us, in µs (the ranks drift
+  // further apart while they compute than while they wait on a collective:
+  // reps.py --peer-waits, "beside compute" against "exposed"). Only the
+  // contended loop of core/sim knows what runs beside a collective; it adds
+  // this to the collective's work when it starts beside a kernel
+  // (ContentionModel::beside_wait_us), at the group sizes measured.
+  std::map<CollectiveOp, std::map<std::int64_t, double>> peer_wait_beside_us;
 };
+
+// The extra wait of a collective that starts beside a kernel
+// (CollectiveTimes::peer_wait_beside_us) at this very group size; 0 where
+// none was measured.
+double peer_wait_beside_us(const CollectiveTimes& t, CollectiveOp op, std::int64_t group_size);
 
 // The curve's size for a graph payload (core/cost collective_payload: output
 // bytes, so reduce_scatter's is its shard).

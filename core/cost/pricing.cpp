@@ -42,6 +42,22 @@ LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes
   return l;
 }
 
+// Per node, a collective's extra wait when it starts beside a kernel
+// (Pricing::beside_wait_us): the profile's measured figure for collectives
+// that stay inside one node, whose curves price them.
+std::vector<double> beside_waits(const Graph& g, const HardwareProfile& hw) {
+  std::vector<double> out(g.nodes.size(), 0.0);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& n = g.nodes[v];
+    if (n.kind != NodeKind::Collective) continue;
+    const Collective& c = *n.collective;
+    const std::int64_t bytes = collective_payload(g, n).bytes;
+    if (!estimate_collective_algorithms(c.kind, bytes, c.group_size, g.world_size, hw).crosses_nodes)
+      out[v] = peer_wait_beside_us(*hw.collective_times, c.kind, c.group_size);
+  }
+  return out;
+}
+
 }  // namespace
 
 int fake_collective_kernels(const Node& n) {
@@ -80,6 +96,7 @@ Pricing price_graph(const Graph& g, const HardwareProfile& hw, const PricingOpti
   if (hw.contention && opts.price_collectives) {
     p.contention.resize(n);
     for (NodeId v = 0; v < g.num_nodes(); ++v) p.contention[v] = contention_share(*hw.contention, p.classes[v]);
+    if (hw.collective_times && !hw.collective_times->peer_wait_beside_us.empty()) p.beside_wait_us = beside_waits(g, hw);
   }
   return p;
 }

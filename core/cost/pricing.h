@@ -92,6 +92,10 @@ struct Pricing {
   // without one, or when collectives are not priced. core/sim applies it to
   // the intervals where they overlap, when it times by the calibrated model.
   std::vector<ContentionShare> contention;
+  // Per node, with `contention`: a collective's extra wait for its peers when
+  // it starts beside a kernel (the profile's collectives.peer_wait_beside_us,
+  // inside one node); 0 for every other node. Empty without the law.
+  std::vector<double> beside_wait_us;
 
   const std::vector<double>& simulated_us() const { return simulated == SimulatedTimes::Calibrated ? calibrated_us : pass_us; }
   bool simulates_launch_path() const { return simulated == SimulatedTimes::Calibrated && !launch.empty(); }

@@ -89,17 +89,17 @@ void check_complete(const HardwareProfile& p) {
   if (p.name.empty()) throw Error("hardware profile: missing field \"name\"");
 }
 
-// A group size key of collectives.curves or .peer_wait_us (`at` names the
-// object it is in).
+// A group size key of collectives.curves, .peer_wait_us or
+// .peer_wait_beside_us (`at` names the object it is in).
 std::int64_t group_size_key(const std::string& key, const std::string& at) {
   if (key.empty() || key.size() > 7 || key.find_first_not_of("0123456789") != std::string::npos || std::stoll(key) < 2)
     throw Error("hardware profile: " + at + ": group size " + quoted_name(key) + ": expected an integer from 2 to 9999999");
   return std::stoll(key);
 }
 
-// "peer_wait_us": {OP: {GROUP_SIZE: us}}
-std::map<CollectiveOp, std::map<std::int64_t, double>> peer_waits_from_json(const json& j) {
-  const std::string where = "collectives.peer_wait_us";
+// "peer_wait_us" or "peer_wait_beside_us" (`name`): {OP: {GROUP_SIZE: us}}
+std::map<CollectiveOp, std::map<std::int64_t, double>> peer_waits_from_json(const json& j, const std::string& name) {
+  const std::string where = "collectives." + name;
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object {operation: {group size: us}}");
   std::map<CollectiveOp, std::map<std::int64_t, double>> waits;
   for (auto op = j.begin(); op != j.end(); ++op) {
@@ -118,11 +118,12 @@ std::map<CollectiveOp, std::map<std::int64_t, double>> peer_waits_from_json(cons
 }
 
 // "collectives": {"source": "...", "host_us_per_issue": us, "curves": {OP: {GROUP_SIZE: [[bytes, us], ...]}},
-//                 "peer_wait_us": {OP: {GROUP_SIZE: us}} (optional)}
+//                 "peer_wait_us": {OP: {GROUP_SIZE: us}} (optional),
+//                 "peer_wait_beside_us": {OP: {GROUP_SIZE: us}} (optional)}
 CollectiveTimes collective_times_from_json(const json& j) {
   const std::string where = "collectives";
   if (!j.is_object()) throw Error("hardware profile: collectives: expected an object");
-  refuse_unknown(j, {"source", "curves", "host_us_per_issue", "peer_wait_us"}, where);
+  refuse_unknown(j, {"source", "curves", "host_us_per_issue", "peer_wait_us", "peer_wait_beside_us"}, where);
   CollectiveTimes t;
   if (j.contains("host_us_per_issue")) t.host_us_per_issue = non_negative(j, "host_us_per_issue", where);
   if (auto it = j.find("source"); it != j.end()) {
@@ -153,7 +154,9 @@ CollectiveTimes collective_times_from_json(const json& j) {
       }
     }
   }
-  if (auto it = j.find("peer_wait_us"); it != j.end()) t.peer_wait_us = peer_waits_from_json(*it);
+  if (auto it = j.find("peer_wait_us"); it != j.end()) t.peer_wait_us = peer_waits_from_json(*it, "peer_wait_us");
+  if (auto it = j.find("peer_wait_beside_us"); it != j.end())
+    t.peer_wait_beside_us = peer_waits_from_json(*it, "peer_wait_beside_us");
   return t;
 }
 
@@ -165,11 +168,15 @@ json collective_times_to_json(const CollectiveTimes& t) {
       for (const auto& [bytes, us] : curve) out.push_back({bytes, us});
     }
   json out = {{"source", t.source}, {"host_us_per_issue", t.host_us_per_issue}, {"curves", std::move(curves)}};
-  if (!t.peer_wait_us.empty()) {  // a profile without the term is written as before
-    json& waits = out["peer_wait_us"] = json::object();
-    for (const auto& [op, by_group] : t.peer_wait_us)
+  // A profile without a term is written as before.
+  auto write_waits = [&](const std::map<CollectiveOp, std::map<std::int64_t, double>>& by_op, const char* name) {
+    if (by_op.empty()) return;
+    json& waits = out[name] = json::object();
+    for (const auto& [op, by_group] : by_op)
       for (const auto& [group, us] : by_group) waits[std::string(to_string(op))][std::to_string(group)] = us;
-  }
+  };
+  write_waits(t.peer_wait_us, "peer_wait_us");
+  write_waits(t.peer_wait_beside_us, "peer_wait_beside_us");
   return out;
 }
 

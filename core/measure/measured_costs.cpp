@@ -399,6 +399,7 @@ void apply_measured_costs(Pricing& p, const MeasuredCosts& m) {
     if (m.measured_us[v] >= 0) {
       p.calibrated_us[v] = p.pass_us[v] = m.measured_us[v];
       p.pass_sources[v] = "measured";
+      if (!p.beside_wait_us.empty()) p.beside_wait_us[v] = 0;  // a measured collective's time holds its wait
     } else if (auto it = by_class.find(p.classes[v]); it != by_class.end()) {
       const auto c = calibrated.find(p.classes[v]);
       const auto q = pass.find(p.classes[v]);

@@ -113,6 +113,10 @@ Pricing with_buckets(const Pricing& p, const std::vector<CollectiveBucket>& buck
   Pricing out = p;
   out.calibrated_us = bucketed_runtimes(std::move(out.calibrated_us), buckets);
   out.pass_us = bucketed_runtimes(std::move(out.pass_us), buckets);
+  // A bucket is one collective: it waits for its peers once, as its first member.
+  if (!out.beside_wait_us.empty())
+    for (const CollectiveBucket& b : buckets)
+      for (std::size_t i = 1; i < b.members.size(); ++i) out.beside_wait_us[b.members[i]] = 0;
   return out;
 }
 
@@ -138,6 +142,9 @@ void comms_stage(PlanResult& r, const PlanOptions& opts) {
     const double step = simulate_plan_order(*graph, buckets.empty() ? *pricing : with_buckets(*pricing, buckets), order, info.get()).step_time_us;
     if (buckets.empty()) *last = {order, step};
     return step;
+  };
+  prices->simulation = [graph = r.fused_graph ? r.fused_graph : r.input, pricing = r.pricing, info = r.memory.info](const Order& order) {
+    return simulate_plan_order(*graph, *pricing, order, info.get());
   };
   r.comm = run_comm_passes(g, r.order, opts.comm_passes, opts.comm, r.pricing->pass_us, std::move(prices), r.memory.info);
   r.order = r.comm->order;

@@ -40,7 +40,7 @@ LaunchModel launch_path(const Graph& g, const Pricing& p, bool cudagraphs, const
 
 ContentionModel contention_model(const Pricing& p) {
   if (p.simulated != SimulatedTimes::Calibrated) return {};
-  return {p.contention};
+  return {p.contention, p.beside_wait_us};
 }
 
 double default_mode_wall_us(const Graph& g, const Order& order, const Pricing& p, const ExecutedMemory& executed) {

@@ -66,10 +66,11 @@ class CommStream {
   explicit CommStream(Simulation& sim) : sim_(sim) {}
 
   // Collective c (its work alone) may start from ready_us on: its issue on
-  // this rank, or the last member rank's.
-  void issue(std::int32_t c, double work_us, double ready_us) {
+  // this rank, or the last member rank's. If it starts beside a kernel, it
+  // has beside_wait_us more work (ContentionModel::beside_wait_us).
+  void issue(std::int32_t c, double work_us, double ready_us, double beside_wait_us) {
     if (queue_.empty()) head_start_ = std::max(ready_us, last_end_);
-    queue_.push_back({c, work_us, work_us, ready_us});
+    queue_.push_back({c, work_us, work_us, ready_us, beside_wait_us});
   }
   bool done(std::int32_t c) const { return finished_.size() > static_cast<std::size_t>(c) && finished_[c]; }
 
@@ -113,16 +114,12 @@ class CommStream {
         const double start = std::max(head_start_, t + std::max(0.0, left - tail));
         if (start >= t + left) {  // the kernel ends alone; a collective ready by then takes the SMs it frees
           t += left;
-          if (head_start_ <= t) {
-            head_start_ = t;
-            head_running_ = true;
-          }
+          if (head_start_ <= t) start_beside(t);
           break;
         }
         left -= start - t;
         t = start;
-        head_start_ = start;
-        head_running_ = true;
+        start_beside(start);
       }
       Pending& h = queue_[head_];
       const double comm_slowdown = contended_comm_slowdown(share, h.alone_us);
@@ -147,7 +144,15 @@ class CommStream {
     double work_us;   // left, alone
     double alone_us;  // its whole time alone
     double ready_us;
+    double beside_wait_us;
   };
+  // The head starts at `t` beside a kernel (or as one ends, having become
+  // ready beside it): it waits for its peers beside_wait_us longer.
+  void start_beside(double t) {
+    head_start_ = t;
+    head_running_ = true;
+    queue_[head_].work_us += queue_[head_].beside_wait_us;
+  }
   void finish(double end) {
     const std::int32_t c = queue_[head_].c;
     CollectiveTiming& ct = sim_.collectives[c];
@@ -182,7 +187,7 @@ class ContendedStepper final : public RankStepper {
                    const ContentionModel& contention)
       : sg_(sg), order_(order), rt_(runtime_us), launch_(launch), contention_(contention), comm_(sim_) {
     const std::size_t n = runtime_us.size();
-    if (contention.shares.size() != n)
+    if (contention.shares.size() != n || (!contention.beside_wait_us.empty() && contention.beside_wait_us.size() != n))
       throw Error("simulation: the contention model does not match the graph's nodes");
     has_host_ = !launch.host_us.empty() || !launch.gap_us.empty();
     timing_of_.assign(n, -1);
@@ -230,7 +235,8 @@ class ContendedStepper final : public RankStepper {
 
   void start_after(double ready_us) override {
     const std::int32_t c = static_cast<std::int32_t>(sim_.collectives.size()) - 1;
-    comm_.issue(c, rt_[sim_.collectives[c].collective], ready_us);
+    const NodeId v = sim_.collectives[c].collective;
+    comm_.issue(c, rt_[v], ready_us, contention_.beside_wait_us.empty() ? 0.0 : contention_.beside_wait_us[v]);
   }
 
   Simulation finish() override {

@@ -59,8 +59,14 @@ struct LaunchModel {
 // becomes ready less than s.start_latency_us before v's kernel starts is
 // ready beside it (the kernel takes the SMs first). No shares: overlap is
 // free (the two-stream model).
+//
+// A collective c that starts while a kernel runs (its start falls inside the
+// kernel, or it became ready beside it and takes the SMs the kernel frees)
+// has beside_wait_us[c] more work: the wait for peers that drifted apart
+// while they computed. One that starts on an idle compute stream has none.
 struct ContentionModel {
   std::vector<ContentionShare> shares;  // per node
+  std::vector<double> beside_wait_us;   // per node, or empty: none
   bool empty() const { return shares.empty(); }
 };
 

@@ -381,14 +381,21 @@ TEST_CASE("huge collectives saturate the bucket's sizes instead of wrapping", "[
 TEST_CASE("bucket caps: a peer wait per collective makes merging pay up to larger buckets", "[comms][bucketing]") {
   // The trial profile (the built-in h200 with the fitted peer wait at 4 ranks,
   // docs/cost-model.md "Peer wait"): each collective saved saves its wait too.
+  // The caps price a collective alone, so they see the wait of one on an idle
+  // compute stream (all_gather 84.0 us, reduce_scatter 73.4, all_reduce 28.4),
+  // not the longer one beside compute.
   const HardwareProfile trial = load_hardware_profile(test::data_path("../../profiles/h200-peer-wait.json"));
   const auto with_wait = bucket_caps(trial, 4), without = bucket_caps(builtin_profile("h200"), 4);
   REQUIRE(with_wait.size() == 3);
   for (std::size_t k = 0; k < 3; ++k) {
     INFO(to_string(with_wait[k].kind));
-    CHECK(with_wait[k].inductor_bytes > without[k].inductor_bytes);
+    CHECK(with_wait[k].inductor_bytes >= without[k].inductor_bytes);
   }
+  // all_gather 181 -> 362 MiB, reduce_scatter 181 -> 256 MiB as Inductor sizes them; all_reduce's
+  // 28 us do not move its 128 MiB.
   CHECK(with_wait[0].inductor_bytes / double(1 << 20) == Approx(362.04).epsilon(1e-4));
+  CHECK(with_wait[1].inductor_bytes / double(1 << 20) == Approx(256.0).epsilon(1e-4));
+  CHECK(with_wait[2].inductor_bytes == without[2].inductor_bytes);
   // At 2 ranks no wait was measured: the caps are the built-in's.
   const auto two = bucket_caps(trial, 2), two_built_in = bucket_caps(builtin_profile("h200"), 2);
   for (std::size_t k = 0; k < 3; ++k) CHECK(two[k].inductor_bytes == two_built_in[k].inductor_bytes);

@@ -8,6 +8,8 @@
 
 #include "core/cost/collective_times.h"
 #include "core/cost/cost_model.h"
+#include "core/cost/pricing.h"
+#include "core/gen/distributed.h"
 #include "core/io/profiles.h"
 #include "tests/test_util.h"
 
@@ -53,12 +55,20 @@ TEST_CASE("peer wait: added to the curve's time at the group sizes measured, non
   CHECK(!measured_collective_us(t, CollectiveOp::AllGather, 1 << 20, 4));
 }
 
+namespace {
+
+// A profile whose collectives' `field` (a peer wait law) is `waits` is
+// refused with a message holding `expect` and the file's name.
+void refuse_peer_waits(const std::string& field, const std::string& waits, const std::string& expect) {
+  HardwareProfile p = builtin_profile("h100-sxm-datasheet");
+  CHECK_THROWS_WITH(apply_comm_sections(R"({"collectives": {"curves": {}, ")" + field + R"(": )" + waits + "}}", "x.json", p),
+                    Catch::Contains(expect) && Catch::Contains("x.json"));
+}
+
+}  // namespace
+
 TEST_CASE("peer wait: the reader names the bad field; a profile without it writes back without it", "[cost][collectives][io]") {
-  auto refuse = [](const std::string& waits, const std::string& expect) {
-    HardwareProfile p = builtin_profile("h100-sxm-datasheet");
-    CHECK_THROWS_WITH(apply_comm_sections(R"({"collectives": {"curves": {}, "peer_wait_us": )" + waits + "}}", "x.json", p),
-                      Catch::Contains(expect) && Catch::Contains("x.json"));
-  };
+  auto refuse = [](const std::string& waits, const std::string& expect) { refuse_peer_waits("peer_wait_us", waits, expect); };
   refuse("[]", "collectives.peer_wait_us: expected an object");
   refuse(R"({"all_sum": {"4": 1}})", "collectives.peer_wait_us: unknown operation \"all_sum\"");
   refuse(R"({"all_gather": 3})", "collectives.peer_wait_us.all_gather: expected an object");
@@ -77,6 +87,42 @@ TEST_CASE("peer wait: the reader names the bad field; a profile without it write
   CHECK(!hardware_profile_to_json(builtin_profile("h200")).at("collectives").contains("peer_wait_us"));
 }
 
+TEST_CASE("peer wait beside compute: read, checked and written; priced per collective inside one node", "[cost][collectives][io]") {
+  auto refuse = [](const std::string& waits, const std::string& expect) { refuse_peer_waits("peer_wait_beside_us", waits, expect); };
+  refuse("[]", "collectives.peer_wait_beside_us: expected an object");
+  refuse(R"({"all_sum": {"4": 1}})", "collectives.peer_wait_beside_us: unknown operation \"all_sum\"");
+  refuse(R"({"all_gather": {"1": 3}})", "collectives.peer_wait_beside_us.all_gather: group size \"1\"");
+  refuse(R"({"all_gather": {"4": -3}})", "collectives.peer_wait_beside_us.all_gather.4");
+  refuse(R"({"all_gather": {"4": 2e6}})", "collectives.peer_wait_beside_us.all_gather.4: expected microseconds from 0 to 1e6");
+  HardwareProfile p = builtin_profile("h200");
+  apply_comm_sections(R"({"collectives": {"curves": {"all_gather": {"4": [[4096, 6], [1073741824, 3000]]}},
+                          "peer_wait_beside_us": {"all_gather": {"4": 110}}}})", "x.json", p);
+  const HardwareProfile again = hardware_profile_from_json(hardware_profile_to_json(p));
+  CHECK(peer_wait_beside_us(*again.collective_times, CollectiveOp::AllGather, 4) == 110);
+  CHECK(peer_wait_beside_us(*again.collective_times, CollectiveOp::AllGather, 2) == 0);  // never measured
+  CHECK(peer_wait_beside_us(*again.collective_times, CollectiveOp::ReduceScatter, 4) == 0);
+  // Priced: the all-gathers of a 4-rank FSDP graph get it, nothing else; the
+  // curve's time is unchanged (the simulation adds it beside a kernel only).
+  const Graph g = generate_distributed_graph({.layers = 2, .hidden = 512, .tokens = 256, .world_size = 4});
+  const Pricing priced = price_graph(g, again);
+  const Pricing plain = price_graph(g, builtin_profile("h200"));
+  REQUIRE(priced.beside_wait_us.size() == g.nodes.size());
+  CHECK(plain.beside_wait_us.empty());
+  int gathers = 0;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& n = g.nodes[v];
+    const bool gather = n.kind == NodeKind::Collective && n.collective->kind == CollectiveOp::AllGather;
+    gathers += gather;
+    CHECK(priced.beside_wait_us[v] == (gather ? 110.0 : 0.0));
+  }
+  CHECK(gathers > 0);
+  // 8 ranks over two nodes of four: the datasheet prices them, no wait.
+  const Graph wide = generate_distributed_graph({.layers = 2, .hidden = 512, .tokens = 256, .world_size = 8});
+  HardwareProfile two_nodes = again;
+  two_nodes.ranks_per_node = 4;
+  for (double w : price_graph(wide, two_nodes).beside_wait_us) CHECK(w == 0.0);
+}
+
 TEST_CASE("peer wait: the trial profiles are the built-in ones with the fitted wait", "[cost][collectives][io]") {
   for (const std::string name : {"h200", "h100-sxm"}) {
     const HardwareProfile trial = load_hardware_profile(test::data_path("../../profiles/" + name + "-peer-wait.json"));
@@ -85,6 +131,9 @@ TEST_CASE("peer wait: the trial profiles are the built-in ones with the fitted w
     CHECK(trial.name == name + "-peer-wait");
     CHECK(trial.collective_times->curves == built_in.collective_times->curves);
     CHECK(trial.collective_times->peer_wait_us.at(CollectiveOp::ReduceScatter).at(4) > 0);
+    // Beside compute each operation waits longer (docs/cost-model.md, "Peer wait").
+    for (CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce})
+      CHECK(peer_wait_beside_us(*trial.collective_times, op, 4) > 0);
     // A 64 MiB all-gather at 4 ranks costs the built-in's time plus the wait; at 2 ranks, the same.
     CHECK(*measured_collective_us(*trial.collective_times, CollectiveOp::AllGather, 1 << 26, 4) ==
           Approx(*measured_collective_us(*built_in.collective_times, CollectiveOp::AllGather, 1 << 26, 4) +

@@ -40,6 +40,7 @@ class FitPeerWaits(unittest.TestCase):
                 self.assertEqual(trial.read_text(), (ROOT / "profiles" / f"{name}-peer-wait.json").read_text())
                 profile = json.loads(trial.read_text())
                 self.assertEqual(profile["collectives"]["peer_wait_us"], fitted)
+                self.assertEqual(profile["collectives"]["peer_wait_beside_us"], json.loads(law.read_text())["peer_wait_beside_us"])
                 base = json.loads((ROOT / "profiles" / f"{name}.json").read_text())
                 self.assertEqual(profile["collectives"]["curves"], base["collectives"]["curves"])
             self.assertEqual(sorted(p.name for p in Path(tmp).iterdir()),
@@ -48,9 +49,28 @@ class FitPeerWaits(unittest.TestCase):
     def test_the_documented_law_is_the_fit(self):
         fitted = json.loads((ROOT / "tests" / "data" / "dist4" / "peer-wait-fit.json").read_text())
         doc = (ROOT / "docs" / "cost-model.md").read_text()
+        samples = fitted["samples"]
         for op, by_group in fitted["peer_wait_us"].items():
             for group, us in by_group.items():
-                self.assertIn(f"| {op} | {group} | {us} | {fitted['samples'][op][group]} |", doc)
+                beside = fitted["peer_wait_beside_us"][op][group]
+                self.assertIn(f"| {op} | {group} | {us} | {samples['exposed'][op][group]} | {beside} "
+                              f"| {samples['beside compute'][op][group]} |", doc)
+                # Beside compute every operation waits longer, on both chips' leases.
+                self.assertGreater(beside, 0)
+
+    def test_one_place_alone_gives_its_mean_and_no_extra(self):
+        # An operation seen only exposed (or only beside compute) gets the mean of what was seen, no extra.
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("fit_peer_waits", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        pooled = {("all_gather", "exposed", 4): [10.0, 30.0], ("all_gather", "beside compute", 4): [50.0],
+                  ("reduce_scatter", "beside compute", 4): [40.0, 60.0], ("all_reduce", "exposed", 2): [7.0]}
+        module.lease_waits = lambda lease: pooled
+        law = module.fit([Path("x")])
+        self.assertEqual(law["peer_wait_us"], {"all_gather": {"4": 20.0}, "all_reduce": {"2": 7.0}, "reduce_scatter": {"4": 50.0}})
+        self.assertEqual(law["peer_wait_beside_us"], {"all_gather": {"4": 30.0}, "all_reduce": {"2": 0.0}, "reduce_scatter": {"4": 0.0}})
+        self.assertEqual(law["samples"]["beside compute"], {"all_gather": {"4": 1}, "reduce_scatter": {"4": 2}})
 
     def test_bad_input_is_refused_with_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -201,6 +201,17 @@ def cases() -> list[Case]:
             '{"base": "h200", "collectives": {"curves": {}, "peer_wait_us": {"allgather": {"4": 9}}}}')},
              ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
              r"unknown operation \"allgather\"", absent=["out.json"]),
+        Case("plan_profile_bad_peer_wait_beside", {"g.json": small_valid, "p.json": profile_text(
+            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_beside_us": {"reduce_scatter": {"4": "slow"}}}}')},
+             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
+             r"collectives\.peer_wait_beside_us\.reduce_scatter\.4", absent=["out.json"]),
+        Case("plan_profile_peer_wait_beside_bad_group", {"g.json": small_valid, "p.json": profile_text(
+            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_beside_us": {"all_reduce": {"0x4": 9}}}}')},
+             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
+             r"peer_wait_beside_us\.all_reduce: group size \"0x4\"", absent=["out.json"]),
+        Case("plan_unknown_comm_pass_names_it", {"g.json": small_valid},
+             ["plan", "{g.json}", "-o", "{dir}/out.json", "--comm-passes", "overlap_schedule_step,defer_stalled"], (1, 2),
+             r"defer_stalled.*defer_stalled_compute", absent=["out.json"]),
         Case("accuracy_nodes_over_graph", {}, acc + ["--nodes", "{dir}/case_0_fwd.post.json"], (2,), r"is an input",
              setup=measured_dir(), unchanged=["case_0_fwd.post.json"]),
         Case("plan_hardware_profile_as_output", {"g.json": small_valid, "p.json": profile_text('{"base": "h200"}')},

@@ -163,3 +163,25 @@ TEST_CASE("contention: a collective ready in the launch gap loses the SMs to the
   Small::set_all(m, &ContentionShare::start_latency_us, 0.5);
   CHECK(simulate_two_streams(s.g, s.sunk(), s.rt, launch, m).collectives[0].start_us == Approx(0));
 }
+
+TEST_CASE("contention: a collective that starts beside a kernel waits longer for its peers", "[sim][contention]") {
+  Small s;
+  ContentionModel m = s.uniform(1.0, 1.0, 0.0);  // neutral factors: only the wait counts
+  m.beside_wait_us.assign(s.g.nodes.size(), 0.0);
+  m.beside_wait_us[s.g.find_node("ag")] = 5;
+  // Sunk: ag starts beside indep1, 5 us more work (0-15); the wait stalls 7-15, use 15-19.
+  const Simulation beside = simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, m);
+  REQUIRE(beside.collectives.size() == 1);
+  CHECK(beside.collectives[0].end_us == Approx(15));
+  CHECK(beside.exposed_comm_us == Approx(8));
+  CHECK(beside.step_time_us == Approx(19));
+  // Waited on at once: ag runs on an idle compute stream, no extra wait (0-10, then 3 + 4 + 4).
+  const Order at_once = {s.g.find_node("ag"), s.g.find_node("wait"), s.g.find_node("indep1"), s.g.find_node("indep2"),
+                         s.g.find_node("use")};
+  const Simulation idle = simulate_two_streams(s.g, at_once, s.rt, LaunchModel{}, m);
+  CHECK(idle.collectives[0].end_us == Approx(10));
+  CHECK(idle.step_time_us == Approx(21));
+  // A wait per node of the wrong size is refused.
+  m.beside_wait_us.pop_back();
+  CHECK_THROWS_WITH(simulate_two_streams(s.g, s.sunk(), s.rt, LaunchModel{}, m), Catch::Contains("contention model"));
+}
