@@ -82,6 +82,27 @@ inline std::vector<std::string> fixture_cases() {
   return out;
 }
 
+// Every .post.json under the folders of tests/data (recursively) whose
+// graph has a collective, sorted; schedlab's own emitted graphs (a
+// `schedlab` folder) left out: they are plans' outputs, not Inductor's.
+inline std::vector<std::string> real_graphs_with_collectives(const std::vector<std::string>& dirs) {
+  std::vector<std::string> out;
+  const std::string suffix = ".post.json";
+  for (const std::string& dir : dirs) {
+    const std::filesystem::path root = data_path(dir);
+    if (!std::filesystem::exists(root)) continue;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+      const std::string f = e.path().string();
+      if (f.size() <= suffix.size() || f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+      if (f.find("/schedlab/") != std::string::npos) continue;
+      const Graph g = load_graph_file(f);
+      if (std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.kind == NodeKind::Collective; })) out.push_back(f);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 #ifndef __EMSCRIPTEN__
 // Runs the real `schedlab` binary with `args` (shell words); its exit code
 // and stdout+stderr together.

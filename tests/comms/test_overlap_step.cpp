@@ -26,25 +26,6 @@ using namespace schedlab;
 
 namespace {
 
-// Every .post.json with a collective under the folders, sorted.
-std::vector<std::string> real_graphs_with_collectives() {
-  std::vector<std::string> out;
-  const std::string suffix = ".post.json";
-  for (const char* dir : {"exported", "dist4/steps/run1", "dist4/steps/run2"}) {
-    const std::filesystem::path root = test::data_path(dir);
-    if (!std::filesystem::exists(root)) continue;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
-      const std::string f = e.path().string();
-      if (f.size() <= suffix.size() || f.compare(f.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-      if (f.find("/schedlab/") != std::string::npos) continue;
-      const Graph g = load_graph_file(f);
-      if (std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.kind == NodeKind::Collective; })) out.push_back(f);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 PlanResult plan_with(const std::string& path, const std::vector<std::string>& passes) {
   PlanOptions opts;
   opts.hardware = builtin_profile("h100-sxm");
@@ -94,7 +75,7 @@ CommPassResult run_step_pass(const Graph& g, const CommKnobs& k) {
 }  // namespace
 
 TEST_CASE("overlap_schedule_step never simulates a longer step than its input on real graphs", "[comms][overlap_step]") {
-  const std::vector<std::string> graphs = real_graphs_with_collectives();
+  const std::vector<std::string> graphs = test::real_graphs_with_collectives({"exported", "dist4/steps/run1", "dist4/steps/run2"});
   REQUIRE(graphs.size() >= 15);  // 8 exported, 7 of each dist4 run
   for (const std::string& path : graphs) {
     INFO(path);
