@@ -109,7 +109,8 @@ def schedule_context(schedule: str, out: Path, prefix: str, args):
                 yield "capture", session, estimator
         return
     if schedule in schedule_defs.APPLY_SCHEDULES:
-        with schedlab_export.apply(memory_methods=args.memory_methods, comm_passes=args.comm_passes,
+        with schedlab_export.apply(memory_methods=args.memory_methods,
+                                   comm_passes=schedule_defs.apply_comm_passes(schedule, args.comm_passes),
                                    binary=args.schedlab, hardware=args.hardware, out_dir=out, prefix=prefix,
                                    timeout_s=args.plan_timeout, fill_export_gaps=args.fill_export_gaps,
                                    bucket_collectives=schedule_defs.APPLY_SCHEDULES[schedule],
@@ -211,7 +212,8 @@ def measure_schedule(step, schedule: str, out: Path, args, reference):
     compile_s = time.time() - started
     graphs = emitted_graphs(kind, session, out)
     result = {"step": step.name, "schedule": schedule, "rank": dist.get_rank(), "world_size": dist.get_world_size(),
-              "comm_passes": args.comm_passes if schedule in schedule_defs.APPLY_SCHEDULES else None,
+              "comm_passes": (schedule_defs.apply_comm_passes(schedule, args.comm_passes)
+                              if schedule in schedule_defs.APPLY_SCHEDULES else None),
               "inductor_config": fx_changes(schedule) if schedule in schedule_defs.INDUCTOR_FX else None,
               "sm_carveout": args.sm_carveout, "fill_export_gaps": args.fill_export_gaps,
               "describe": step.describe, "compile_s": round(compile_s, 1), "graphs": graphs,

@@ -8,6 +8,9 @@ tests/exporter/test_dist_steps.py checks it.
   schedlab_bucket    the same, with bucket_collectives: each graph's
                      collectives bucketed by Inductor's FX passes where
                      schedlab's simulation says it pays (fx_bucketing.py)
+  schedlab_bucket_defer  schedlab_bucket with defer_stalled_compute after
+                     `--comm-passes` (compute that waits on a late
+                     collective moved past compute that does not)
   fx_overlap         Inductor's FX-level overlap scheduling
                      (aten_distributed_optimizations.enable_overlap_scheduling)
   fx_overlap_bucket  the same with its overlap-preserving collective bucketing
@@ -52,7 +55,10 @@ INDUCTOR_FX: dict[str, tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any],
                             ()),
 }
 
-APPLY_SCHEDULES = {"schedlab": False, "schedlab_bucket": True}  # schedlab_export.apply's, and their bucket_collectives
+# schedlab_export.apply's schedules, and their bucket_collectives.
+APPLY_SCHEDULES = {"schedlab": False, "schedlab_bucket": True, "schedlab_bucket_defer": True}
+# The comm passes an apply schedule runs after run_steps.py's `--comm-passes`.
+APPLY_EXTRA_PASSES = {"schedlab_bucket_defer": ("defer_stalled_compute",)}
 SCHEDULES = ("default", "recommended", *APPLY_SCHEDULES, *INDUCTOR_FX)
 # The schedules schedlab's model decides: never "Inductor's best
 # configuration" in a comparison with schedlab (reps.py --versus-best).
@@ -110,3 +116,10 @@ def repetition_dirs(out: Path, reps: int, first_rep: int | None) -> list[Path]:
 
 def unknown(names: list[str], known) -> list[str]:
     return [n for n in names if n not in known]
+
+
+def apply_comm_passes(schedule: str, comm_passes: list[str]) -> list[str]:
+    """The comm passes apply runs under an apply schedule: `--comm-passes`,
+    then the schedule's own (APPLY_EXTRA_PASSES) that are not among them."""
+    extra = APPLY_EXTRA_PASSES.get(schedule, ())
+    return [*comm_passes, *(p for p in extra if p not in comm_passes)]

@@ -103,13 +103,15 @@ def by_profile(step: str, measured: dict) -> str:
 
 
 def lease_table_rows(runs: Path, schedlab: str, tmp: Path, hardware: str = "h100-sxm",
-                     group_of=by_step_group) -> list[str]:
+                     group_of=by_step_group, steps_out: list | None = None) -> list[str]:
     """docs/gpu-validation.md's tables "On the second lease" and after: r1's
     traces fed back and judged on r2 and r3 of every step x schedule;
     default's trace only for the schedules that keep Inductor's nodes (the
     FX passes rewrite the graph: its nodes are other nodes). Rows grouped
     by `group_of(step, the judged run's measurement)`, in the order met
-    (by_step_group's new steps first)."""
+    (by_step_group's new steps first). `steps_out`, given, gets (step,
+    schedule, the judged run's timed step, the simulated step without
+    feedback) of every judged run (schedule_pairs_ranked reads them)."""
     rows = {}
     for step_dir in sorted(p for p in (runs / "r2").iterdir() if p.is_dir()):
         for schedule_dir in sorted(p for p in step_dir.iterdir() if (p / "rank0.json").exists()):
@@ -123,6 +125,9 @@ def lease_table_rows(runs: Path, schedlab: str, tmp: Path, hardware: str = "h100
                         continue
                     row = compare_run(judged, schedlab, hardware, tmp, feed=fed)
                     m, s = row["measured"], row["simulated"]
+                    if key == "none" and steps_out is not None:
+                        steps_out.append((step, schedule, m["step_us"], s["step_us"],
+                                          s["compute_busy_us"] / m["compute_busy_us"], s["step_us"] < m["gpu_span_us"]))
                     exposed_ok = abs(s["exposed_comm_us"] - m["exposed_comm_us"]) <= max(150.0, 0.15 * m["exposed_comm_us"])
                     rows.setdefault((group_of(step, m), key), []).append((abs(s["step_us"] / m["gpu_span_us"] - 1), exposed_ok))
     own = f"built-in {hardware}" if not hardware.endswith(".json") else Path(hardware).name
@@ -138,10 +143,39 @@ def lease_table_rows(runs: Path, schedlab: str, tmp: Path, hardware: str = "h100
     return lines
 
 
-def documented_lease_rows(archive: str, hardware: str, group_of=by_step_group) -> list[str]:
+def documented_lease_rows(archive: str, hardware: str, group_of=by_step_group, steps_out: list | None = None) -> list[str]:
     """lease_table_rows of one checked-in lease (tests/data/dist4/steps/ARCHIVE)."""
     with extracted(RUNS / archive) as tmp:
-        return lease_table_rows(tmp / "steps", _schedlab(), tmp, hardware, group_of)
+        return lease_table_rows(tmp / "steps", _schedlab(), tmp, hardware, group_of, steps_out)
+
+
+def schedule_pairs_ranked(steps: list) -> tuple[int, int]:
+    """Of every step's pairs of schedules whose measured step medians (over
+    the judged runs) differ by more than 1 %, how many the simulated
+    steps' medians order as measured, and how many there are: what a
+    scheduler that decides by the simulation needs of it."""
+    by_step: dict = {}
+    for step, schedule, measured_us, simulated_us, *_ in steps:
+        by_step.setdefault(step, {}).setdefault(schedule, []).append((measured_us, simulated_us))
+    agree = total = 0
+    for schedules in by_step.values():
+        med = {k: (statistics.median(m for m, _ in v), statistics.median(s for _, s in v)) for k, v in schedules.items()}
+        names = sorted(med)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                (ma, sa), (mb, sb) = med[a], med[b]
+                if abs(ma / mb - 1) <= 0.01:
+                    continue
+                total += 1
+                agree += (ma < mb) == (sa < sb)
+    return agree, total
+
+
+def held_out_summary(lease: str, profile_label: str, line: str, pairs: tuple[int, int]) -> str:
+    """docs/cost-model.md's row of a held-out lease (its unperturbed rows
+    without feedback, lease_table_rows' first line) and the pairs ranked."""
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    return f"| {lease} | {profile_label} | {' | '.join(cells[3:])} | {pairs[0]} / {pairs[1]} |"
 
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
@@ -162,15 +196,38 @@ class DocumentedLeases(unittest.TestCase):
 
     def test_the_peer_wait_trial(self):
         # The trial profiles (profiles/*-peer-wait.json: the built-in ones with the peer wait fitted on
-        # run4, run5 and run8) on the held-out lease and on two of the leases the wait was fitted on.
+        # run4, run5 and run8) on the two held-out leases and on two of the leases the wait was fitted on;
+        # docs/cost-model.md's summary of the held-out ones beside the built-in h200.
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        cost_model = (ROOT / "docs" / "cost-model.md").read_text()
         h200, h100 = (str(ROOT / "profiles" / f"{name}-peer-wait.json") for name in ("h200", "h100-sxm"))
-        tables = [documented_lease_rows("run10-h200-compile.tgz", h200, by_profile),
-                  documented_lease_rows("run4-lease.tgz", h100), documented_lease_rows("run5-h200-lease.tgz", h200)]
-        for line in (line for table in tables for line in table):
-            self.assertIn(line, doc)
-        within_8 = int(tables[0][0].split(" | ")[-2])
-        self.assertGreaterEqual(within_8, 77)  # of the 83 unperturbed held-out rows; 52 with the built-in h200
+        summaries, within_8 = [], {}
+        for lease in ("run10-h200-compile", "run11-h200-defer"):
+            for label, hardware in (("built-in h200", "h200"), ("h200-peer-wait (both figures)", h200)):
+                steps: list = []
+                table = documented_lease_rows(f"{lease}.tgz", hardware, by_profile, steps)
+                if hardware != "h200" or lease == "run11-h200-defer":  # run10's built-in rows: test_the_compile_lease
+                    for line in table:
+                        self.assertIn(line, doc)
+                summaries.append(held_out_summary(lease, label, table[0], schedule_pairs_ranked(steps)))
+                within_8[(lease, label)] = int(table[0].split(" | ")[-2])
+                if hardware == "h200":
+                    # What the built-in profile misses (docs/gpu-validation.md, "On session 20's lease"): per
+                    # step the simulated compute stream busy 4-14 % less than measured; on run11 every step short.
+                    busy: dict = {}
+                    for step, _, _, _, ratio, _ in steps:
+                        busy.setdefault(step, []).append(ratio)
+                    self.assertTrue(all(0.85 <= statistics.median(v) <= 0.96 for v in busy.values()), (lease, busy))
+                    if lease == "run11-h200-defer":
+                        self.assertTrue(all(short for *_, short in steps))
+        for line in summaries:
+            self.assertIn(line, cost_model)
+        for table in (documented_lease_rows("run4-lease.tgz", h100), documented_lease_rows("run5-h200-lease.tgz", h200)):
+            for line in table:
+                self.assertIn(line, doc)
+        # Of the unperturbed held-out rows: 77 of 83 and 79 of 87 with the trial, 52 and 43 with the built-in h200.
+        self.assertGreaterEqual(within_8[("run10-h200-compile", "h200-peer-wait (both figures)")], 77)
+        self.assertGreaterEqual(within_8[("run11-h200-defer", "h200-peer-wait (both figures)")], 79)
 
     def test_the_compile_lease(self):
         # Session 19's lease (run10-h200-compile.tgz), judged whole: no fit has seen it.

@@ -89,11 +89,20 @@ class ExpertCapacity(unittest.TestCase):
 
 class ScheduleTable(unittest.TestCase):
     def test_names(self):
-        self.assertEqual(schedules.SCHEDULES[:4], ("default", "recommended", "schedlab", "schedlab_bucket"))
-        self.assertEqual(set(schedules.SCHEDULES[4:]),
+        self.assertEqual(schedules.SCHEDULES[:5],
+                         ("default", "recommended", "schedlab", "schedlab_bucket", "schedlab_bucket_defer"))
+        self.assertEqual(set(schedules.SCHEDULES[5:]),
                          {"fx_overlap", "fx_overlap_bucket", "fx_bucket", "fx_overlap_schedlab"})
-        self.assertEqual(schedules.APPLY_SCHEDULES, {"schedlab": False, "schedlab_bucket": True})
-        self.assertEqual(set(schedules.SCHEDLAB_DRIVEN), {"schedlab", "schedlab_bucket", "fx_overlap_schedlab"})
+        self.assertEqual(schedules.APPLY_SCHEDULES, {"schedlab": False, "schedlab_bucket": True, "schedlab_bucket_defer": True})
+        self.assertEqual(set(schedules.SCHEDLAB_DRIVEN),
+                         {"schedlab", "schedlab_bucket", "schedlab_bucket_defer", "fx_overlap_schedlab"})
+
+    def test_apply_comm_passes(self):
+        # An apply schedule's own passes follow --comm-passes, once.
+        self.assertEqual(schedules.apply_comm_passes("schedlab_bucket", ["overlap_schedule_step"]), ["overlap_schedule_step"])
+        self.assertEqual(schedules.apply_comm_passes("schedlab_bucket_defer", ["overlap_schedule_step"]),
+                         ["overlap_schedule_step", "defer_stalled_compute"])
+        self.assertEqual(schedules.apply_comm_passes("schedlab_bucket_defer", ["defer_stalled_compute"]), ["defer_stalled_compute"])
         self.assertEqual(schedules.DEFAULT_SCHEDULES, ("default", "recommended", "schedlab"))
         self.assertEqual(schedules.unknown(["fx_overlap", "fx_overlapp"], schedules.SCHEDULES), ["fx_overlapp"])
 
@@ -491,6 +500,49 @@ class BucketingLease(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DeferLease(unittest.TestCase):
+    """Session 20's lease of 4 x H200 (tests/data/dist4/steps/
+    run11-h200-defer.tgz): schedlab_bucket_defer (defer_stalled_compute after
+    overlap_schedule_step) beside every Inductor configuration and
+    schedlab_bucket; the tables docs/gpu-validation.md shows."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = lease_rows("run11-h200-defer.tgz")
+
+    def test_the_tables_are_documented(self):
+        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
+        tables = [versus_best(self.rows, "schedlab_bucket_defer"), versus(self.rows, "schedlab_bucket_defer", "schedlab_bucket"),
+                  markdown(self.rows), compile_seconds(self.rows)]
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in "\n".join(tables).splitlines():
+            self.assertIn(line, doc)
+        verdicts = verdicts_of(tables[0].splitlines())
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
+                         ["ddp", "fsdp", "fsdp_fwd_bwd", "llama_fsdp_per_param", "tp_block"])
+        self.assertFalse([s for s, v in verdicts.items() if v == "no, slower"])
+        against_bucket = verdicts_of(tables[1].splitlines())
+        self.assertEqual(against_bucket["fsdp_fwd_bwd"], "yes, faster")
+        self.assertEqual(against_bucket["fsdp"], "no, slower")  # another bucketing decision (the doc says why)
+
+    def test_the_cells_ran_what_they_say(self):
+        # B's cells ran schedlab_bucket's schedule with the pass after --comm-passes; their
+        # `schedule` is the one run_steps.py now has for it, and six steps ran the same plans.
+        same = []
+        with extracted("run11-h200-defer.tgz") as tmp:
+            for run in sorted((tmp / "steps").glob("r*")):
+                for step in sorted(p for p in run.iterdir() if p.is_dir()):
+                    a = json.loads((step / "schedlab_bucket" / "rank0.json").read_text())
+                    b = json.loads((step / "schedlab_bucket_defer" / "rank0.json").read_text())
+                    self.assertEqual(b["schedule"], "schedlab_bucket_defer")
+                    self.assertEqual(b["comm_passes"], schedules.apply_comm_passes("schedlab_bucket_defer", a["comm_passes"]))
+                    if [g["emitted_order"] for g in a["graphs"]] == [g["emitted_order"] for g in b["graphs"]]:
+                        same.append(step.name)
+        self.assertEqual(sorted(set(same)), ["ddp", "fsdp_fwd_bwd_bucketed", "llama_fsdp", "llama_fsdp_per_param",
+                                             "tp_block", "tp_microbatch"])
+        self.assertEqual(len(same), 18)  # every run of those six
 
 
 class CompileLease(unittest.TestCase):
