@@ -229,6 +229,12 @@ class DocumentedLeases(unittest.TestCase):
         self.assertGreaterEqual(within_8[("run10-h200-compile", "h200-peer-wait (both figures)")], 77)
         self.assertGreaterEqual(within_8[("run11-h200-defer", "h200-peer-wait (both figures)")], 79)
 
+    def test_the_fsdp_lease(self):
+        # Session 20's second lease (run12-h200-fsdp.tgz), judged whole: no fit has seen it.
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in documented_lease_rows("run12-h200-fsdp.tgz", "h200", by_profile):
+            self.assertIn(line, doc)
+
     def test_the_compile_lease(self):
         # Session 19's lease (run10-h200-compile.tgz), judged whole: no fit has seen it.
         doc = (ROOT / "docs" / "gpu-validation.md").read_text()

@@ -545,6 +545,31 @@ class DeferLease(unittest.TestCase):
         self.assertEqual(len(same), 18)  # every run of those six
 
 
+class FsdpLease(unittest.TestCase):
+    """Session 20's second lease of 4 x H200 (tests/data/dist4/steps/
+    run12-h200-fsdp.tgz): the five FSDP steps, schedlab_bucket_defer beside
+    every other schedule in one launch per repetition."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = lease_rows("run12-h200-fsdp.tgz")
+
+    def test_the_tables_are_documented(self):
+        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (25, {3}))
+        tables = [versus_best(self.rows, "schedlab_bucket_defer"), versus(self.rows, "schedlab_bucket_defer", "schedlab_bucket"),
+                  markdown(self.rows)]
+        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+        for line in "\n".join(tables).splitlines():
+            self.assertIn(line, doc)
+        verdicts = verdicts_of(tables[0].splitlines())
+        self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
+                         ["fsdp_fwd_bwd", "fsdp_fwd_bwd_bucketed", "llama_fsdp_per_param"])
+        self.assertEqual([s for s, v in verdicts.items() if v == "no, slower"], ["llama_fsdp"])
+        # The FSDP target: at least 10 % below the default on two steps.
+        below = {r["step"]: r["vs_default"] for r in self.rows if r["schedule"] == "schedlab_bucket_defer"}
+        self.assertEqual(sorted(s for s, v in below.items() if v <= -0.10), ["fsdp_fwd_bwd", "fsdp_fwd_bwd_bucketed"])
+
+
 class CompileLease(unittest.TestCase):
     """Session 19's lease of 4 x H200 (tests/data/dist4/steps/
     run10-h200-compile.tgz): apply's export without Inductor's runtime
