@@ -8,7 +8,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/comms/in_flight.h"
@@ -213,3 +216,31 @@ TEST_CASE("plan --memory-budget sets the overlap passes' budget; a bad size is r
   CHECK_FALSE(std::filesystem::exists(out));
 }
 #endif
+
+TEST_CASE("docs/comms.md's table of the real steps' graphs is today's plans", "[comms][overlap_step][docs]") {
+  std::ifstream in(test::data_path("../../docs/comms.md"));
+  REQUIRE(in);
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::vector<std::string>> columns = {
+      {},
+      {"overlap_schedule"},
+      {"overlap_schedule_step"},
+      {"overlap_schedule_step", "defer_stalled_compute"},
+      inductor_recommended_comm_passes()};
+  for (const char* graph : {"ddp/default/ddp_0_inf", "fsdp/default/fsdp_0_fwd", "fsdp/default/fsdp_1_bwd",
+                            "fsdp_fwd_bwd/default/fsdp_fwd_bwd_0_inf", "tp_block/default/tp_block_0_fwd",
+                            "tp_block/default/tp_block_1_bwd", "tp_microbatch/default/tp_microbatch_0_inf"}) {
+    const std::string path = test::data_path(std::string("dist4/steps/run1/") + graph + ".post.json");
+    std::string row = "| " + std::filesystem::path(path).stem().stem().string();
+    for (const auto& passes : columns) {
+      const PlanResult r = plan_with(path, passes);
+      char cell[96];
+      std::snprintf(cell, sizeof cell, " | %.0f / %.0f · %.0f", r.simulation.step_time_us, r.simulation.exposed_comm_us,
+                    static_cast<double>(r.final_memory.peak) / (1 << 20));
+      row += cell;
+    }
+    row += " |";
+    INFO(row);
+    CHECK(doc.find(row) != std::string::npos);
+  }
+}
