@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <limits>
+#include <system_error>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -165,9 +168,29 @@ std::string_view trimmed(std::string_view s) {
   return s;
 }
 
+// A factor of an index expression, all digits: its value, saturated at the
+// largest int64 (an exported number may have more digits than any stride;
+// the rules only compare coefficients with 1).
+std::int64_t factor_value(std::string_view digits) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  return ec == std::errc::result_out_of_range ? std::numeric_limits<std::int64_t>::max() : v;
+}
+
+// a * b and a + b of non-negative numbers, saturated at the largest int64.
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  return a != 0 && b > kMax / a ? kMax : a * b;
+}
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  return b > kMax - a ? kMax : a + b;
+}
+
 // The coefficient of the variable `var` in an affine index (the product of
-// the numbers multiplying it), 0 where it does not appear, and -1 where it
-// appears inside a function (ModularIndexing, FloorDiv: not affine).
+// the numbers multiplying it, saturated at the largest int64), 0 where it
+// does not appear, and -1 where it appears inside a function
+// (ModularIndexing, FloorDiv: not affine).
 std::int64_t coefficient_of(std::string_view index, std::string_view var) {
   std::int64_t found = 0;
   for (std::string_view term : index_terms(index)) {
@@ -180,7 +203,7 @@ std::int64_t coefficient_of(std::string_view index, std::string_view var) {
       start = i + 1;
       if (factor == var) has_var = true;
       else if (!factor.empty() && std::all_of(factor.begin(), factor.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-        coef *= std::stoll(std::string(factor));
+        coef = saturating_mul(coef, factor_value(factor));
       else affine = false;
     }
     if (!has_var) {
@@ -196,7 +219,7 @@ std::int64_t coefficient_of(std::string_view index, std::string_view var) {
       continue;
     }
     if (!affine) return -1;
-    found += coef;
+    found = saturating_add(found, coef);
   }
   return found;
 }

@@ -74,8 +74,7 @@ def huge_dep_index_var():
     return graph([n, m], inputs=[{"name": "primals_1", "bytes": 64}], outputs=["buf1"])
 
 
-def affine_overflow():
-    big = str(INT63_MAX)
+def affine_overflow(big=str(INT63_MAX)):
     idx = f"{big}*d0 + {big}*d1 + {big}"
     n = {"name": "op0", "kind": "pointwise", "group": [INT63_MAX, 1],
          "outputs": [{"name": "buf0", "bytes": 64}],
@@ -280,6 +279,9 @@ def cases() -> list[Case]:
              ["plan", "{g.json}", "--hardware", "{p.json}"], (1, 2), r"p\.json"),
         Case("dep_index_20_digits", {"g.json": huge_dep_index_var}, ["plan", "{g.json}"], (0, 1)),
         Case("affine_overflow", {"g.json": affine_overflow}, ["fuse", "{g.json}", "-o", "{dir}/af.post.json"], (0, 1)),
+        # a coefficient past int64 (libFuzzer's finding: the strided rule's parse threw); priced as a stride
+        Case("index_coefficient_past_int64", {"g.json": lambda: affine_overflow(str(INT63_MAX) + "7")},
+             ["plan", "{g.json}", "-o", "{dir}/ic.plan.json"], (0,)),
         Case("fused_name_collision", {"g.json": fused_name_collision}, ["plan", "{g.json}", "-o", "{dir}/fc.plan.json"], (0, 1),
              # planned (the report shows a peak), or refused naming both fused members
              r'(?s)^(?!.*internal).*(peak|"op0".*"op1"|"op1".*"op0")'),

@@ -256,3 +256,12 @@ TEST_CASE("kernel classes: an index expression's top-level terms", "[cost][class
   CHECK(index_terms(" + tmp0") == Terms{"tmp0"});
   CHECK(index_terms("   ").empty());
 }
+
+TEST_CASE("kernel classes: an index coefficient longer than any int64 reads as a stride, not an error", "[cost][classes]") {
+  // A libFuzzer finding: std::stoll threw out_of_range on a 23-digit factor.
+  const Graph g = load_graph(R"({"format": "schedgraph/1", "inputs": [{"name": "x", "bytes": 64}], "outputs": ["y"],
+    "nodes": [{"name": "p", "kind": "pointwise", "group": [32, 1], "outputs": [{"name": "y", "bytes": 64}],
+               "reads": [{"name": "x", "dep": "memory", "index": "99999999999999999999999*c1 + 99999999999999999999999*c1 + c0",
+                          "size": [4, 8], "bytes": 64}]}]})");
+  CHECK(classify_kernel(g, g.nodes[0]) == KernelClass::TritonStridedPointwise);
+}
