@@ -17,7 +17,9 @@
 #endif
 
 #include "core/graph/graph.h"
+#include "core/cost/cost_model.h"
 #include "core/io/graph_reader.h"
+#include "core/plan/plan.h"
 #include "core/util/error.h"
 
 namespace schedlab::test {
@@ -101,6 +103,15 @@ inline std::vector<std::string> real_graphs_with_collectives(const std::vector<s
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The plan of a graph file with these comm passes on a built-in profile
+// (every other option the default).
+inline PlanResult plan_file(const std::string& path, const std::vector<std::string>& passes, const char* hardware) {
+  PlanOptions opts;
+  opts.hardware = builtin_profile(hardware);
+  opts.comm_passes = passes;
+  return run_plan(load_graph_file(path), opts);
 }
 
 #ifndef __EMSCRIPTEN__

@@ -430,10 +430,6 @@ std::vector<double> bucketed_runtimes(std::vector<double> runtime_us, const std:
 
 namespace {
 
-// How many simulations the model's check may run on a graph of `n` nodes:
-// enough to weigh every bucket of a real step, a few on a 100k-node graph.
-std::int32_t simulation_budget(std::int32_t n) { return std::clamp<std::int32_t>(500000 / std::max(1, n), 2, 64); }
-
 // The pass: buckets and the bucketed order. In model mode the buckets are
 // weighed by the simulated step, in the order they closed, in at most
 // simulation_budget - 1 consecutive groups (one bucket each where the budget

@@ -19,9 +19,9 @@
 // peak-memory budget ((1 + overlap_schedule_peak_memory_budget) x the
 // input's allocfree peak, at most overlap_schedule_memory_budget_mib) and the
 // in-flight limits is kept when it is shorter than the current one, and the
-// stalls are read again from its simulation. At most
-// clamp(500 000 / N, 2, 64) simulations (bucketing's budget), so the pass
-// costs O(S x (N + E)).
+// stalls are read again from its simulation. At most simulation_budget(N)
+// simulations (clamp(500 000 / N, 2, 64), as bucketing), so the pass costs
+// O(S x (N + E)).
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -38,8 +38,6 @@ namespace {
 // How many later nodes a stalled node may take with it.
 constexpr int kMaxJoined = 8;
 
-std::int32_t simulation_count(std::int32_t n) { return std::clamp<std::int32_t>(500000 / std::max(1, n), 2, 64); }
-
 class Deferral {
  public:
   Deferral(const CommGraph& cg, const Order& input, const CommKnobs& k)
@@ -47,13 +45,11 @@ class Deferral {
         info_(planning_info_of(cg, input)),
         limits_(InFlightLimits::from_knobs(k)),
         sim_graph_(make_simulation_graph(*cg.graph)),
-        sims_left_(simulation_count(cg.num_nodes())),
+        sims_left_(simulation_budget(cg.num_nodes())),
         in_group_(static_cast<std::size_t>(cg.num_nodes()), 0),
         held_by_memory_(static_cast<std::size_t>(cg.num_nodes()), 0) {
     input_peak_ = allocfree_peak(*cg.graph, info_, input);
-    budget_ = static_cast<double>(input_peak_) * (1.0 + k.overlap_schedule_peak_memory_budget);
-    if (k.overlap_schedule_memory_budget_mib >= 0)
-      budget_ = std::min(budget_, static_cast<double>(std::int64_t{k.overlap_schedule_memory_budget_mib} << 20));
+    budget_ = overlap_peak_budget(k, input_peak_);
   }
 
   Simulation simulate(const Order& o) {
@@ -152,12 +148,13 @@ class Deferral {
   double budget_ = 0;
 };
 
-// The stalls of a simulation: (exposed µs, the node that waited), longest first.
-std::vector<std::pair<double, NodeId>> stalls_of(const Simulation& sim) {
-  std::vector<std::pair<double, NodeId>> out;
+// The stalls of a simulation, the longest first: the collectives a node
+// waited on (CollectiveTiming::blocked) with exposed time.
+std::vector<CollectiveTiming> stalls_of(const Simulation& sim) {
+  std::vector<CollectiveTiming> out;
   for (const CollectiveTiming& ct : sim.collectives)
-    if (ct.blocked != kNone && ct.exposed_us > 0) out.emplace_back(ct.exposed_us, ct.blocked);
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (ct.blocked != kNone && ct.exposed_us > 0) out.push_back(ct);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.exposed_us > b.exposed_us; });
   return out;
 }
 
@@ -173,17 +170,14 @@ CommPassResult defer_stalled_compute(const CommGraph& cg, const Order& order, co
   std::vector<std::int32_t> moved_for(static_cast<std::size_t>(cg.num_nodes()), 0);  // per collective: nodes moved for its stall
   for (bool improved = true; improved && d.sims_left();) {
     improved = false;
-    for (const auto& [exposed, blocker] : stalls_of(sim)) {
-      if (tried[blocker] || !d.sims_left()) continue;
-      tried[blocker] = 1;
-      NodeId collective = kNone;
-      for (const CollectiveTiming& ct : sim.collectives)
-        if (ct.blocked == blocker) collective = ct.collective;
-      if (auto move = d.defer(current, sim, blocker)) {
+    for (const CollectiveTiming& stall : stalls_of(sim)) {
+      if (tried[stall.blocked] || !d.sims_left()) continue;
+      tried[stall.blocked] = 1;
+      if (auto move = d.defer(current, sim, stall.blocked)) {
         current = std::move(move->order);
         sim = std::move(move->sim);
         peak = move->peak;
-        if (collective != kNone) moved_for[collective] += move->moved;
+        moved_for[stall.collective] += move->moved;
         improved = true;
         break;  // the stalls change with the order: read them again
       }

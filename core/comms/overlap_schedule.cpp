@@ -666,8 +666,7 @@ CommPassResult run_overlap_search(const CommGraph& cg, const Order& order, const
   const MemoryPlanningInfo info = planning_info_of(cg, order);
   const AllocFreeEstimate input_memory = estimate_peak_memory_allocfree(g, info, order);
   const std::int64_t input_peak = input_memory.peak;
-  double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
-  if (k.overlap_schedule_memory_budget_mib >= 0) budget = std::min(budget, static_cast<double>(std::int64_t{k.overlap_schedule_memory_budget_mib} << 20));
+  const double budget = overlap_peak_budget(k, input_peak);
   ScheduleContext ctx = make_schedule_context(cg, order, info, input_memory);
   ctx.limits = InFlightLimits::from_knobs(k);
   IterativeRuns runs(cg, k, info, order);

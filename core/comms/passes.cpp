@@ -1,5 +1,7 @@
 #include "core/comms/passes.h"
 
+#include <algorithm>
+
 #include "core/util/error.h"
 #include "core/util/permutation.h"
 
@@ -28,6 +30,15 @@ std::vector<std::string> inductor_recommended_comm_passes() {
 }
 
 std::vector<std::string> inductor_default_comm_passes() { return {"reorder_compute_for_overlap", "sink_waits", "raise_comms"}; }
+
+std::int32_t simulation_budget(std::int32_t n) { return std::clamp<std::int32_t>(500000 / std::max(1, n), 2, 64); }
+
+double overlap_peak_budget(const CommKnobs& k, std::int64_t input_peak) {
+  double budget = static_cast<double>(input_peak) * (1.0 + k.overlap_schedule_peak_memory_budget);
+  if (k.overlap_schedule_memory_budget_mib >= 0)
+    budget = std::min(budget, static_cast<double>(std::int64_t{k.overlap_schedule_memory_budget_mib} << 20));
+  return budget;
+}
 
 bool respects_comm_deps(const CommGraph& cg, const Order& order) {
   const auto step = positions_in_permutation(order, cg.num_nodes());

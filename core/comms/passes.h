@@ -4,6 +4,7 @@
 // the pipeline that applies a list of them in order.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -97,6 +98,17 @@ const CommPass* find_comm_pass(std::string_view name);
 std::vector<std::string> inductor_recommended_comm_passes();
 // config.reorder_for_compute_comm_overlap_passes' default list.
 std::vector<std::string> inductor_default_comm_passes();
+
+// How many simulations a pass that weighs orders by the plan's simulation
+// (bucketing's model check, defer_stalled_compute) may run on a graph of `n`
+// nodes: enough for every bucket or stall of a real step, a few on a
+// 100k-node graph.
+std::int32_t simulation_budget(std::int32_t n);
+
+// The peak (allocfree bytes) an overlap pass may reach from an input whose
+// peak is `input_peak`: (1 + overlap_schedule_peak_memory_budget) x it, and
+// at most overlap_schedule_memory_budget_mib where that is set.
+double overlap_peak_budget(const CommKnobs& k, std::int64_t input_peak);
 
 // Throws OptionError naming the first unknown pass and listing the known ones.
 void check_comm_pass_names(const std::vector<std::string>& passes);

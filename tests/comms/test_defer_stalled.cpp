@@ -26,13 +26,6 @@ CommPipelineResult run_on(const Graph& g, const CommKnobs& k = {}) {
   return run_comm_passes(g, g.baseline_order(), {"defer_stalled_compute"}, k, rt);
 }
 
-PlanResult plan_with(const std::string& path, const std::vector<std::string>& passes, const char* hardware) {
-  PlanOptions opts;
-  opts.hardware = builtin_profile(hardware);
-  opts.comm_passes = passes;
-  return run_plan(load_graph_file(path), opts);
-}
-
 }  // namespace
 
 TEST_CASE("defer_stalled_compute moves an early reader of a late collective past independent compute", "[comms][defer]") {
@@ -80,7 +73,7 @@ TEST_CASE("defer_stalled_compute never simulates a longer step, and keeps to the
   REQUIRE(graphs.size() >= 12);
   for (const std::string& path : graphs) {
     INFO(path);
-    const PlanResult r = plan_with(path, {"overlap_schedule_step", "defer_stalled_compute"}, "h100-sxm");
+    const PlanResult r = test::plan_file(path, {"overlap_schedule_step", "defer_stalled_compute"}, "h100-sxm");
     const CommPassResult& step = r.comm->steps.at(0).result;
     const CommPassResult& defer = r.comm->steps.at(1).result;
     // It prices its input (overlap_schedule_step's order) and its own as the plan simulates them.
@@ -98,8 +91,8 @@ TEST_CASE("defer_stalled_compute finds the fsdp_fwd_bwd order that won on 4 x H2
   // the forward, so the forward waits for every all-gather; deferred to just
   // before its fused reader, the forward runs beside them.
   const std::string path = test::data_path("dist4/steps/run1/fsdp_fwd_bwd/default/fsdp_fwd_bwd_0_inf.post.json");
-  const PlanResult step = plan_with(path, {"overlap_schedule_step"}, "h200");
-  const PlanResult deferred = plan_with(path, {"overlap_schedule_step", "defer_stalled_compute"}, "h200");
+  const PlanResult step = test::plan_file(path, {"overlap_schedule_step"}, "h200");
+  const PlanResult deferred = test::plan_file(path, {"overlap_schedule_step", "defer_stalled_compute"}, "h200");
   // 22612 -> 21195 us simulated, exposed 3459 -> 1104 us, when written.
   CHECK(deferred.simulation.step_time_us < 0.95 * step.simulation.step_time_us);
   CHECK(deferred.simulation.exposed_comm_us < 0.5 * step.simulation.exposed_comm_us);

@@ -30,10 +30,7 @@ using namespace schedlab;
 namespace {
 
 PlanResult plan_with(const std::string& path, const std::vector<std::string>& passes) {
-  PlanOptions opts;
-  opts.hardware = builtin_profile("h100-sxm");
-  opts.comm_passes = passes;
-  return run_plan(load_graph_file(path), opts);
+  return test::plan_file(path, passes, "h100-sxm");
 }
 
 // The in-flight peak by its definition, step by step: a collective is in

@@ -213,6 +213,13 @@ def verdicts_of(table: list[str]) -> dict[str, str]:
     return {line.split(" | ")[0].lstrip("| "): line.split(" | ")[4].rstrip(" |") for line in table[2:]}
 
 
+def assert_documented(test: unittest.TestCase, lines) -> None:
+    """Every line (of tables reps.py writes) is in docs/gpu-validation.md."""
+    doc = (ROOT / "docs" / "gpu-validation.md").read_text()
+    for line in lines:
+        test.assertIn(line, doc)
+
+
 def lease_rows(archive: str, root: str = "steps") -> list[dict]:
     """reps.py's rows of a checked-in lease, its repetitions under `root` in the archive."""
     with extracted(archive) as tmp:
@@ -332,9 +339,7 @@ class SecondLease(unittest.TestCase):
         self.assertEqual({len(r["runs"]) for r in rows}, {3})
         table = versus_best(rows).splitlines()
         self.assertEqual(len(table), 2 + 11)
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in table:
-            self.assertIn(line, doc)
+        assert_documented(self, table)
         verdicts = verdicts_of(table)
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp_buckets", "fsdp", "fsdp_fwd_bwd_bucketed", "llama_fsdp_per_param", "tp_block"])
@@ -353,9 +358,7 @@ class H200Lease(unittest.TestCase):
         best = versus_best(rows).splitlines()
         estimator = versus(rows, "fx_overlap_schedlab", "fx_overlap").splitlines()
         self.assertEqual((len(best), len(estimator)), (2 + 11, 2 + 7))
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in best + estimator:
-            self.assertIn(line, doc)
+        assert_documented(self, best + estimator)
         self.assertFalse(any("fx_overlap_schedlab:" in line for line in best))
         verdicts = verdicts_of(best)
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
@@ -390,9 +393,7 @@ class H200Lease(unittest.TestCase):
         rows = lease_rows("run6-h200-refit.tgz")
         self.assertEqual((len(rows), {len(r["runs"]) for r in rows}), (25, {3}))
         best = versus_best(rows).splitlines()
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in best:
-            self.assertIn(line, doc)
+        assert_documented(self, best)
         verdicts = verdicts_of(best)
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"), ["ddp", "fsdp_fwd_bwd_bucketed", "tp_block"])
         self.assertNotIn("no, slower", verdicts.values())
@@ -414,9 +415,7 @@ class BucketingLease(unittest.TestCase):
         plain = versus_best(self.rows).splitlines()
         against = versus(self.rows, "schedlab_bucket", "schedlab").splitlines()
         self.assertEqual((len(bucket), len(plain), len(against)), (10, 10, 10))
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in bucket + plain + against:
-            self.assertIn(line, doc)
+        assert_documented(self, bucket + plain + against)
         # schedlab_bucket is schedlab's: never "the best other configuration" of schedlab's row
         self.assertFalse(any("schedlab_bucket:" in line for line in plain))
         verdicts = verdicts_of(bucket)
@@ -457,9 +456,7 @@ class BucketingLease(unittest.TestCase):
         rows = lease_rows("run9-h200-larger-caps.tgz")
         self.assertEqual((len(rows), {len(r["runs"]) for r in rows}), (12, {3}))
         against = versus(rows, "schedlab_bucket", "schedlab").splitlines()
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in against + markdown(rows).splitlines():
-            self.assertIn(line, doc)
+        assert_documented(self, against + markdown(rows).splitlines())
         verdicts = verdicts_of(against)
         self.assertEqual(verdicts, {"fsdp": "no, slower", "fsdp_fwd_bwd": "no (ranges overlap)", "llama_fsdp": "no, slower"})
         with extracted("run9-h200-larger-caps.tgz") as tmp:
@@ -516,9 +513,7 @@ class DeferLease(unittest.TestCase):
         self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
         tables = [versus_best(self.rows, "schedlab_bucket_defer"), versus(self.rows, "schedlab_bucket_defer", "schedlab_bucket"),
                   markdown(self.rows), compile_seconds(self.rows)]
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in "\n".join(tables).splitlines():
-            self.assertIn(line, doc)
+        assert_documented(self, "\n".join(tables).splitlines())
         verdicts = verdicts_of(tables[0].splitlines())
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp", "fsdp", "fsdp_fwd_bwd", "llama_fsdp_per_param", "tp_block"])
@@ -558,9 +553,7 @@ class FsdpLease(unittest.TestCase):
         self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (25, {3}))
         tables = [versus_best(self.rows, "schedlab_bucket_defer"), versus(self.rows, "schedlab_bucket_defer", "schedlab_bucket"),
                   markdown(self.rows)]
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in "\n".join(tables).splitlines():
-            self.assertIn(line, doc)
+        assert_documented(self, "\n".join(tables).splitlines())
         verdicts = verdicts_of(tables[0].splitlines())
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["fsdp_fwd_bwd", "fsdp_fwd_bwd_bucketed", "llama_fsdp_per_param"])
@@ -584,9 +577,7 @@ class CompileLease(unittest.TestCase):
         self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
         tables = [compile_seconds(self.rows), versus_best(self.rows), versus_best(self.rows, "schedlab_bucket"),
                   versus(self.rows, "schedlab_bucket", "schedlab"), markdown(self.rows)]
-        doc = (ROOT / "docs" / "gpu-validation.md").read_text()
-        for line in "\n".join(tables).splitlines():
-            self.assertIn(line, doc)
+        assert_documented(self, "\n".join(tables).splitlines())
         verdicts = verdicts_of(tables[2].splitlines())
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp", "fsdp", "llama_fsdp_per_param", "tp_block"])

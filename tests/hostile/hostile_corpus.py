@@ -138,6 +138,14 @@ def traced(trace: str) -> list[str]:
     return ["plan", "{g.json}", "-o", "{dir}/p.json", "--measured-trace", "{" + trace + "}"]
 
 
+def bad_peer_wait(name: str, law: str, message: str) -> Case:
+    """`plan` with an h200-based profile whose collectives carry the peer
+    wait law `law` (a JSON member): refused, naming `message`, no plan written."""
+    return Case(name, {"g.json": small_valid, "p.json": profile_text(
+        '{"base": "h200", "collectives": {"curves": {}, ' + law + '}}')},
+        ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2), message, absent=["out.json"])
+
+
 def cases() -> list[Case]:
     fit, acc = ["fit-profile", "{dir}", "-o", "{dir}/fitted.json"], ["accuracy", "{dir}", "--hardware", "h100-sxm"]
     plan_with = lambda name: ["plan", "{g.json}", "--hardware", "{" + name + "}"]  # noqa: E731
@@ -193,22 +201,14 @@ def cases() -> list[Case]:
         Case("bucket_caps_bad_profile_file", {"p.json": profile_text('{"base": "h200", "dram_bytes_per_s": -1}')},
              ["bucket-caps", "--hardware", "{p.json}", "--group-size", "4"], (1, 2), r"dram_bytes_per_s"),
         Case("bucket_caps_bad_format", {}, ["bucket-caps", "--group-size", "4", "--format", "yaml"], (2,), r"--format"),
-        Case("plan_profile_bad_peer_wait", {"g.json": small_valid, "p.json": profile_text(
-            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_us": {"all_gather": {"4": -1}}}}')},
-             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
-             r"collectives\.peer_wait_us\.all_gather\.4", absent=["out.json"]),
-        Case("plan_profile_peer_wait_unknown_operation", {"g.json": small_valid, "p.json": profile_text(
-            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_us": {"allgather": {"4": 9}}}}')},
-             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
-             r"unknown operation \"allgather\"", absent=["out.json"]),
-        Case("plan_profile_bad_peer_wait_beside", {"g.json": small_valid, "p.json": profile_text(
-            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_beside_us": {"reduce_scatter": {"4": "slow"}}}}')},
-             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
-             r"collectives\.peer_wait_beside_us\.reduce_scatter\.4", absent=["out.json"]),
-        Case("plan_profile_peer_wait_beside_bad_group", {"g.json": small_valid, "p.json": profile_text(
-            '{"base": "h200", "collectives": {"curves": {}, "peer_wait_beside_us": {"all_reduce": {"0x4": 9}}}}')},
-             ["plan", "{g.json}", "-o", "{dir}/out.json", "--hardware", "{p.json}"], (1, 2),
-             r"peer_wait_beside_us\.all_reduce: group size \"0x4\"", absent=["out.json"]),
+        bad_peer_wait("plan_profile_bad_peer_wait", '"peer_wait_us": {"all_gather": {"4": -1}}',
+                      r"collectives\.peer_wait_us\.all_gather\.4"),
+        bad_peer_wait("plan_profile_peer_wait_unknown_operation", '"peer_wait_us": {"allgather": {"4": 9}}',
+                      r"unknown operation \"allgather\""),
+        bad_peer_wait("plan_profile_bad_peer_wait_beside", '"peer_wait_beside_us": {"reduce_scatter": {"4": "slow"}}',
+                      r"collectives\.peer_wait_beside_us\.reduce_scatter\.4"),
+        bad_peer_wait("plan_profile_peer_wait_beside_bad_group", '"peer_wait_beside_us": {"all_reduce": {"0x4": 9}}',
+                      r"peer_wait_beside_us\.all_reduce: group size \"0x4\""),
         Case("plan_unknown_comm_pass_names_it", {"g.json": small_valid},
              ["plan", "{g.json}", "-o", "{dir}/out.json", "--comm-passes", "overlap_schedule_step,defer_stalled"], (1, 2),
              r"defer_stalled.*defer_stalled_compute", absent=["out.json"]),
