@@ -81,22 +81,16 @@ class InductorDecisions(unittest.TestCase):
 
 @unittest.skipUnless(_schedlab(), "needs the schedlab binary (SCHEDLAB_BIN or build/schedlab)")
 class PeaksAsExecuted(unittest.TestCase):
-    # The H200's recommender was exported before the exporter observed
-    # embedding backwards' workspaces: its 1M-row table's sort (28 MB beside
-    # the 256 MB gradient) is missing there, as the H100's first export missed it.
-    UNOBSERVED = {("h200", "dlrm_step_1_bwd"): 0.946}
-
+    # Every graph of both archives, the recommender's backward included: its
+    # H200 export of session 15 predated the observed embedding-backward
+    # workspaces (a 28 MB sort, 0.946 of the peak); re-exported in session 21.
     def test_every_peak_within_two_percent(self):
         for gpu in GPUS:
             graphs = accuracy_rows(gpu)
             self.assertGreaterEqual(len(graphs), 40, gpu)
             for name, row in graphs.items():
                 with self.subTest(gpu=gpu, graph=name):
-                    expected = self.UNOBSERVED.get((gpu, name))
-                    if expected is not None:
-                        self.assertAlmostEqual(row["peak"], expected, delta=0.002)
-                    else:
-                        self.assertLessEqual(abs(row["peak"] - 1), 0.02)
+                    self.assertLessEqual(abs(row["peak"] - 1), 0.02)
 
 
 def held_out_cases() -> list[str]:
