@@ -170,7 +170,8 @@ std::vector<NodeSample> node_samples(const MeasuredCase& c, const HardwareProfil
   return out;
 }
 
-ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling, const std::vector<LawTerm>& sibling_terms) {
+ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling, const std::vector<LawTerm>& sibling_terms,
+                       const ClassLaw* parent) {
   ClassLaw law;
   if (samples.empty()) return law;
   // The base terms (core/cost/law_terms.def: time per launch, per flop,
@@ -185,7 +186,8 @@ ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* s
     }
     int support = 0;
     for (const NodeSample& s : samples) support += s.features[t] != 0 ? 1 : 0;
-    if (kLawTermInfo[t].base || support >= kMinTermSupport) fitted.push_back(t);
+    if (parent && kLawTermInfo[t].base && !kLawTermInfo[t].required && support < kMinTermSupport) law.factor[t] = parent->factor[t];
+    else if (kLawTermInfo[t].base || support >= kMinTermSupport) fitted.push_back(t);
     else if (sibling) law.factor[t] = sibling->factor[t];
   }
   std::vector<std::vector<double>> rows;
@@ -297,7 +299,15 @@ LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, 
     const ClassLaw* sibling_law = nullptr;
     if (sibling && sibling->time_model)
       if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;
-    fit.laws[cls] = fit_class_law(samples, sibling_law, sibling_terms);
+    // A finer class's parent is fitted first (kernel_class.h: every class
+    // comes after its law parent), on the family's other nodes. A law two
+    // classes share (the pooled Triton scatters, whose parents differ)
+    // fits its terms on their nodes alone, as one law.
+    const ClassLaw* parent_law = nullptr;
+    const bool own_nodes = std::all_of(samples.begin(), samples.end(), [&](const NodeSample& s) { return s.cls == cls; });
+    if (is_fine_class(cls) && own_nodes)
+      if (auto it = fit.laws.find(*law_parent(cls)); it != fit.laws.end()) parent_law = &it->second;
+    fit.laws[cls] = fit_class_law(samples, sibling_law, sibling_terms, parent_law);
     // Each sample once: one of a finer class with its own law also fits its family's.
     for (const NodeSample& s : samples) fit.samples += s.cls == cls || !by_class.count(s.cls) ? 1 : 0;
   };

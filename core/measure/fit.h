@@ -62,9 +62,14 @@ inline constexpr int kMinTermSupport = 5;
 // (nullptr: they are 0); `sibling_terms`: terms that take the sibling's
 // factor however many nodes exercise them (a term whose sweep was measured
 // on the sibling's GPU alone: this data exercises it without telling it
-// apart from the base terms).
+// apart from the base terms). `parent`: a finer class's law parent, fitted
+// on more data: a base term beyond the required ones (law_terms.def: f32
+// compute, spill) that fewer than kMinTermSupport of this class's nodes
+// exercise takes the parent's factor instead of a free fit on those few
+// (two 1-D convolutions beyond the L2 gave convolution_1d a spill factor
+// of 39, which priced held-out ones with large operands at 2x).
 ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* sibling = nullptr,
-                       const std::vector<LawTerm>& sibling_terms = {});
+                       const std::vector<LawTerm>& sibling_terms = {}, const ClassLaw* parent = nullptr);
 
 // Non-negative least squares (Lawson and Hanson's active-set method):
 // x >= 0 minimizing sum_i w_i (row_i . x - y_i)^2. Deterministic.

@@ -874,30 +874,6 @@ def conv1d_sweep():
     torch.compile(forward)(xd, wd, xg, wg).backward()
 
 
-def conv1d_dense_sweep():
-    """An experiment kept out of the fit (tests/data/experiments/conv1d):
-    dense 1-D convolutions, forward and backward, NCL, over a grid of what
-    speech and sequence models vary, none a library model's shape. In
-    channels from 1 (a raw-audio stem) to 1,024, out channels 64 to 1,024,
-    lengths 256 to 32,000, kernels of 2 to 15 taps, strides 1 to 5, bf16
-    and f32: the data a law of the `convolution_1d` classes would be fitted
-    on (tests/data/experiments/conv1d/README.md says why none is yet)."""
-    bf16, f32 = torch.bfloat16, torch.float32
-    # (batch, in channels, out channels, length, kernel, stride, dtype)
-    configs = [(16, 1, 256, 32000, 7, 4, bf16), (8, 64, 128, 8192, 3, 1, bf16), (8, 128, 256, 4096, 5, 2, bf16),
-               (16, 256, 256, 2000, 3, 1, bf16), (8, 256, 512, 4000, 2, 2, bf16), (4, 512, 1024, 1024, 3, 1, bf16),
-               (8, 768, 768, 512, 3, 2, bf16), (32, 1024, 1024, 256, 3, 1, bf16), (8, 512, 256, 6000, 15, 1, bf16),
-               (8, 160, 320, 3000, 4, 3, bf16), (8, 64, 256, 4096, 3, 1, f32), (8, 256, 256, 1500, 5, 1, f32),
-               (16, 512, 512, 800, 3, 2, f32), (4, 1, 512, 16000, 10, 5, f32)]
-    xs = [torch.randn(b, ci, n, device=DEVICE, dtype=dt, requires_grad=True) for b, ci, _, n, _, _, dt in configs]
-    ws = [torch.randn(co, ci, k, device=DEVICE, dtype=dt, requires_grad=True) for _, ci, co, _, k, _, dt in configs]
-
-    def forward(xs, ws):
-        return sum(F.conv1d(x, w, stride=cfg[5], padding=cfg[4] // 2).float().mean() for x, w, cfg in zip(xs, ws, configs))
-
-    torch.compile(forward)(xs, ws).backward()
-
-
 def scatter_add_sweep():
     """Accumulating scatters (index_put with accumulate=True, which Inductor
     lowers to a Triton kernel of atomic adds) of N rows of C values into a
@@ -1590,7 +1566,6 @@ OUTSIDE_CASES = {
     "scatter_add_sweep": scatter_add_sweep,
     # Not a model either: an experiment kept out of the fit (tests/data/experiments/conv1d).
     "conv1d_sweep": conv1d_sweep,
-    "conv1d_dense_sweep": conv1d_dense_sweep,
 }
 
 

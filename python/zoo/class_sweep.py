@@ -284,6 +284,39 @@ def grouped_conv1d_sweep():
     torch.compile(forward)(xs, ws).backward()
 
 
+def conv1d_dense_sweep():
+    """Dense 1-D convolutions, forward and backward, NCL, over a grid of
+    what speech and sequence models vary, none a library model's shape (the
+    grouped sweep's three 1-D rows are too few for a law of their own): in
+    channels from 1 (raw-audio stems) to 2,048, out channels 64 to 1,536,
+    lengths 100 to 32,000, kernels of 1 (pointwise) to 15 taps, strides 1
+    to 5, bf16 and f32, from 8 µs to 0.8 ms."""
+    import torch
+    import torch.nn.functional as F
+
+    bf16, f32 = torch.bfloat16, torch.float32
+    # (batch, in channels, out channels, length, kernel, stride, dtype)
+    configs = [(16, 1, 256, 32000, 7, 4, bf16), (8, 64, 128, 8192, 3, 1, bf16), (8, 128, 256, 4096, 5, 2, bf16),
+               (16, 256, 256, 2000, 3, 1, bf16), (8, 256, 512, 4000, 2, 2, bf16), (4, 512, 1024, 1024, 3, 1, bf16),
+               (8, 768, 768, 512, 3, 2, bf16), (32, 1024, 1024, 256, 3, 1, bf16), (8, 512, 256, 6000, 15, 1, bf16),
+               (8, 160, 320, 3000, 4, 3, bf16), (8, 64, 256, 4096, 3, 1, f32), (8, 256, 256, 1500, 5, 1, f32),
+               (16, 512, 512, 800, 3, 2, f32), (4, 1, 512, 16000, 10, 5, f32),
+               # pointwise (1 tap), small, and narrow-input stems
+               (8, 256, 512, 1024, 1, 1, f32), (8, 512, 512, 2048, 1, 1, bf16), (16, 144, 576, 512, 1, 1, f32),
+               (4, 1024, 256, 1000, 1, 1, bf16), (4, 128, 128, 500, 3, 1, bf16), (2, 256, 256, 300, 5, 1, f32),
+               (8, 512, 512, 100, 3, 1, bf16), (4, 64, 64, 2000, 7, 1, bf16), (8, 1, 128, 24000, 11, 5, bf16),
+               (8, 2, 64, 16000, 5, 2, bf16), (8, 3, 256, 8000, 8, 4, f32), (16, 1, 64, 4000, 3, 1, bf16),
+               (16, 384, 768, 1000, 2, 2, bf16), (8, 192, 192, 6000, 3, 1, bf16), (8, 384, 1536, 500, 1, 1, bf16),
+               (16, 80, 256, 1000, 1, 1, f32), (4, 2048, 512, 256, 1, 1, bf16)]
+    xs = [torch.randn(b, ci, n, device=DEVICE, dtype=dt, requires_grad=True) for b, ci, _, n, _, _, dt in configs]
+    ws = [torch.randn(co, ci, k, device=DEVICE, dtype=dt, requires_grad=True) for _, ci, co, _, k, _, dt in configs]
+
+    def forward(xs, ws):
+        return sum(F.conv1d(x, w, stride=cfg[5], padding=cfg[4] // 2).float().mean() for x, w, cfg in zip(xs, ws, configs))
+
+    torch.compile(forward)(xs, ws).backward()
+
+
 def strided_triton_sweep():
     """Triton kernels whose operands move with a stride along the fastest
     index: sums over columns, LayerNorm over a transposed (token-mixing)
@@ -390,6 +423,7 @@ SWEEPS: dict[str, Sweep] = {
     "attention_grid_sweep": Sweep(attention_grid_sweep, ("attention", "attention_backward")),
     "attention_f32_mask_sweep": Sweep(attention_f32_mask_sweep, ("attention", "attention_backward")),
     "grouped_conv1d_sweep": Sweep(grouped_conv1d_sweep, ("grouped_convolution", "grouped_convolution_backward")),
+    "conv1d_dense_sweep": Sweep(conv1d_dense_sweep, ("convolution_1d", "convolution_1d_backward")),
     "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
     "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),
     "large_kernel_sweep": Sweep(large_kernel_sweep, ()),  # the plain gemm, triton_pointwise and triton_reduction classes

@@ -99,7 +99,9 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     REQUIRE(r.graphs.size() == 18);
     // 5.4 / 5.5 % (5.1 / 5.5 % before the attention law's wave, score and f32 terms, 5.2 / 5.2 % before the scatter traffic law)
     CHECK(kernel_time_error(r).median <= (h100 ? 0.054 : 0.055));
-    CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.35));  // Swin-T's backward: 0.631 / 0.653
+    // Swin-T's backward: 0.631 / 0.645 (the H200's 0.653 before session 21's
+    // fit gave gemm_unaligned gemm's f32 factor: three f32 nodes do not tell it)
+    CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.36));
     CHECK(wall_time_error(r).median <= 0.058);                   // 5.7 % on both
     CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.198));
     const std::map<std::string, double> worst = {
@@ -201,4 +203,33 @@ TEST_CASE("the scatter traffic sweep under the shipped h200: uniform rows priced
   CHECK(skewed == 2);
   CHECK(uniform == 16);
   CHECK(std::abs(est / meas - 1) <= 0.10);
+}
+
+// The dense 1-D convolution grid (H200, class_sweep.py's conv1d_dense_sweep:
+// 31 shapes each way, none a library model's) under the shipped h200, whose
+// convolution_1d laws it fits beside the grouped sweep's three 1-D rows:
+// 0.956 / 0.869 (forward / backward; 0.659 / 0.756 on their parents' laws).
+// Its shapes beyond the L2 are too few (two) for a spill factor of their
+// own: the laws take their parents' (core/measure/fit.h, fit_class_law).
+TEST_CASE("the dense 1-D convolution grid under the shipped h200: its own laws", "[measure][zoo][class_laws]") {
+  const AccuracyReport r = report_of("class_sweep/h200", "h200");
+  double meas[2] = {0, 0}, est[2] = {0, 0};
+  int nodes[2] = {0, 0};
+  for (const NodeAccuracy& n : r.nodes) {
+    if (n.graph.rfind("conv1d_dense_sweep", 0) != 0) continue;
+    const int backward = n.cls == KernelClass::Convolution1dBackward ? 1 : 0;
+    if (!backward && n.cls != KernelClass::Convolution1d) continue;
+    meas[backward] += n.meas_us;
+    est[backward] += n.est_us;
+    ++nodes[backward];
+  }
+  CHECK(nodes[0] == 31);
+  CHECK(nodes[1] == 31);
+  CHECK(est[0] / meas[0] == Approx(0.956).margin(0.02));
+  CHECK(est[1] / meas[1] == Approx(0.869).margin(0.02));
+  const auto& laws = builtin_profile("h200").time_model->laws;
+  REQUIRE(laws.count(KernelClass::Convolution1d) == 1);
+  CHECK(laws.at(KernelClass::Convolution1d)[LawTerm::Spill] == laws.at(KernelClass::Convolution)[LawTerm::Spill]);
+  CHECK(laws.at(KernelClass::Convolution1dBackward)[LawTerm::Spill] == laws.at(KernelClass::ConvolutionBackward)[LawTerm::Spill]);
+  CHECK(builtin_profile("h100-sxm").time_model->laws.count(KernelClass::Convolution1d) == 0);  // no H100 grid
 }

@@ -417,6 +417,33 @@ TEST_CASE("fit: a specific term too few nodes exercise takes the sibling's facto
   CHECK(few[LawTerm::Unaligned] == 6.0);  // exercised by none: the sibling's too
 }
 
+// A finer class's few nodes beyond the L2 cannot tell its spill factor:
+// fitted freely on two 1-D convolutions it took 39 x the DRAM time and
+// priced a held-out one with large operands at 2 x. Such a base term (not
+// one of the required fixed, compute and memory) takes the law parent's
+// factor; exercised by five nodes or more it is fitted.
+TEST_CASE("fit: a finer class's base term that few nodes exercise takes its law parent's factor", "[measure][fit]") {
+  auto spilled_samples = [](int spilled) {
+    std::vector<NodeSample> samples;
+    for (int i = 0; i < 12; ++i) {
+      const double compute = 5.0 * (i + 1), spill = i < spilled ? 2.0 * (i + 1) : 0.0;
+      samples.push_back(one_kernel_sample(KernelClass::Convolution1d, {{LawTerm::Fixed, 1}, {LawTerm::Compute, compute}, {LawTerm::Spill, spill}},
+                                          3 + 1.5 * compute + 40.0 * spill));
+    }
+    return samples;
+  };
+  const ClassLaw parent = law_from_factors(1, {{LawTerm::Spill, 1.2}, {LawTerm::Fp32Compute, 0.8}});
+  const ClassLaw two = fit_class_law(spilled_samples(2), nullptr, {}, &parent);
+  CHECK(two[LawTerm::Spill] == 1.2);
+  CHECK(two[LawTerm::Fp32Compute] == 0.8);  // exercised by none
+  CHECK(two[LawTerm::Compute] > 0);
+  CHECK(fit_class_law(spilled_samples(2))[LawTerm::Spill] == Approx(40.0));  // no parent: fitted on the two, as before
+  const ClassLaw six = fit_class_law(spilled_samples(6), nullptr, {}, &parent);
+  CHECK(six[LawTerm::Spill] == Approx(40.0));
+  CHECK(six[LawTerm::Compute] == Approx(1.5));
+  CHECK(six[LawTerm::Fixed] == Approx(3));
+}
+
 TEST_CASE("fit: --sibling-terms take the sibling's factors however many nodes exercise them", "[measure][fit]") {
   // Twelve nodes all exercising a score term at 3.0 per unit; the sibling says 5.0.
   std::vector<NodeSample> samples;
