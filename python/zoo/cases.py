@@ -874,6 +874,46 @@ def conv1d_sweep():
     torch.compile(forward)(xd, wd, xg, wg).backward()
 
 
+def outer_reduction_sweep():
+    """An experiment kept out of the fit (tests/data/experiments/
+    outer_reduction): sums into few outputs, alone. Per-channel sums of
+    N x C x S tensors over N and S (a batch norm's or a 1-D layer norm's
+    weight and bias gradients without the rest of their backward: 32 to
+    2,048 channels, 784 to 25,088 elements each), of one to three operands,
+    bf16 and f32; and sums of [R, C] matrices over their rows (Inductor
+    splits those into two kernels). The library models' few-output
+    reductions that miss are fused with a full-size epilogue; these are
+    not."""
+    bf16, f32 = torch.bfloat16, torch.float32
+    # (batch N, channels C, spatial S, operands, dtype)
+    per_channel = [(32, 512, 196, 3, bf16), (32, 320, 196, 2, bf16), (8, 256, 1024, 2, f32), (64, 64, 3136, 1, bf16),
+                   (16, 1024, 49, 2, bf16), (128, 128, 256, 1, f32), (8, 768, 197, 3, bf16), (4, 2048, 64, 1, bf16),
+                   (32, 96, 3136, 2, bf16), (16, 384, 784, 3, f32), (64, 192, 512, 1, bf16), (8, 128, 8192, 3, bf16),
+                   (256, 32, 1024, 2, bf16), (2, 640, 4096, 1, f32)]
+    # (outputs C, rows R, operands, dtype)
+    rows = [(64, 4096, 1, bf16), (512, 6272, 3, bf16), (1024, 4096, 2, bf16), (128, 8192, 2, f32), (320, 6272, 2, bf16),
+            (96, 16384, 1, bf16)]
+
+    def operands(shape, k, dt, broadcast):
+        ops = [torch.randn(*shape, device=DEVICE, dtype=dt) for _ in range(min(k, 2))]
+        return ops + ([torch.randn(*broadcast, device=DEVICE, dtype=dt)] if k == 3 else [])
+
+    data = [(operands((n, c, s), k, dt, (n, 1, s)), (0, 2)) for n, c, s, k, dt in per_channel]
+    data += [(operands((r, c), k, dt, (r, 1)), (0,)) for c, r, k, dt in rows]
+
+    def forward(data):
+        out = []
+        for ops, dims in data:
+            prod = ops[0].float()
+            for o in ops[1:]:
+                prod = prod * o.float()
+            out.append(prod.sum(dims))
+        return out
+
+    with torch.no_grad():
+        torch.compile(forward)(data)
+
+
 def scatter_add_sweep():
     """Accumulating scatters (index_put with accumulate=True, which Inductor
     lowers to a Triton kernel of atomic adds) of N rows of C values into a
@@ -1566,6 +1606,8 @@ OUTSIDE_CASES = {
     "scatter_add_sweep": scatter_add_sweep,
     # Not a model either: an experiment kept out of the fit (tests/data/experiments/conv1d).
     "conv1d_sweep": conv1d_sweep,
+    # An experiment too (tests/data/experiments/outer_reduction).
+    "outer_reduction_sweep": outer_reduction_sweep,
 }
 
 

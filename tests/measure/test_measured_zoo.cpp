@@ -538,6 +538,27 @@ TEST_CASE("1-D convolutions: dense within 10 % on the H200's own law, grouped lo
   }
 }
 
+// Sums into few outputs without the full-size epilogue the library models'
+// missed ones fuse (tests/data/experiments/outer_reduction/README.md): the
+// per-channel sums of N x C x S tensors 1.017 summed under the shipped h200,
+// the row sums Inductor splits in two 1.117, memory as executed exact.
+TEST_CASE("sums into few outputs: priced when alone", "[measure][zoo]") {
+  const std::vector<MeasuredCase> cases = load_cases("experiments/outer_reduction/h200");
+  REQUIRE(cases.size() == 1);
+  const AccuracyReport r = measure_accuracy(cases, builtin_profile("h200"), true);
+  std::map<std::string, double> by_class;
+  std::map<std::string, int> nodes;
+  for (const ClassAccuracy& c : r.classes) {
+    by_class[std::string(to_string(c.cls))] = c.est_us / c.meas_us;
+    nodes[std::string(to_string(c.cls))] = c.nodes;
+  }
+  CHECK(nodes.at("triton_reduction") == 14);
+  CHECK(nodes.at("triton_strided_reduction") == 18);
+  CHECK(by_class.at("triton_reduction") == Approx(1.017).margin(0.03));
+  CHECK(by_class.at("triton_strided_reduction") == Approx(1.117).margin(0.03));
+  for (const auto& g : r.graphs) CHECK(g.peak_est == g.peak_meas);
+}
+
 // The exporter's smallest example measured with its own --measure (one block
 // of calls, settled at the block's full speed) on three hosts
 // (tests/data/experiments/small_graph/README.md): memory as executed
