@@ -175,9 +175,11 @@ ClassLaw fit_class_law(const std::vector<NodeSample>& samples, const ClassLaw* s
   ClassLaw law;
   if (samples.empty()) return law;
   // The base terms (core/cost/law_terms.def: time per launch, per flop,
-  // per byte) are always fitted. A term for a specific effect that too few
-  // of the class's nodes exercise takes the sibling's factor (0 without
-  // one), whose share comes off the measured times.
+  // per byte) are fitted, but for a non-required one that too few of a
+  // finer class's nodes exercise: that takes its law parent's factor. A
+  // term for a specific effect that too few of the class's nodes exercise
+  // takes the sibling's factor (0 without one). Either share comes off the
+  // measured times.
   std::vector<std::size_t> fitted;
   for (std::size_t t = 0; t < kLawTerms; ++t) {
     if (sibling && std::find(sibling_terms.begin(), sibling_terms.end(), static_cast<LawTerm>(t)) != sibling_terms.end()) {

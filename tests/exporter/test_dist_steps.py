@@ -399,23 +399,43 @@ class H200Lease(unittest.TestCase):
         self.assertNotIn("no, slower", verdicts.values())
 
 
-class BucketingLease(unittest.TestCase):
+class LeaseTables:
+    """A lease's TestCase mixin: its rows (ARCHIVE's), read once, and the
+    tables docs/gpu-validation.md shows of them, checked as documented."""
+
+    ARCHIVE = ""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = lease_rows(cls.ARCHIVE)
+
+    def documented(self, rows: int, tables: list[str]) -> list[str]:
+        """Asserts the lease's rows (three runs each) and that every line of
+        `tables` is in the doc; returns `tables`."""
+        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (rows, {3}))
+        assert_documented(self, "\n".join(tables).splitlines())
+        return tables
+
+
+def defer_tables(rows: list[dict]) -> list[str]:
+    """schedlab_bucket_defer against the best Inductor configuration, against
+    schedlab_bucket, and every cell: the tables of session 20's leases."""
+    return [versus_best(rows, "schedlab_bucket_defer"), versus(rows, "schedlab_bucket_defer", "schedlab_bucket"), markdown(rows)]
+
+
+class BucketingLease(LeaseTables, unittest.TestCase):
     """Session 18's lease of 4 x H200 (tests/data/dist4/steps/
     run8-h200-bucket.tgz): apply's bucketing (schedlab_bucket) beside
     schedlab and Inductor's configurations, the tables docs/gpu-validation.md
     shows, and the decisions the ranks took."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.rows = lease_rows("run8-h200-bucket.tgz")
+    ARCHIVE = "run8-h200-bucket.tgz"
 
     def test_the_tables_are_documented(self):
-        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
-        bucket = versus_best(self.rows, "schedlab_bucket").splitlines()
-        plain = versus_best(self.rows).splitlines()
-        against = versus(self.rows, "schedlab_bucket", "schedlab").splitlines()
+        tables = self.documented(48, [versus_best(self.rows, "schedlab_bucket"), versus_best(self.rows),
+                                      versus(self.rows, "schedlab_bucket", "schedlab")])
+        bucket, plain, against = (table.splitlines() for table in tables)
         self.assertEqual((len(bucket), len(plain), len(against)), (10, 10, 10))
-        assert_documented(self, bucket + plain + against)
         # schedlab_bucket is schedlab's: never "the best other configuration" of schedlab's row
         self.assertFalse(any("schedlab_bucket:" in line for line in plain))
         verdicts = verdicts_of(bucket)
@@ -495,25 +515,17 @@ class BucketingLease(unittest.TestCase):
                          {"fsdp_fx1": {"reduce_scatter": 181}, "llama_fsdp_per_param_fx0": {"all_gather": 181}})
 
 
-if __name__ == "__main__":
-    unittest.main()
 
-
-class DeferLease(unittest.TestCase):
+class DeferLease(LeaseTables, unittest.TestCase):
     """Session 20's lease of 4 x H200 (tests/data/dist4/steps/
     run11-h200-defer.tgz): schedlab_bucket_defer (defer_stalled_compute after
     overlap_schedule_step) beside every Inductor configuration and
     schedlab_bucket; the tables docs/gpu-validation.md shows."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.rows = lease_rows("run11-h200-defer.tgz")
+    ARCHIVE = "run11-h200-defer.tgz"
 
     def test_the_tables_are_documented(self):
-        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
-        tables = [versus_best(self.rows, "schedlab_bucket_defer"), versus(self.rows, "schedlab_bucket_defer", "schedlab_bucket"),
-                  markdown(self.rows), compile_seconds(self.rows)]
-        assert_documented(self, "\n".join(tables).splitlines())
+        tables = self.documented(48, defer_tables(self.rows) + [compile_seconds(self.rows)])
         verdicts = verdicts_of(tables[0].splitlines())
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp", "fsdp", "fsdp_fwd_bwd", "llama_fsdp_per_param", "tp_block"])
@@ -540,20 +552,15 @@ class DeferLease(unittest.TestCase):
         self.assertEqual(len(same), 18)  # every run of those six
 
 
-class FsdpLease(unittest.TestCase):
+class FsdpLease(LeaseTables, unittest.TestCase):
     """Session 20's second lease of 4 x H200 (tests/data/dist4/steps/
     run12-h200-fsdp.tgz): the five FSDP steps, schedlab_bucket_defer beside
     every other schedule in one launch per repetition."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.rows = lease_rows("run12-h200-fsdp.tgz")
+    ARCHIVE = "run12-h200-fsdp.tgz"
 
     def test_the_tables_are_documented(self):
-        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (25, {3}))
-        tables = [versus_best(self.rows, "schedlab_bucket_defer"), versus(self.rows, "schedlab_bucket_defer", "schedlab_bucket"),
-                  markdown(self.rows)]
-        assert_documented(self, "\n".join(tables).splitlines())
+        tables = self.documented(25, defer_tables(self.rows))
         verdicts = verdicts_of(tables[0].splitlines())
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["fsdp_fwd_bwd", "fsdp_fwd_bwd_bucketed", "llama_fsdp_per_param"])
@@ -563,21 +570,17 @@ class FsdpLease(unittest.TestCase):
         self.assertEqual(sorted(s for s, v in below.items() if v <= -0.10), ["fsdp_fwd_bwd", "fsdp_fwd_bwd_bucketed"])
 
 
-class CompileLease(unittest.TestCase):
+class CompileLease(LeaseTables, unittest.TestCase):
     """Session 19's lease of 4 x H200 (tests/data/dist4/steps/
     run10-h200-compile.tgz): apply's export without Inductor's runtime
     estimates and its wait for peers apart; the tables docs/gpu-validation.md
     shows."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.rows = lease_rows("run10-h200-compile.tgz")
+    ARCHIVE = "run10-h200-compile.tgz"
 
     def test_the_tables_are_documented(self):
-        self.assertEqual((len(self.rows), {len(r["runs"]) for r in self.rows}), (48, {3}))
-        tables = [compile_seconds(self.rows), versus_best(self.rows), versus_best(self.rows, "schedlab_bucket"),
-                  versus(self.rows, "schedlab_bucket", "schedlab"), markdown(self.rows)]
-        assert_documented(self, "\n".join(tables).splitlines())
+        tables = self.documented(48, [compile_seconds(self.rows), versus_best(self.rows), versus_best(self.rows, "schedlab_bucket"),
+                                      versus(self.rows, "schedlab_bucket", "schedlab"), markdown(self.rows)])
         verdicts = verdicts_of(tables[2].splitlines())
         self.assertEqual(sorted(s for s, v in verdicts.items() if v == "yes, faster"),
                          ["ddp", "fsdp", "llama_fsdp_per_param", "tp_block"])
@@ -618,3 +621,7 @@ class CompileLease(unittest.TestCase):
             mean = {(c[0].lstrip("| "), c[1]): float(c[3]) for c in (line.split(" | ") for line in table.splitlines()[2:])}
             for kind in ("all_gather", "reduce_scatter", "all_reduce"):
                 self.assertGreater(mean[(kind, "beside compute")], mean[(kind, "exposed")], (archive, kind))
+
+
+if __name__ == "__main__":
+    unittest.main()

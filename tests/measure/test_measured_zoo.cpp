@@ -75,6 +75,13 @@ std::vector<MeasuredCase> load_cases(const std::string& dir, const std::string& 
 
 double ratio(double est, double meas) { return est / meas; }
 
+// A report's kernel classes by name (accuracy's `class` column).
+std::map<std::string, ClassAccuracy> classes_by_name(const AccuracyReport& r) {
+  std::map<std::string, ClassAccuracy> out;
+  for (const ClassAccuracy& c : r.classes) out[std::string(to_string(c.cls))] = c;
+  return out;
+}
+
 // Equal up to rounding: the fit's arithmetic (pow, sums) may differ in the
 // last bits between the native and the WebAssembly C library.
 bool nearly_equal(const nlohmann::json& a, const nlohmann::json& b) {
@@ -380,7 +387,7 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
         // Swin-T's backward (session 10): 0.620 / 0.581, 0.631 / 0.657 with
         // the strided classes' laws (issue 27), 0.641 / 0.655 with the
         // scatter traffic law, 0.641 / 0.645 once the H200's gemm_unaligned
-        // took gemm's f32 factor (session 21). Its relative position bias gradient is a
+        // took gemm's spill factor (session 21). Its relative position bias gradient is a
         // bf16 scatter-add (index_put with accumulate) of 24 x 2401 scores
         // per window into a 169 x 24 table, fused into the softmax
         // backward: eight such Triton kernels take 98-125 µs each, priced
@@ -528,12 +535,12 @@ TEST_CASE("1-D convolutions: dense within 10 % on the H200's own law, grouped lo
     const std::vector<MeasuredCase> cases = load_cases(std::string("experiments/conv1d/") + e.dir);
     REQUIRE(cases.size() == 2);
     const AccuracyReport r = measure_accuracy(cases, builtin_profile(e.profile), true);
-    std::map<std::string, double> by_class;
-    for (const ClassAccuracy& c : r.classes) by_class[std::string(to_string(c.cls))] = c.est_us / c.meas_us;
-    CHECK(by_class.at("convolution_1d") == Approx(e.dense).margin(0.03));
-    CHECK(by_class.at("convolution_1d_backward") == Approx(e.dense_backward).margin(0.03));
-    CHECK(by_class.at("grouped_convolution") < 0.02);           // 0.006 on both GPUs
-    CHECK(by_class.at("grouped_convolution_backward") < 0.08);  // 0.060 / 0.058
+    const std::map<std::string, ClassAccuracy> by_class = classes_by_name(r);
+    auto ratio_of = [&](const char* cls) { return ratio(by_class.at(cls).est_us, by_class.at(cls).meas_us); };
+    CHECK(ratio_of("convolution_1d") == Approx(e.dense).margin(0.03));
+    CHECK(ratio_of("convolution_1d_backward") == Approx(e.dense_backward).margin(0.03));
+    CHECK(ratio_of("grouped_convolution") < 0.02);           // 0.006 on both GPUs
+    CHECK(ratio_of("grouped_convolution_backward") < 0.08);  // 0.060 / 0.058
     for (const auto& g : r.graphs) CHECK(g.peak_est == g.peak_meas);
   }
 }
@@ -546,16 +553,13 @@ TEST_CASE("sums into few outputs: priced when alone", "[measure][zoo]") {
   const std::vector<MeasuredCase> cases = load_cases("experiments/outer_reduction/h200");
   REQUIRE(cases.size() == 1);
   const AccuracyReport r = measure_accuracy(cases, builtin_profile("h200"), true);
-  std::map<std::string, double> by_class;
-  std::map<std::string, int> nodes;
-  for (const ClassAccuracy& c : r.classes) {
-    by_class[std::string(to_string(c.cls))] = c.est_us / c.meas_us;
-    nodes[std::string(to_string(c.cls))] = c.nodes;
-  }
-  CHECK(nodes.at("triton_reduction") == 14);
-  CHECK(nodes.at("triton_strided_reduction") == 18);
-  CHECK(by_class.at("triton_reduction") == Approx(1.017).margin(0.03));
-  CHECK(by_class.at("triton_strided_reduction") == Approx(1.117).margin(0.03));
+  const std::map<std::string, ClassAccuracy> by_class = classes_by_name(r);
+  const ClassAccuracy& plain = by_class.at("triton_reduction");
+  const ClassAccuracy& strided = by_class.at("triton_strided_reduction");
+  CHECK(plain.nodes == 14);
+  CHECK(strided.nodes == 18);
+  CHECK(ratio(plain.est_us, plain.meas_us) == Approx(1.017).margin(0.03));
+  CHECK(ratio(strided.est_us, strided.meas_us) == Approx(1.117).margin(0.03));
   for (const auto& g : r.graphs) CHECK(g.peak_est == g.peak_meas);
 }
 
