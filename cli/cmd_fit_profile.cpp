@@ -35,7 +35,7 @@ HardwareProfile datasheet_of(const std::string& kind, const std::string& measure
 }
 
 struct FitProfileArgs {
-  std::vector<std::string> dirs, excludes, graph_dirs, sweep_dirs;
+  std::vector<std::string> dirs, excludes, graph_dirs, sweep_dirs, launch_sweep_dirs;
   std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from, sibling_terms;
 };
 
@@ -74,8 +74,19 @@ std::vector<KernelClass> parse_class_laws(const std::string& text) {
   return out;
 }
 
+// The measured files of one sweep option's folders; none is a usage error
+// naming the option.
+std::vector<MeasuredCase> load_sweeps(const std::string& option, const std::vector<std::string>& dirs,
+                                      const std::vector<std::string>& excludes, const std::vector<std::string>& graph_dirs) {
+  std::vector<MeasuredCase> out;
+  if (dirs.empty()) return out;
+  for (const std::string& path : find_measured_files(dirs, excludes)) out.push_back(load_measured_case(path, graph_dirs));
+  if (out.empty()) throw UsageError(option + ": no *.measured.json under " + joined(dirs) + " (after --exclude)");
+  return out;
+}
+
 int run(const FitProfileArgs& a) {
-  const auto& [dirs, excludes, graph_dirs, sweep_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from,
+  const auto& [dirs, excludes, graph_dirs, sweep_dirs, launch_sweep_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from,
                sibling_term_names] = a;
   const std::vector<KernelClass> own_laws = parse_class_laws(class_laws);
   const std::vector<LawTerm> sibling_terms = parse_sibling_terms(sibling_term_names);
@@ -84,15 +95,12 @@ int run(const FitProfileArgs& a) {
   std::vector<MeasuredCase> cases;
   for (const std::string& path : find_measured_files(dirs, excludes)) cases.push_back(load_measured_case(path, graph_dirs));
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given (after --exclude)");
-  std::vector<MeasuredCase> sweeps;
-  if (!sweep_dirs.empty()) {
-    for (const std::string& path : find_measured_files(sweep_dirs, excludes)) sweeps.push_back(load_measured_case(path, graph_dirs));
-    if (sweeps.empty()) throw UsageError("--class-sweep: no *.measured.json under " + joined(sweep_dirs) + " (after --exclude)");
-  }
+  const std::vector<MeasuredCase> sweeps = load_sweeps("--class-sweep", sweep_dirs, excludes, graph_dirs);
+  const std::vector<MeasuredCase> launch_sweeps = load_sweeps("--launch-sweep", launch_sweep_dirs, excludes, graph_dirs);
   check_outputs({out_path});  // before the fit, which takes a while
   // One GPU per profile: refuse a mix of devices.
   const std::string kind = cases.front().measured.device_kind;
-  for (const std::vector<MeasuredCase>* set : {&cases, &sweeps})
+  for (const std::vector<MeasuredCase>* set : std::initializer_list<const std::vector<MeasuredCase>*>{&cases, &sweeps, &launch_sweeps})
     for (const MeasuredCase& c : *set)
       if (c.measured.device_kind != kind)
         throw Error(c.path + ": env.device_kind: " + quoted_name(c.measured.device_kind) + ", but " + cases.front().path + " has " +
@@ -110,15 +118,17 @@ int run(const FitProfileArgs& a) {
     laws_from = load_hardware_profile(class_laws_from);
     if (!laws_from->time_model) throw OptionError("--class-laws-from " + class_laws_from + ": a profile without a fitted time model");
   }
-  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws, sweeps, sibling_terms);
+  ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws, sweeps, sibling_terms,
+                               launch_sweeps);
   if (laws_from) carry_class_laws(*laws_from, own_laws, fit.profile);
   if (!comm_path.empty())
     apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
   if (!sustained_path.empty())
     apply_sustained_rate(read_json_input(sustained_path, kMaxProfileBytes, "a hardware profile's limit"), sustained_path, fit.profile);
   write_output(out_path, hardware_profile_to_json(fit.profile).dump(1) + "\n");
-  std::printf("fitted %s from %zu graphs (%zu kernels timed per node) on %s, base %s%s%s; written to %s\n", fit.profile.name.c_str(),
-              fit.cases, fit.samples, quoted_name(cases.front().measured.device).c_str(), base.name.c_str(), fit.borrowed.empty() ? "" : "; borrowed laws: ",
+  const std::string launch_calls = launch_sweeps.empty() ? "" : " and " + std::to_string(launch_sweeps.size()) + " launch-sweep calls";
+  std::printf("fitted %s from %zu graphs (%zu kernels timed per node)%s on %s, base %s%s%s; written to %s\n", fit.profile.name.c_str(),
+              fit.cases, fit.samples, launch_calls.c_str(), quoted_name(cases.front().measured.device).c_str(), base.name.c_str(), fit.borrowed.empty() ? "" : "; borrowed laws: ",
               [&] {
                 std::string s;
                 for (const auto& b : fit.borrowed) s += (s.empty() ? "" : ", ") + b;
@@ -163,6 +173,10 @@ std::function<int()> define_fit_profile(CLI::App& app) {
   add_repeatable_option(app, "--class-sweep", a->sweep_dirs,
                         "folders of measured sweeps (python/zoo/class_sweep.py) whose nodes fit only the finer classes' own laws "
                         "(--class-laws): the other laws and the launch path are fitted on the DIR folders alone; repeatable")
+      ->option_text("DIR");
+  add_repeatable_option(app, "--launch-sweep", a->launch_sweep_dirs,
+                        "folders of measured calls (python/zoo/class_sweep.py's launch_path_sweep) that fit only the launch "
+                        "path's host figures, beside the DIR folders; their kernels fit no law; repeatable")
       ->option_text("DIR");
   app.add_option("--class-laws-from", a->class_laws_from,
                  "a fitted profile of a GPU of the same chip: the --class-laws classes these measurements fit no law for "

@@ -34,7 +34,8 @@ def def_rows(path, macro):
 # term is one row there, and this script embeds it.
 LAW_FIELDS = [row[1].strip('"') for row in def_rows("core/cost/law_terms.def", "SCHEDLAB_LAW_TERM")]
 HOST_FIELDS = [row[1] for row in def_rows("core/cost/host_terms.def", "SCHEDLAB_HOST_TERM")]
-TIME_MODEL_FIELDS = ["cudagraph_gap_us", "launch_gap_us", "laws", "host_probe_us", "samples", "sm_count", "l2_bytes", "sustained_tensor_flops_per_s"] + HOST_FIELDS
+TIME_MODEL_FIELDS = ["cudagraph_gap_us", "launch_gap_us", "laws", "host_probe_us", "host_call_epilogue_us", "samples", "sm_count", "l2_bytes",
+                     "sustained_tensor_flops_per_s"] + HOST_FIELDS
 
 
 def number(x):
@@ -92,7 +93,7 @@ for function, path in PROFILES:
             print(f"  m.laws[{kernel_class(name)}] = law({number(law['kernels_per_node'])}, {{{values}}});")
         for key in ["launch_gap_us", "cudagraph_gap_us"]:
             print(f"  m.{key} = {number(m[key])};")
-        for key in HOST_FIELDS + ["host_probe_us", "sustained_tensor_flops_per_s"]:
+        for key in HOST_FIELDS + ["host_call_epilogue_us", "host_probe_us", "sustained_tensor_flops_per_s"]:
             if key in m:
                 print(f"  m.{key} = {number(m[key])};")
         for key in ["samples", "sm_count", "l2_bytes"]:

@@ -42,6 +42,10 @@ class_laws+=,gemm_unaligned,gemm_f32,triton_scatter,triton_scatter_reduction
 # grouped terms fitted on the same 9 among the rest) reads 1.030.
 class_laws_h200=${class_laws/,grouped_convolution,/,}
 class_sweep() { [ -d "tests/data/class_sweep/$1" ] && echo "--class-sweep tests/data/class_sweep/$1"; true; }
+# The launch path's sweep (class_sweep.py launch_path_sweep: calls whose
+# host terms vary apart from one another) joins the zoo's calls in the host
+# figures' fit, on the GPUs it was measured on.
+launch_sweep() { [ -d "tests/data/launch_sweep/$1" ] && echo "--launch-sweep tests/data/launch_sweep/$1"; true; }
 held=()
 for model in llama_block vit unet_gn moe_dropless kv_decode bert_dynamic tp2d; do held+=(--exclude "/${model}_"); done
 # The attention law's per-score, idle-wave and f32 terms (docs/cost-model.md,
@@ -56,9 +60,9 @@ sibling_terms=score_factor,attention_wave_factor,f32_bias_factor,f32_score_facto
 # same 700 W limit) carries the H100's figure.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
+"$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) $(launch_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
     --class-laws $class_laws_h200 --comm $sweeps/comm-fit-h200.json -o "$tmp/h200.json" >/dev/null
-"$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
+"$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) $(launch_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
     --class-laws $class_laws --sibling "$tmp/h200.json" --sibling-terms $sibling_terms --comm $sweeps/comm-fit.json -o "$tmp/h100-sxm.json" >/dev/null
 python3 scripts/fit-sustained-rate.py $sweeps/steps/run1 $sweeps/steps/run2 --schedlab "$bin" --hardware "$tmp/h100-sxm.json" \
     -o $sweeps/sustained-fit.json \
@@ -66,10 +70,10 @@ python3 scripts/fit-sustained-rate.py $sweeps/steps/run1 $sweeps/steps/run2 --sc
 # The H200 (its class laws it has no sweep for from the H100's first fit:
 # the sibling terms those laws take are 0 either way), then the H100 with
 # the H200 as its sibling.
-"$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
+"$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) $(launch_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
     --class-laws $class_laws_h200 --class-laws-from "$tmp/h100-sxm.json" --comm $sweeps/comm-fit-h200.json \
     --sustained $sweeps/sustained-fit.json -o profiles/h200.json
-"$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
+"$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) $(launch_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
     --class-laws $class_laws --sibling profiles/h200.json --sibling-terms $sibling_terms --comm $sweeps/comm-fit.json --sustained $sweeps/sustained-fit.json \
     -o profiles/h100-sxm.json
 python3 scripts/embed-profiles.py > core/cost/fitted_profiles.cpp

@@ -59,6 +59,7 @@ HardwareProfile fitted_h100_sxm() {  // profiles/h100-sxm.json
   m.host_us_per_collective_kernel = 9.195686273248853;
   m.host_us_per_item = 4.7383953149734745;
   m.host_us_per_allocation = 2.791965212952494;
+  m.host_call_epilogue_us = 27.038760187829435;
   m.host_probe_us = 90.715;
   m.sustained_tensor_flops_per_s = 815761000000000.0;
   m.samples = 3214;
@@ -133,6 +134,7 @@ HardwareProfile fitted_h200() {  // profiles/h200.json
   m.host_us_per_collective_kernel = 9.455880130697164;
   m.host_us_per_item = 3.3991159258024757;
   m.host_us_per_allocation = 2.912118293638852;
+  m.host_call_epilogue_us = 25.629926589327713;
   m.host_probe_us = 85.58;
   m.sustained_tensor_flops_per_s = 815761000000000.0;
   m.samples = 3373;

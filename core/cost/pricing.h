@@ -61,6 +61,7 @@ struct LaunchCosts {
   std::vector<double> gap_us;             // per node, default mode
   std::vector<double> cudagraph_gap_us;   // per node, inside a CUDA graph
   double host_call_us = 0;                // per call, its inputs included (default mode)
+  double host_call_epilogue_us = 0;       // of host_call_us, what comes after the last launch
   double host_us_per_allocation = 0;      // per buffer the wrapper allocates afresh
   std::vector<char> host_waits;           // per node: the call reads a device value back (reads_back_to_host)
   bool empty() const { return host_us.empty(); }

@@ -103,6 +103,7 @@ TimeModel at_host_speed(const TimeModel& m, double probe_us) {
   const double f = probe_us / m.host_probe_us;
   TimeModel out = m;
   for (const HostTermInfo& t : kHostTermInfo) out.*t.member = m.*t.member * f;
+  out.host_call_epilogue_us = m.host_call_epilogue_us * f;
   out.host_probe_us = probe_us;
   return out;
 }

@@ -181,6 +181,12 @@ struct TimeModel {
   // fixed pure-Python loop, docs/schedmeasured-1.md `host_probe_wall_us`)
   // in µs on the machines the fit measured; 0 when not known.
   double host_probe_us = 0;
+  // Of `host_call_us`, what the host spends after the call's last launch:
+  // the wrapper's epilogue (its frees and return) and what a timing harness
+  // around the call adds. A kernel waits only for the rest (the prologue);
+  // the call's host time is the same either way. 0 (profiles written before
+  // it): all of it before the first launch.
+  double host_call_epilogue_us = 0;
   int samples = 0;                       // kernels the fit saw (0: written by hand)
   int sm_count = 0;                      // SMs the tile terms quantize over (0: no tile terms)
   std::int64_t l2_bytes = 0;             // L2 cache size splitting the memory term (0: no split)

@@ -244,8 +244,8 @@ bool valid_sustained_rate(double flops_per_s, bool none_allowed) {
 TimeModel time_model_from_json(const json& j, std::string_view where_view) {
   const std::string where(where_view);
   if (!j.is_object()) throw Error("hardware profile: " + where + ": expected an object");
-  std::vector<std::string_view> known = {"laws", "launch_gap_us", "cudagraph_gap_us", "host_probe_us", "samples", "sm_count", "l2_bytes",
-                                         "sustained_tensor_flops_per_s"};
+  std::vector<std::string_view> known = {"laws", "launch_gap_us", "cudagraph_gap_us", "host_probe_us", "host_call_epilogue_us", "samples",
+                                         "sm_count", "l2_bytes", "sustained_tensor_flops_per_s"};
   for (const HostTermInfo& t : kHostTermInfo) known.push_back(t.field);
   refuse_unknown(j, known, [](std::string_view k) { return k; }, where);
   TimeModel m;
@@ -270,6 +270,14 @@ TimeModel time_model_from_json(const json& j, std::string_view where_view) {
       if (t.when_absent == WhenAbsent::Required || j.contains(std::string(t.field))) m.*t.member = non_negative(j, t.field, where);
       else m.*t.member = t.when_absent == WhenAbsent::Extern ? m.host_us_per_extern : 0.0;
     }
+  // Profiles written before the call's epilogue was fitted: all of the
+  // call's own cost before its first launch.
+  if (j.contains("host_call_epilogue_us")) {
+    m.host_call_epilogue_us = non_negative(j, "host_call_epilogue_us", where);
+    if (m.host_call_epilogue_us > m.host_call_us)
+      throw Error("hardware profile: " + where + ".host_call_epilogue_us: " + std::to_string(m.host_call_epilogue_us) +
+                  " is more than host_call_us (" + std::to_string(m.host_call_us) + "), the call's cost it is a part of");
+  }
   // Profiles written before the host's speed was recorded: not known.
   if (auto it = j.find("host_probe_us"); it != j.end()) {
     if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
@@ -309,7 +317,7 @@ json time_model_to_json(const TimeModel& m) {
     out[std::string(kKernelsPerNode)] = law.kernels_per_node;
   }
   json out = {{"laws", std::move(laws)}, {"launch_gap_us", m.launch_gap_us}, {"cudagraph_gap_us", m.cudagraph_gap_us},
-              {"host_probe_us", m.host_probe_us}, {"samples", m.samples}, {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
+              {"host_probe_us", m.host_probe_us}, {"host_call_epilogue_us", m.host_call_epilogue_us}, {"samples", m.samples}, {"sm_count", m.sm_count}, {"l2_bytes", m.l2_bytes}};
   for (const HostTermInfo& t : kHostTermInfo) out[std::string(t.field)] = m.*t.member;
   if (m.sustained_tensor_flops_per_s > 0) out["sustained_tensor_flops_per_s"] = m.sustained_tensor_flops_per_s;
   return out;

@@ -365,28 +365,103 @@ std::vector<KernelClass> carry_class_laws(const HardwareProfile& from, const std
   return carried;
 }
 
-HostCounts measured_host_counts(const MeasuredCase& c) {
+namespace {
+
+// The host terms of one call, node by node in the order it ran: the call's
+// own (its inputs' asserts; the call itself is kept apart) and each node's
+// with the buffers it allocated afresh.
+struct CallHostCounts {
+  HostCounts inputs{};
+  std::vector<HostCounts> nodes;  // in order_as_run
+  Order order;
+};
+
+CallHostCounts call_host_counts_by_node(const MeasuredCase& c) {
   const Graph& g = c.graph;
+  CallHostCounts out;
+  out.inputs = call_host_counts(g);
+  out.inputs[static_cast<std::size_t>(HostTerm::Call)] = 0;
   // The device kernels each collective call launched, as measured (the
   // fake process group's all_gather copies once per rank).
   std::vector<int> collective_kernels(g.nodes.size(), 0);
   for (const MeasuredKernel& k : c.measured.kernels)
     if (!k.node.empty()) ++collective_kernels[g.find_node(k.node)];
-  HostCounts counts = call_host_counts(g);
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const KernelClass cls = classify_node(g, g.nodes[v]);
-    const HostCounts node = node_host_counts(g.nodes[v], cls, cls == KernelClass::Collective ? collective_kernels[v] : 0);
-    for (std::size_t t = 0; t < kHostTerms; ++t) counts[t] += node[t];
-  }
+  out.order = order_as_run(g);
   // The buffers the wrapper allocated afresh in the order the call ran (as
   // the accuracy report predicts it): memory as executed's, the others
   // reused a dead buffer.
-  for (int n : fresh_allocations_per_node(g, estimate_memory_as_executed(g, order_as_run(g))))
-    counts[static_cast<std::size_t>(HostTerm::Allocation)] += n;
+  const std::vector<int> fresh = fresh_allocations_per_node(g, estimate_memory_as_executed(g, out.order));
+  for (NodeId v : out.order) {
+    const KernelClass cls = classify_node(g, g.nodes[v]);
+    HostCounts node = node_host_counts(g.nodes[v], cls, cls == KernelClass::Collective ? collective_kernels[v] : 0);
+    node[static_cast<std::size_t>(HostTerm::Allocation)] += fresh[v];
+    out.nodes.push_back(node);
+  }
+  return out;
+}
+
+double priced(const HostCounts& counts, const HostCounts& us_per) {
+  double us = 0;
+  for (std::size_t t = 0; t < kHostTerms; ++t) us += counts[t] * us_per[t];
+  return us;
+}
+
+// The measured lead of a device-bound call: from the call's start (its
+// CUDA start event) to its first kernel, plus the end event's small wait
+// after the last; nullopt unless the profiled timeline shows the device
+// busy throughout (no idle gap of kBackToBackUs or more between kernels)
+// for longer than the whole call took the host, so that the end event
+// waited for the device and not for the host's return.
+std::optional<double> device_bound_lead_us(const MeasuredGraph& m) {
+  if (m.kernels.empty() || !m.host_time_us) return std::nullopt;
+  std::vector<std::pair<double, double>> spans;
+  for (const MeasuredKernel& k : m.kernels) spans.emplace_back(k.start_us, k.start_us + k.duration_us);
+  std::sort(spans.begin(), spans.end());
+  double end = spans.front().second;
+  for (const auto& [s, e] : spans) {
+    if (s - end >= kBackToBackUs) return std::nullopt;
+    end = std::max(end, e);
+  }
+  const double span = end - spans.front().first;
+  if (span <= *m.host_time_us || m.wall_time_us <= span) return std::nullopt;
+  return m.wall_time_us - span;
+}
+
+}  // namespace
+
+double fit_call_epilogue(const std::vector<MeasuredCase>& cases, const HostCounts& us_per, double host_probe_us, double launch_gap_us) {
+  const double call_us = us_per[static_cast<std::size_t>(HostTerm::Call)];
+  std::vector<double> prologues;
+  for (const MeasuredCase& c : cases) {
+    const std::optional<double> lead = device_bound_lead_us(c.measured);
+    if (!lead) continue;
+    const double speed = c.measured.host_probe_us && host_probe_us > 0 ? host_probe_us / *c.measured.host_probe_us : 1.0;
+    // What the host did before the first launch besides the call's own
+    // prologue: the inputs' asserts, then every node up to the first that
+    // launches a kernel (items launch none), that one included; and the
+    // device's launch gap before that kernel starts (the simulation adds it).
+    const CallHostCounts counts = call_host_counts_by_node(c);
+    double before = priced(counts.inputs, us_per) + launch_gap_us;
+    for (std::size_t i = 0; i < counts.order.size(); ++i) {
+      before += priced(counts.nodes[i], us_per);
+      if (classify_node(c.graph, c.graph.nodes[counts.order[i]]) != KernelClass::None) break;
+    }
+    prologues.push_back(*lead * speed - before);
+  }
+  if (prologues.empty()) return 0;
+  return call_us - std::clamp(median(prologues), 0.0, call_us);
+}
+
+HostCounts measured_host_counts(const MeasuredCase& c) {
+  const CallHostCounts by_node = call_host_counts_by_node(c);
+  HostCounts counts = by_node.inputs;
+  counts[static_cast<std::size_t>(HostTerm::Call)] = 1;
+  for (const HostCounts& node : by_node.nodes)
+    for (std::size_t t = 0; t < kHostTerms; ++t) counts[t] += node[t];
   return counts;
 }
 
-LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases) {
+LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std::vector<MeasuredCase>& launch_sweeps) {
   LaunchPathFit fit;
   // Launch gaps from the timelines; the CUDA-graph gap from the graph-mode walls.
   std::vector<double> gaps, graph_gaps;
@@ -430,18 +505,20 @@ LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases) {
   }
   const std::vector<double> host = nonnegative_least_squares(calls, host_us, host_weight);
   for (std::size_t t = 0; t < kHostTerms; ++t) fit.host[t] = host[t];
+  fit.host_call_epilogue_us = fit_call_epilogue(launch_sweeps.empty() ? cases : launch_sweeps, fit.host, fit.host_probe_us, fit.launch_gap_us);
   return fit;
 }
 
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
                        const HardwareProfile* sibling, const std::vector<KernelClass>& own_laws,
-                       const std::vector<MeasuredCase>& class_sweeps, const std::vector<LawTerm>& sibling_terms) {
+                       const std::vector<MeasuredCase>& class_sweeps, const std::vector<LawTerm>& sibling_terms,
+                       const std::vector<MeasuredCase>& launch_sweeps) {
   if (cases.empty()) throw OptionError("fit: no measured graphs");
   std::vector<MeasuredCase> all = cases;
   all.insert(all.end(), class_sweeps.begin(), class_sweeps.end());
   const MeasuredGpu gpu = measured_gpu(all);
   LawFit laws = fit_laws(gather_samples(cases, base, gpu, own_laws, class_sweeps), sibling, sibling_terms);
-  const LaunchPathFit path = fit_launch_path(cases);
+  const LaunchPathFit path = fit_launch_path(cases, launch_sweeps);
   TimeModel tm;
   tm.laws = std::move(laws.laws);
   tm.samples = static_cast<int>(laws.samples);
@@ -450,6 +527,7 @@ ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwarePro
   tm.launch_gap_us = path.launch_gap_us;
   tm.cudagraph_gap_us = path.cudagraph_gap_us;
   tm.host_probe_us = path.host_probe_us;
+  tm.host_call_epilogue_us = path.host_call_epilogue_us;
   for (const HostTermInfo& t : kHostTermInfo) tm.*t.member = path.host[static_cast<std::size_t>(t.term)];
   ProfileFit fit;
   fit.cases = cases.size();

@@ -126,11 +126,20 @@ std::vector<KernelClass> carry_class_laws(const HardwareProfile& from, const std
 // the collective kernels as measured, the fresh allocations in the order it
 // ran).
 HostCounts measured_host_counts(const MeasuredCase& c);
+// Of the call's own cost (`us_per`'s host_call_us), what comes after its
+// last launch (TimeModel::host_call_epilogue_us): the call's cost less the
+// median prologue of the device-bound calls among `cases` (each call's
+// measured lead, its wall less the span of its profiled kernels, restated at
+// `host_probe_us`, less what its host terms priced before its first launch
+// and the launch gap before that kernel), clamped to the call's cost; 0 when
+// no call is device-bound.
+double fit_call_epilogue(const std::vector<MeasuredCase>& cases, const HostCounts& us_per, double host_probe_us, double launch_gap_us);
 struct LaunchPathFit {
   double launch_gap_us = 0, cudagraph_gap_us = 0, host_probe_us = 0;
   HostCounts host{};  // µs per host term
+  double host_call_epilogue_us = 0;
 };
-LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases);
+LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std::vector<MeasuredCase>& launch_sweeps = {});
 
 // 4. The profile: `base` with the time model the three jobs fitted.
 struct ProfileFit {
@@ -142,8 +151,12 @@ struct ProfileFit {
 // plus the fitted time model, named `name`. `sibling`: a fitted profile of
 // a GPU of the same chip whose factors the terms this data cannot fit take
 // (nullptr: none), and the `sibling_terms` whatever this data exercises.
+// `launch_sweeps` (class_sweep.py's launch_path_sweep: calls whose host
+// terms vary apart from one another) join `cases` in the launch path's fit
+// alone; their kernels fit no law.
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
                        const HardwareProfile* sibling = nullptr, const std::vector<KernelClass>& own_laws = default_own_law_classes(),
-                       const std::vector<MeasuredCase>& class_sweeps = {}, const std::vector<LawTerm>& sibling_terms = {});
+                       const std::vector<MeasuredCase>& class_sweeps = {}, const std::vector<LawTerm>& sibling_terms = {},
+                       const std::vector<MeasuredCase>& launch_sweeps = {});
 
 }  // namespace schedlab

@@ -30,6 +30,7 @@ LaunchModel launch_path(const Graph& g, const Pricing& p, bool cudagraphs, const
   m.gap_us = costs.gap_us;
   m.host_waits = costs.host_waits;
   m.host_call_us = costs.host_call_us;
+  m.host_call_epilogue_us = costs.host_call_epilogue_us;
   if (executed && costs.host_us_per_allocation > 0) {
     const std::vector<int> fresh = fresh_allocations_per_node(g, *executed);
     for (NodeId v = 0; v < g.num_nodes(); ++v)

@@ -192,8 +192,8 @@ class ContendedStepper final : public RankStepper {
     has_host_ = !launch.host_us.empty() || !launch.gap_us.empty();
     timing_of_.assign(n, -1);
     span_of_.assign(n, 0);
-    host_clock_ = has_host_ ? launch.host_call_us : 0;
-    sim_.host_busy_us = host_clock_;
+    host_clock_ = has_host_ ? launch.host_prologue_us() : 0;
+    sim_.host_busy_us = has_host_ ? launch.host_call_us : 0;
     sim_.spans.reserve(order.size());
   }
 
@@ -252,7 +252,7 @@ class ContendedStepper final : public RankStepper {
         compute_clock_ = ct.end_us;
       }
     }
-    close_step(sim_, compute_clock_, comm_free, host_clock_);
+    close_step(sim_, compute_clock_, comm_free, host_clock_ + (has_host_ ? launch_.host_epilogue_us() : 0));
     return std::move(sim_);
   }
 
@@ -290,8 +290,8 @@ class FreeStepper final : public RankStepper {
       : sg_(sg), order_(order), rt_(runtime_us), launch_(launch) {
     has_host_ = !launch.host_us.empty() || !launch.gap_us.empty();
     timing_of_.assign(runtime_us.size(), -1);  // node -> index into sim_.collectives
-    host_clock_ = has_host_ ? launch.host_call_us : 0;
-    sim_.host_busy_us = host_clock_;
+    host_clock_ = has_host_ ? launch.host_prologue_us() : 0;
+    sim_.host_busy_us = has_host_ ? launch.host_call_us : 0;
     sim_.spans.reserve(order.size());
   }
 
@@ -350,7 +350,7 @@ class FreeStepper final : public RankStepper {
         compute_clock_ = ct.end_us;
       }
     }
-    close_step(sim_, compute_clock_, comm_free_, host_clock_);
+    close_step(sim_, compute_clock_, comm_free_, host_clock_ + (has_host_ ? launch_.host_epilogue_us() : 0));
     return std::move(sim_);
   }
 

@@ -11,6 +11,7 @@
 // (one comm stream) is modelled.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "core/cost/collective_times.h"
@@ -34,7 +35,8 @@ struct CollectiveTiming {
 
 // The launch path as a third resource: the host (Inductor's Python wrapper)
 // spends `host_us[v]` to launch node v's kernels, in order, starting after
-// `host_call_us`; a kernel starts no earlier than its launch and
+// `host_call_us` less its `host_call_epilogue_us`, which the host spends
+// after the last launch; a kernel starts no earlier than its launch and
 // `gap_us[v]` after the compute stream is free (the GPU's launch gap). A
 // collective is issued once both the host and the compute stream reach it.
 // A node with `host_waits[v]` reads a device value back: the host goes on
@@ -46,6 +48,10 @@ struct LaunchModel {
   std::vector<double> gap_us;   // per node
   std::vector<char> host_waits;  // per node, or empty
   double host_call_us = 0;
+  double host_call_epilogue_us = 0;  // of host_call_us; at most all of it
+  // When the host starts launching, and what it spends after its last launch.
+  double host_prologue_us() const { return host_call_us - host_epilogue_us(); }
+  double host_epilogue_us() const { return std::clamp(host_call_epilogue_us, 0.0, host_call_us); }
 };
 
 // Contention (docs/simulation.md, "Contention"), per node v its share s

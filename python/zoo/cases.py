@@ -914,6 +914,50 @@ def outer_reduction_sweep():
         torch.compile(forward)(data)
 
 
+def norm_backward_sweep():
+    """An experiment kept out of the fit (tests/data/experiments/
+    norm_backward): the kernels outer_reduction_sweep's sums left out, a
+    norm's backward with its weight and bias gradients and a full-size
+    gradient in one Triton reduction. Layer norms whose output a
+    token-mixing linear reads transposed (MLP-Mixer's pattern: the
+    backward's operands move fastest along different loop indices) and
+    channels-last batch norms (RegNetY's, the Conformer's), training steps
+    in bf16 over shapes no library model has."""
+    bf16 = torch.bfloat16
+    # (batch, tokens, channels) of a layer norm feeding a token-mixing linear
+    mixing = [(16, 256, 384), (64, 64, 768), (8, 1024, 256), (32, 49, 1024), (128, 144, 128), (4, 2048, 512),
+              (16, 576, 320), (32, 100, 640)]
+    # (batch, channels, height = width) of a channels-last batch norm behind a 1x1 convolution
+    batch_norms = [(32, 64, 56), (16, 256, 28), (64, 512, 7), (8, 96, 112), (32, 384, 14)]
+
+    class TokenMixing(nn.Module):
+        def __init__(self, t, c):
+            super().__init__()
+            self.norm, self.mix = nn.LayerNorm(c), nn.Linear(t, t)
+
+        def forward(self, x):
+            return x + self.mix(self.norm(x).transpose(1, 2)).transpose(1, 2)
+
+    class ConvNorm(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv, self.norm = nn.Conv2d(c, c, 1, bias=False), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return F.relu(self.norm(self.conv(x)))
+
+    blocks = nn.ModuleList([TokenMixing(t, c) for _, t, c in mixing] + [ConvNorm(c) for _, c, _ in batch_norms])
+    blocks = blocks.to(DEVICE, bf16).to(memory_format=torch.channels_last)
+    xs = [torch.randn(b, t, c, device=DEVICE, dtype=bf16, requires_grad=True) for b, t, c in mixing]
+    xs += [torch.randn(b, c, hw, hw, device=DEVICE, dtype=bf16).to(memory_format=torch.channels_last).requires_grad_()
+           for b, c, hw in batch_norms]
+
+    def step(xs):
+        return sum(block(x).float().square().mean() for block, x in zip(blocks, xs))
+
+    torch.compile(step)(xs).backward()
+
+
 def scatter_add_sweep():
     """Accumulating scatters (index_put with accumulate=True, which Inductor
     lowers to a Triton kernel of atomic adds) of N rows of C values into a
@@ -1608,6 +1652,8 @@ OUTSIDE_CASES = {
     "conv1d_sweep": conv1d_sweep,
     # An experiment too (tests/data/experiments/outer_reduction).
     "outer_reduction_sweep": outer_reduction_sweep,
+    # And one more (tests/data/experiments/norm_backward).
+    "norm_backward_sweep": norm_backward_sweep,
 }
 
 

@@ -406,6 +406,113 @@ def large_kernel_sweep():
         torch.compile(forward)(plain, grads, acts, weight)
 
 
+def launch_path_sweep():
+    """What Inductor's wrapper costs the host, term by term (docs/cost-model.md,
+    "The host"): calls whose host terms vary apart from one another, on
+    operands so small that the GPU keeps ahead of the host. In the zoo the
+    multi-output items come with convolution backwards and attention calls
+    (two to four each) and cannot be told from them; here they come alone
+    (topk's two, sort's two, an embedding bag's four) beside matmuls (plain,
+    through views, with a bias, batched), Triton launches and graph inputs
+    in other proportions, and tiny transformer and convolution layers mix
+    them as models do. Six calls are device-bound, a long kernel or matmul
+    first after 1 to 64 inputs: their time from the call's start to the
+    first kernel is what the launch path's prologue prices."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    bf16 = torch.bfloat16
+
+    def tiny(*shape, dtype=torch.float32):
+        return torch.randn(*shape, device=DEVICE, dtype=dtype, generator=gen)
+
+    def summed(xs):  # one Triton kernel reading every input
+        out = xs[0]
+        for x in xs[1:]:
+            out = out + x
+        return out
+
+    def row_sums(x):  # one input, a reduction kernel per row length
+        return [x.view(1 << i, -1).sum(-1) for i in range(1, 13)]
+
+    def matmuls(a, bs):  # a matmul (extern) per weight, nothing else
+        return [a @ b for b in bs]
+
+    def matmuls_through_views(a, bs):  # the same on transposed operands (the wrapper's reinterpret_tensor)
+        return [a.t() @ b.t() for b in bs]
+
+    def biased_matmuls(a, ws, bias):  # addmm
+        return [torch.addmm(bias, a, w) for w in ws]
+
+    def batched_matmuls(a, bs):  # bmm
+        return [torch.bmm(a, b) for b in bs]
+
+    def topks(x):  # an extern and its two items per k
+        out = []
+        for k in range(1, 11):
+            out += list(torch.topk(x, k, dim=-1))
+        return out
+
+    def sorts(xs):  # an extern and its two items per input
+        out = []
+        for x in xs:
+            out += list(torch.sort(x))
+        return out
+
+    def bags(table, indices, offsets):  # a training forward: four items per bag
+        return [F.embedding_bag(i, table, o, mode="sum") for i, o in zip(indices, offsets)]
+
+    def chain(x, ws):  # a matmul and a Triton kernel per layer, buffers reused
+        for w in ws:
+            x = torch.relu(x @ w)
+        return x
+
+    from cases import Block  # the zoo's pre-norm transformer block (run_zoo.py puts python/zoo on the path)
+
+    layers = nn.Sequential(*[Block(64, 4) for _ in range(3)]).to(DEVICE, bf16)  # tiny: norms, matmuls, attention, pointwise
+    convs = nn.Sequential(*[nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()) for _ in range(4)]).to(DEVICE).eval()
+
+    def long_kernel(x):  # device-bound: one kernel of ~100 us first
+        return torch.sigmoid(x) * x + 1.0
+
+    def long_kernel_wide(x, xs):  # the same kernel reading 64 more inputs (their asserts come first)
+        return (torch.sigmoid(x) * x).view(-1, 64) + torch.stack(xs, -1)
+
+    def long_kernel_operands(xs):  # one long kernel over 4 full-size operands
+        return torch.sigmoid(xs[0]) * xs[1] + xs[2] * xs[3]
+
+    def long_reduction(x):  # device-bound: one long reduction first
+        return x.view(4096, -1).sum(-1)
+
+    def long_matmul(a, b):  # device-bound: one long matmul (extern) first
+        return torch.relu(a @ b)
+
+    table = tiny(1000, 16).requires_grad_()
+    indices = [torch.randint(0, 1000, (64,), device=DEVICE, generator=gen) for _ in range(8)]
+    offsets = [torch.arange(0, 64, 8, device=DEVICE) for _ in range(8)]
+    with torch.no_grad():
+        torch.compile(summed)([tiny(64) for _ in range(48)])
+        torch.compile(summed)([tiny(64) for _ in range(12)])
+        torch.compile(row_sums)(tiny(1 << 14))
+        torch.compile(matmuls)(tiny(16, 16, dtype=bf16), [tiny(16, 16, dtype=bf16) for _ in range(12)])
+        torch.compile(matmuls_through_views)(tiny(16, 16, dtype=bf16), [tiny(16, 16, dtype=bf16) for _ in range(12)])
+        torch.compile(biased_matmuls)(tiny(16, 16, dtype=bf16), [tiny(16, 16, dtype=bf16) for _ in range(8)], tiny(16, dtype=bf16))
+        torch.compile(batched_matmuls)(tiny(4, 16, 16, dtype=bf16), [tiny(4, 16, 16, dtype=bf16) for _ in range(8)])
+        torch.compile(topks)(tiny(16, 64))
+        torch.compile(sorts)([tiny(1 << i) for i in range(6, 14)])
+        torch.compile(chain)(tiny(16, 64, dtype=bf16), [tiny(64, 64, dtype=bf16) for _ in range(12)])
+        torch.compile(layers)(tiny(2, 32, 64, dtype=bf16))
+        torch.compile(convs)(tiny(2, 8, 16, 16))
+        torch.compile(long_kernel)(tiny(1 << 26))
+        torch.compile(long_kernel_wide)(tiny(1 << 26), [tiny(1 << 20) for _ in range(64)])
+        torch.compile(long_kernel_operands)([tiny(1 << 24) for _ in range(4)])
+        torch.compile(long_reduction)(tiny(1 << 27))
+        torch.compile(long_matmul)(tiny(4096, 4096), tiny(4096, 4096))
+    torch.compile(bags)(table, indices, offsets)
+
+
 @dataclass(frozen=True)
 class Sweep:
     run: Callable[[], None]
@@ -427,6 +534,7 @@ SWEEPS: dict[str, Sweep] = {
     "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
     "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),
     "large_kernel_sweep": Sweep(large_kernel_sweep, ()),  # the plain gemm, triton_pointwise and triton_reduction classes
+    "launch_path_sweep": Sweep(launch_path_sweep, ()),  # the host terms alone (fit-profile --launch-sweep)
 }
 
 

@@ -162,6 +162,10 @@ TEST_CASE("bad measured files and profiles: one line naming the place, exit 1", 
   CHECK(sweep.code == 2);
   CHECK(sweep.out == "schedlab fit-profile: --class-sweep: no *.measured.json under " + empty.string() + " (after --exclude)\n");
   CHECK_FALSE(fs::exists(out));
+  auto launch = run_cli("fit-profile " + good.string() + " -o " + out.string() + " --launch-sweep " + empty.string());
+  CHECK(launch.code == 2);
+  CHECK(launch.out == "schedlab fit-profile: --launch-sweep: no *.measured.json under " + empty.string() + " (after --exclude)\n");
+  CHECK_FALSE(fs::exists(out));
   fs::remove_all(good);
   CHECK(run_cli("accuracy /nonexistent --hardware h200").code == 2);  // not a folder
   fs::remove_all(dir);

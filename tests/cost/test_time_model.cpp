@@ -102,6 +102,9 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   CHECK(hw.time_model->host_us_per_input == 0);
   // And before the per-allocation figure: 0 (the other figures hold it).
   CHECK(hw.time_model->host_us_per_allocation == 0);
+  // And before the call's epilogue: all of the call's own cost before its
+  // first launch (0 after the last).
+  CHECK(hw.time_model->host_call_epilogue_us == 0);
   // And before the host's speed: not known (0), which at_host_speed leaves alone.
   CHECK(hw.time_model->host_probe_us == 0);
   CHECK(at_host_speed(*hw.time_model, 120).host_us_per_kernel == hw.time_model->host_us_per_kernel);
@@ -125,6 +128,12 @@ TEST_CASE("a profile's time model prices nodes by class; missing fields are name
   huge_probe.replace(huge_probe.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"host_probe_us":1e300,)");
   CHECK_THROWS_WITH(parse_hardware_profile(huge_probe),
                     Catch::Contains("time_model.host_probe_us: expected 0 (not known) or µs between 0.001 and 1000000"));
+  std::string long_epilogue = profile_text();  // a part of host_call_us, no more
+  long_epilogue.replace(long_epilogue.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"host_call_epilogue_us":1e9,)");
+  CHECK_THROWS_WITH(parse_hardware_profile(long_epilogue), Catch::Contains("time_model.host_call_epilogue_us: 1000000000.000000 is more than host_call_us"));
+  std::string negative_epilogue = profile_text();
+  negative_epilogue.replace(negative_epilogue.find(R"("launch_gap_us":1.5,)"), 20, R"("launch_gap_us":1.5,"host_call_epilogue_us":-1,)");
+  CHECK_THROWS_WITH(parse_hardware_profile(negative_epilogue), Catch::Contains("host_call_epilogue_us"));
   std::string no_gap = profile_text();
   no_gap.replace(no_gap.find(R"("launch_gap_us":1.5,)"), 20, "");
   CHECK_THROWS_WITH(parse_hardware_profile(no_gap), Catch::Contains("missing field \"launch_gap_us\""));
@@ -246,9 +255,12 @@ TEST_CASE("every law and host term is a row that profiles, host speed and docs f
   HardwareProfile hw = builtin_profile("h100-sxm");
   TimeModel& m = *hw.time_model;
   for (const HostTermInfo& t : kHostTermInfo) m.*t.member = 1.0 + static_cast<double>(t.term);
+  m.host_call_epilogue_us = 0.5 * m.host_call_us;  // a part of the call's cost
   for (auto& [cls, law] : m.laws)
     for (const LawTermInfo& t : kLawTermInfo) law[t.term] = 0.5 + static_cast<double>(t.term);
   const HardwareProfile back = hardware_profile_from_json(hardware_profile_to_json(hw));
+  CHECK(back.time_model->host_call_epilogue_us == m.host_call_epilogue_us);
+  CHECK(at_host_speed(m, 2 * m.host_probe_us).host_call_epilogue_us == 2 * m.host_call_epilogue_us);
   for (const HostTermInfo& t : kHostTermInfo) {
     INFO(t.field);
     CHECK((*back.time_model).*t.member == m.*t.member);
@@ -273,6 +285,7 @@ TEST_CASE("every law and host term is a row that profiles, host speed and docs f
     INFO(t.field);
     CHECK(doc.find("`" + std::string(t.field) + "`") != std::string::npos);
   }
+  CHECK(doc.find("`host_call_epilogue_us`") != std::string::npos);
 #endif
 }
 

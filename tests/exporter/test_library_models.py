@@ -118,12 +118,19 @@ class HeldOutEstimates(unittest.TestCase):
     worst 25 %; wall 12 %, 30 %) are met for both kernel medians (the H100's
     with the attention law's idle-wave, per-score and f32 mask terms,
     session 17) and the wall medians: GAT's scatters (0.704 on the H100, 1.284 on the H200) and the
-    recommender's forward wall (1.49) are the worst. GraphSAGE and GCN
+    recommender's forward wall (1.49 / 1.43) are the worst. GraphSAGE and GCN
     (H200 only), measured after the fit, read 0.93-1.28 (kernel)."""
 
+    # Walls since session 22's call epilogue (the lead before a device-bound
+    # call's first kernel 2.7 µs on the H200, 0 on the H100, where all of
+    # host_call_us came first): the H100's median 2.7 -> 5.0 % (Whisper's
+    # device-bound graphs lose a lead that offset kernels priced 0.85-0.87
+    # short), worst 49.3 -> 48.8 %; the H200's 3.5 -> 3.2 % and 50.7 ->
+    # 42.6 % (GCN's 94 µs forward 1.507 -> 1.292; the recommender's forward,
+    # launch-bound, 1.426, the worst).
     FLOORS = {  # gpu: (kernel median, kernel worst, wall median, wall worst)
-        "h100": (0.069, 0.30, 0.028, 0.495),  # 6.8 %, 29.6 %; 2.7 %, 49.3 %
-        "h200": (0.067, 0.29, 0.036, 0.51),  # 6.6 %, 28.4 %; 3.5 %, 50.7 % (GCN's 94 µs forward: 1.507)
+        "h100": (0.069, 0.30, 0.051, 0.49),  # 6.8 %, 29.6 %; 5.0 %, 48.8 %
+        "h200": (0.067, 0.29, 0.033, 0.43),  # 6.6 %, 28.4 %; 3.2 %, 42.6 %
     }
 
     def test_todays_figures_as_a_floor(self):

