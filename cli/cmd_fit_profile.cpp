@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include <algorithm>
 
@@ -100,7 +101,7 @@ int run(const FitProfileArgs& a) {
   check_outputs({out_path});  // before the fit, which takes a while
   // One GPU per profile: refuse a mix of devices.
   const std::string kind = cases.front().measured.device_kind;
-  for (const std::vector<MeasuredCase>* set : std::initializer_list<const std::vector<MeasuredCase>*>{&cases, &sweeps, &launch_sweeps})
+  for (const std::vector<MeasuredCase>* set : {&std::as_const(cases), &sweeps, &launch_sweeps})
     for (const MeasuredCase& c : *set)
       if (c.measured.device_kind != kind)
         throw Error(c.path + ": env.device_kind: " + quoted_name(c.measured.device_kind) + ", but " + cases.front().path + " has " +
@@ -175,8 +176,8 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                         "(--class-laws): the other laws and the launch path are fitted on the DIR folders alone; repeatable")
       ->option_text("DIR");
   add_repeatable_option(app, "--launch-sweep", a->launch_sweep_dirs,
-                        "folders of measured calls (python/zoo/class_sweep.py's launch_path_sweep) that fit only the launch "
-                        "path's host figures, beside the DIR folders; their kernels fit no law; repeatable")
+                        "folders of measured calls (python/zoo/class_sweep.py's launch_path_sweep) whose device-bound leads "
+                        "fit the call's host epilogue instead of the DIR folders' calls; they fit no other figure; repeatable")
       ->option_text("DIR");
   app.add_option("--class-laws-from", a->class_laws_from,
                  "a fitted profile of a GPU of the same chip: the --class-laws classes these measurements fit no law for "

@@ -42,9 +42,10 @@ class_laws+=,gemm_unaligned,gemm_f32,triton_scatter,triton_scatter_reduction
 # grouped terms fitted on the same 9 among the rest) reads 1.030.
 class_laws_h200=${class_laws/,grouped_convolution,/,}
 class_sweep() { [ -d "tests/data/class_sweep/$1" ] && echo "--class-sweep tests/data/class_sweep/$1"; true; }
-# The launch path's sweep (class_sweep.py launch_path_sweep: calls whose
-# host terms vary apart from one another) joins the zoo's calls in the host
-# figures' fit, on the GPUs it was measured on.
+# The launch path's sweep (class_sweep.py launch_path_sweep), on the GPUs
+# it was measured on: its device-bound calls' leads fit the call's epilogue
+# (docs/cost-model.md, "The call's epilogue"); the host figures stay the
+# zoo's fit.
 launch_sweep() { [ -d "tests/data/launch_sweep/$1" ] && echo "--launch-sweep tests/data/launch_sweep/$1"; true; }
 held=()
 for model in llama_block vit unet_gn moe_dropless kv_decode bert_dynamic tp2d; do held+=(--exclude "/${model}_"); done

@@ -23,7 +23,7 @@ LaunchCosts launch_costs(const Graph& g, const std::vector<KernelClass>& classes
   l.cudagraph_gap_us.assign(n, 0.0);
   l.host_waits.assign(n, 0);
   l.host_call_us = host_us(tm, call_host_counts(g));
-  l.host_call_epilogue_us = std::min(tm.host_call_epilogue_us, l.host_call_us);
+  l.host_call_epilogue_us = tm.host_call_epilogue_us;  // LaunchModel keeps it within host_call_us
   l.host_us_per_allocation = tm.host_us_per_allocation;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const KernelClass c = classes[v];

@@ -369,11 +369,12 @@ namespace {
 
 // The host terms of one call, node by node in the order it ran: the call's
 // own (its inputs' asserts; the call itself is kept apart) and each node's
-// with the buffers it allocated afresh.
+// with the buffers it allocated afresh, and whether the node launches a
+// kernel (an item does not).
 struct CallHostCounts {
   HostCounts inputs{};
   std::vector<HostCounts> nodes;  // in order_as_run
-  Order order;
+  std::vector<char> launches;     // the same order
 };
 
 CallHostCounts call_host_counts_by_node(const MeasuredCase& c) {
@@ -386,16 +387,17 @@ CallHostCounts call_host_counts_by_node(const MeasuredCase& c) {
   std::vector<int> collective_kernels(g.nodes.size(), 0);
   for (const MeasuredKernel& k : c.measured.kernels)
     if (!k.node.empty()) ++collective_kernels[g.find_node(k.node)];
-  out.order = order_as_run(g);
+  const Order order = order_as_run(g);
   // The buffers the wrapper allocated afresh in the order the call ran (as
   // the accuracy report predicts it): memory as executed's, the others
   // reused a dead buffer.
-  const std::vector<int> fresh = fresh_allocations_per_node(g, estimate_memory_as_executed(g, out.order));
-  for (NodeId v : out.order) {
+  const std::vector<int> fresh = fresh_allocations_per_node(g, estimate_memory_as_executed(g, order));
+  for (NodeId v : order) {
     const KernelClass cls = classify_node(g, g.nodes[v]);
     HostCounts node = node_host_counts(g.nodes[v], cls, cls == KernelClass::Collective ? collective_kernels[v] : 0);
     node[static_cast<std::size_t>(HostTerm::Allocation)] += fresh[v];
     out.nodes.push_back(node);
+    out.launches.push_back(cls != KernelClass::None);
   }
   return out;
 }
@@ -442,9 +444,9 @@ double fit_call_epilogue(const std::vector<MeasuredCase>& cases, const HostCount
     // device's launch gap before that kernel starts (the simulation adds it).
     const CallHostCounts counts = call_host_counts_by_node(c);
     double before = priced(counts.inputs, us_per) + launch_gap_us;
-    for (std::size_t i = 0; i < counts.order.size(); ++i) {
+    for (std::size_t i = 0; i < counts.nodes.size(); ++i) {
       before += priced(counts.nodes[i], us_per);
-      if (classify_node(c.graph, c.graph.nodes[counts.order[i]]) != KernelClass::None) break;
+      if (counts.launches[i]) break;
     }
     prologues.push_back(*lead * speed - before);
   }

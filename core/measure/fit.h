@@ -139,6 +139,7 @@ struct LaunchPathFit {
   HostCounts host{};  // µs per host term
   double host_call_epilogue_us = 0;
 };
+// The epilogue is fitted on `launch_sweeps` where given, else on `cases`.
 LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std::vector<MeasuredCase>& launch_sweeps = {});
 
 // 4. The profile: `base` with the time model the three jobs fitted.
@@ -151,9 +152,9 @@ struct ProfileFit {
 // plus the fitted time model, named `name`. `sibling`: a fitted profile of
 // a GPU of the same chip whose factors the terms this data cannot fit take
 // (nullptr: none), and the `sibling_terms` whatever this data exercises.
-// `launch_sweeps` (class_sweep.py's launch_path_sweep: calls whose host
-// terms vary apart from one another) join `cases` in the launch path's fit
-// alone; their kernels fit no law.
+// `launch_sweeps` (class_sweep.py's launch_path_sweep): calls whose
+// device-bound leads fit the call's epilogue in place of `cases`' own
+// (fit_call_epilogue); they fit no host figure and no law.
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
                        const HardwareProfile* sibling = nullptr, const std::vector<KernelClass>& own_laws = default_own_law_classes(),
                        const std::vector<MeasuredCase>& class_sweeps = {}, const std::vector<LawTerm>& sibling_terms = {},

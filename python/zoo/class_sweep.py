@@ -415,9 +415,9 @@ def launch_path_sweep():
     (topk's two, sort's two, an embedding bag's four) beside matmuls (plain,
     through views, with a bias, batched), Triton launches and graph inputs
     in other proportions, and tiny transformer and convolution layers mix
-    them as models do. Six calls are device-bound, a long kernel or matmul
-    first after 1 to 64 inputs: their time from the call's start to the
-    first kernel is what the launch path's prologue prices."""
+    them as models do. Five calls are device-bound, a long kernel or matmul
+    first after 1 to 65 inputs: their time from the call's start to the
+    first kernel fits the call's prologue (fit-profile --launch-sweep)."""
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
