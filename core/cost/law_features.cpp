@@ -91,19 +91,21 @@ std::int64_t row_pitch(const Buffer& b) {
   return std::max(a, c);
 }
 
-// A 16-bit matmul whose operand or result rows do not start on 16-byte
-// boundaries: cuBLAS cannot use its vectorized (TMA) kernels.
-bool unaligned_matmul(const Graph& g, const Node& n, std::int64_t elem) {
-  if (elem != 2) return false;
-  auto misaligned = [&](BufId b) {
+// The byte alignment every row of a 16-bit matmul's operands and result
+// starts on: the largest of 16, 8, 4, 2 that divides each row pitch in
+// bytes (16 where no operand is 16-bit or has rows).
+std::int64_t matmul_row_alignment(const Graph& g, const Node& n, std::int64_t elem) {
+  std::int64_t alignment = 16;
+  if (elem != 2) return alignment;
+  auto narrow = [&](BufId b) {
     const std::int64_t pitch = row_pitch(g.buffers[b]);
-    return pitch > 1 && (pitch * elem) % 16 != 0;
+    if (pitch <= 1) return;
+    while (alignment > elem && (pitch * elem) % alignment != 0) alignment /= 2;
   };
   for (const Dep& d : n.reads)
-    if (!d.is_weak() && misaligned(d.buf)) return true;
-  for (BufId b : n.outputs)
-    if (misaligned(b)) return true;
-  return false;
+    if (!d.is_weak()) narrow(d.buf);
+  for (BufId b : n.outputs) narrow(b);
+  return alignment;
 }
 
 // Bytes of a convolution's activation operands (its input; a backward's
@@ -556,7 +558,13 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   const double wave = opts.sm_count > 0 ? wave_us(*shape, wave_k, opts.sm_count, peak) : 0.0;
   if (c == KernelClass::Gemm) {
     set(f, LawTerm::Wave, wave);
-    if (unaligned_matmul(g, n, dtype_size(dtype))) set(f, LawTerm::Unaligned, get(f, LawTerm::Compute));
+    // Rows off 16-byte boundaries keep cuBLAS from its vectorized (TMA)
+    // kernels: 8- and 4-byte rows run its align-2/4 kernels, rows of an odd
+    // element count its align-1 ones, slower again (docs/cost-model.md,
+    // "Law terms": the H200's pitch sweep).
+    const std::int64_t alignment = matmul_row_alignment(g, n, dtype_size(dtype));
+    if (alignment < 16) set(f, LawTerm::Unaligned, get(f, LawTerm::Compute));
+    if (alignment < 4) set(f, LawTerm::OddPitch, get(f, LawTerm::Compute));
     return f;
   }
   if (!convolution) return f;

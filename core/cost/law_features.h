@@ -12,8 +12,9 @@
 //   family: dense (implicit GEMM; 1x1 unpadded stride-1 ones as matmuls),
 //   depthwise, grouped; a layout transpose when cuDNN runs them in NCHW, a
 //   copy of any operand not in the layout it runs in.
-// - Matmuls: the tile terms, and the unaligned term for a 16-bit product
-//   with an operand whose row pitch is not a multiple of 16 bytes.
+// - Matmuls: the tile terms; the unaligned term for a 16-bit product
+//   with an operand whose row pitch is not a multiple of 16 bytes, and the
+//   odd-pitch term on top where a pitch is an odd element count.
 // - Attention calls with an `attention` record and dropout: the unmasked
 //   scores at one f32 op each (the random number each one draws).
 // - Indexing, scatter and unknown externs (kernel_class.h): the bytes they

@@ -400,7 +400,9 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
         // Swin-T's backward (session 10): 0.620 / 0.581, 0.631 / 0.657 with
         // the strided classes' laws (issue 27), 0.641 / 0.655 with the
         // scatter traffic law, 0.641 / 0.645 once the H200's gemm_unaligned
-        // took gemm's spill factor (session 21). Its relative position bias gradient is a
+        // took gemm's spill factor (session 21), 0.641 / 0.665 once its odd-row
+        // matmuls (49-token windows) took the pitch sweep's odd_pitch_factor
+        // (session 23). Its relative position bias gradient is a
         // bf16 scatter-add (index_put with accumulate) of 24 x 2401 scores
         // per window into a 169 x 24 table, fused into the softmax
         // backward: eight such Triton kernels take 98-125 µs each, priced
@@ -409,7 +411,7 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
         // anything but uniform and a warp's lanes hit the same rows), and
         // the patch-embedding convolution's backward (4x4, stride 4) 132
         // µs, priced 40.
-        CHECK(kernel == Approx(h100 ? 0.641 : 0.645).margin(0.01));
+        CHECK(kernel == Approx(h100 ? 0.641 : 0.665).margin(0.01));
         CHECK(std::abs(wall - 1) <= 0.10);
       } else {
         CHECK(std::abs(kernel - 1) <= 0.25);
