@@ -914,6 +914,50 @@ def outer_reduction_sweep():
         torch.compile(forward)(data)
 
 
+def gather_scatter_sweep():
+    """An experiment kept out of the fit (tests/data/experiments/
+    gather_scatter): graph layers' message passing (one Triton kernel each:
+    rows gathered through an index, combined, and added into a table with
+    atomics), over what the scatter traffic sweep leaves out: gathered
+    tables of 8 to 512 MiB (the L2 holds about 50 MiB) read through 1 to 4
+    indices, their re-read rows beside an atomic table that fits the L2 and
+    beside one that does not, rows of 128 B to 1 KiB, and the messages also
+    written out (a graph attention layer's forward)."""
+    # (edges E, gathered rows N, columns C, atomic table rows: None = N, gathers G, messages written)
+    configs = [(524288, 8192, 256, 4096, 1, False), (524288, 65536, 256, 4096, 1, False), (524288, 262144, 256, 4096, 1, False),
+               (524288, 524288, 256, 4096, 1, False), (524288, 1048576, 64, 4096, 1, False), (524288, 262144, 256, 4096, 2, False),
+               (524288, 65536, 256, 4096, 4, False), (524288, 262144, 256, 4096, 4, False), (524288, 16384, 256, None, 2, False),
+               (524288, 65536, 256, None, 1, False), (524288, 262144, 256, None, 1, False), (524288, 65536, 256, None, 1, True),
+               (524288, 65536, 256, None, 4, False), (2097152, 1048576, 32, None, 1, False)]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+
+    def layer_data(e, n, c, rows):
+        rows = rows or n
+        return (torch.randn(n, c, device=DEVICE), torch.randn(n, c, device=DEVICE), torch.randint(0, n, (e,), device=DEVICE, generator=gen),
+                torch.randint(0, n, (e,), device=DEVICE, generator=gen), torch.randint(0, rows, (e,), device=DEVICE, generator=gen),
+                torch.randn(e, device=DEVICE, generator=gen), rows)
+
+    data = [layer_data(e, n, c, rows) for e, n, c, rows, _, _ in configs]
+    shape = [(g, written) for *_, g, written in configs]
+
+    def message_passing(data):
+        out = []
+        for (x, y, src, dst, into, w, rows), (gathers, written) in zip(data, shape):
+            if gathers == 1:
+                msg = x[src] * w[:, None]
+            elif gathers == 2:
+                msg = x[src] * y[dst]
+            else:
+                msg = x[src] * y[dst] + y[src] * x[dst]
+            out.append(x.new_zeros(rows, x.shape[1]).index_add(0, into, msg))
+            if written:
+                out.append(msg)
+        return out
+
+    with torch.no_grad():
+        torch.compile(message_passing)(data)
+
+
 def norm_backward_sweep():
     """An experiment kept out of the fit (tests/data/experiments/
     norm_backward): the kernels outer_reduction_sweep's sums left out, a
@@ -1654,6 +1698,8 @@ OUTSIDE_CASES = {
     "outer_reduction_sweep": outer_reduction_sweep,
     # And one more (tests/data/experiments/norm_backward).
     "norm_backward_sweep": norm_backward_sweep,
+    # And another (tests/data/experiments/gather_scatter).
+    "gather_scatter_sweep": gather_scatter_sweep,
 }
 
 
