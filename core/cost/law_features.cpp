@@ -346,13 +346,16 @@ std::int64_t indirect_run(const Dep& d) {
 // outgrow the L2 together, that share of its atomics' 128-byte lines goes
 // to DRAM and back, and that share of its gathers' rows read more than once
 // is read again (a uniform spread); those sectors are not the L2's work.
-// Updates of one element run one after another: the most per element, at
-// a uniform spread, bounds the kernel from below.
+// Updates of one element run one after another: the most per element (at
+// a uniform spread, or as the exporter observed the index) bounds the
+// kernel from below.
 struct ScatterTraffic {
   std::int64_t table_bytes = 0;  // bytes of the deps of the updated tables, left out of `memory`
   double l2_sectors = 0;         // 32-byte sectors the atomics update in L2
   double spill_bytes = 0;        // DRAM traffic beyond the L2
   double chain_updates = 0;      // atomic adds per table element (the most of any table)
+  double lane_chain = 0;         // the chain times the same-address lanes of an instruction beyond kFreeLanes
+  double wide_chain = 0;         // the chain times min(run, 8) / 8
 };
 
 // The elements a dep's loop touches: the product of its sizes.
@@ -360,6 +363,40 @@ double dep_elements(const Dep& d) {
   double elements = 1;
   for (std::int64_t s : d.size) elements *= static_cast<double>(std::max<std::int64_t>(s, 1));
   return elements;
+}
+
+// A warp's lanes that add into one address in one instruction run one
+// after another at the L2; the first few overlap with the rest of the
+// kernel's work. The atomic lane sweep (docs/cost-model.md, "Scatter
+// traffic"): runs of 2 and 4 equal index values cost 1.1 and 1.3 x a run
+// of 1, and from 8 lanes on each more adds the same time.
+inline constexpr double kFreeLanes = 3;
+inline constexpr double kWarpLanes = 32;
+
+// The lanes of one instruction that add into one address: where the
+// exporter observed the index's runs (`scatter_index.mean_run`), as many
+// consecutive iterations as a run of equal values covers, over the
+// consecutive iterations that write distinct elements first (the store's
+// contiguous run; none where its address skips iterations, as a reduction
+// over keys into a bucket does), at most a warp. 1 without an observation.
+double same_address_lanes(const Node& n, const Dep& d, double run) {
+  if (!n.scatter_index || n.scatter_index->updates <= 0) return 1;
+  const double distinct = dep_elements(d) < static_cast<double>(std::max<std::int64_t>(n.numel, 1)) ? 1.0 : std::max(run, 1.0);
+  return std::clamp(std::min(n.scatter_index->mean_run, kWarpLanes / distinct), 1.0, kWarpLanes);
+}
+
+// The atomic adds into the table element that takes the most, of a store
+// of `updates` over runs of `run` elements into a table of `elements`: at
+// a uniform spread updates / elements; where the exporter observed the
+// node's index (`scatter_index`), its hottest row's share of the index's
+// elements, each adding updates / (index elements x run) times into every
+// element of its run (a relative-position bias: one bucket takes a third
+// of the scores), never less than the uniform figure.
+double chain_updates(const Node& n, double updates, double run, std::int64_t elements) {
+  const double uniform = updates / static_cast<double>(std::max<std::int64_t>(1, elements));
+  if (!n.scatter_index || n.scatter_index->updates <= 0) return uniform;
+  const ScatterIndex& s = *n.scatter_index;
+  return std::max(uniform, static_cast<double>(s.max_row_updates) * updates / (static_cast<double>(s.updates) * run));
 }
 
 ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_bytes) {
@@ -385,7 +422,10 @@ ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_by
     const double runs = updates / run;
     sectors += runs * std::ceil(run_bytes / 32);
     atomic_lines += runs * std::ceil(run_bytes / 128) * 128;
-    t.chain_updates = std::max(t.chain_updates, updates / static_cast<double>(std::max<std::int64_t>(1, b.bytes / elem)));
+    const double chain = chain_updates(n, updates, run, b.bytes / elem);
+    t.chain_updates = std::max(t.chain_updates, chain);
+    t.lane_chain = std::max(t.lane_chain, chain * std::max(0.0, same_address_lanes(n, d, run) - kFreeLanes));
+    t.wide_chain = std::max(t.wide_chain, chain * std::min(run, 8.0) / 8.0);
   }
   // The rest: the tables' own deps (left out of `memory`), gathers (rows
   // of other tables, read more than once where they touch more than the
@@ -532,6 +572,8 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
     set(f, LawTerm::AtomicSectors, t.l2_sectors * 1e-6);  // the factor: ps per sector
     set(f, LawTerm::IndirectSpill, t.spill_bytes / hw.dram_bytes_per_s * 1e6);
     set(f, LawTerm::AtomicChain, t.chain_updates * 1e-3);
+    set(f, LawTerm::AtomicLanes, t.lane_chain * 1e-3);
+    set(f, LawTerm::AtomicWideChain, t.wide_chain * 1e-3);
   }
   const std::int64_t cached = opts.l2_bytes > 0 ? std::min(bytes, opts.l2_bytes) : bytes;
   set(f, LawTerm::Memory, static_cast<double>(cached) / hw.dram_bytes_per_s * 1e6);

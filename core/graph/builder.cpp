@@ -298,6 +298,23 @@ void check_reduction_types(const Graph& g, NodeId v) {
   }
 }
 
+// `scatter_index`: counts that agree with one another (the reader
+// checks their JSON types and minimums).
+void check_scatter_index(const Graph& g, NodeId v) {
+  const ScatterIndex& s = *g.nodes[v].scatter_index;
+  const std::string where = node_place(g, v) + ": scatter_index";
+  const std::string of = " (the updates, " + std::to_string(s.updates) + ")";
+  if (s.updates < 0 || s.rows < 0 || s.max_row_updates < 0) fail(where, "counts below 0");
+  if (s.rows > s.updates) fail(where + ".rows", std::to_string(s.rows) + " is more than the updates" + of);
+  const std::int64_t least = s.updates > 0 ? 1 : 0;
+  if (s.max_row_updates < least || s.max_row_updates > s.updates)
+    fail(where + ".max_row_updates", std::to_string(s.max_row_updates) + " is outside [" + std::to_string(least) + ", the updates]" + of);
+  if (s.rows > 0 && s.max_row_updates * s.rows < s.updates)
+    fail(where + ".max_row_updates", std::to_string(s.max_row_updates) + " times " + std::to_string(s.rows) + " rows is less than the updates" + of);
+  if (s.updates > 0 && !(s.mean_run >= 1 && s.mean_run <= static_cast<double>(s.updates)))  // NaN fails too
+    fail(where + ".mean_run", "expected a mean run in [1, the updates]" + of);
+}
+
 void check_node(const Graph& g, NodeId v) {
   const Node& n = g.nodes[v];
   if (n.runtime_us && (!std::isfinite(*n.runtime_us) || *n.runtime_us < 0))
@@ -335,6 +352,7 @@ void check_node(const Graph& g, NodeId v) {
   }
   if (n.convolution) ConvolutionCheck(g, v).run();
   if (n.attention) AttentionCheck(g, v).run();
+  if (n.scatter_index) check_scatter_index(g, v);
   check_reduction_types(g, v);
 }
 

@@ -138,6 +138,19 @@ struct AttentionCall {
 // keys). Saturating: the shapes come from a file.
 std::int64_t attention_scores(const AttentionCall& a);
 
+// `scatter_index` (format: "Scatter index"): the spread of the index an
+// accumulating scatter of the node adds through, observed on the GPU the
+// graph was measured on (the exporter's --measure): its elements (rows
+// added, one each), the distinct rows they add into, the most any one row
+// takes, and the elements over the runs of equal consecutive values.
+// The reader keeps rows <= updates, max_row_updates in [1, updates] (both
+// 0 with updates 0) and mean_run in [1, updates].
+struct ScatterIndex {
+  std::int64_t updates = 0, rows = 0, max_row_updates = 0;
+  double mean_run = 1;
+  bool operator==(const ScatterIndex&) const = default;
+};
+
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::Pointwise;
@@ -167,6 +180,7 @@ struct Node {
   std::optional<Collective> collective;
   std::optional<ConvolutionGeometry> convolution;
   std::optional<AttentionCall> attention;
+  std::optional<ScatterIndex> scatter_index;
   // `reduction_types`: Inductor's reduction types of the node's members
   // ("sum", "max", "welford_reduce", ...), distinct and sorted; empty when
   // none or not exported.

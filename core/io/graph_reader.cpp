@@ -85,13 +85,13 @@ JsonValue required(const JsonValue& picked, std::string_view key, const Place& w
 }
 
 // The fields of a node and of a buffer, in the order of the indices below.
-constexpr std::array<std::string_view, 19> kNodeFields = {"name",       "kind",      "outputs",          "members", "kernel", "group",
+constexpr std::array<std::string_view, 20> kNodeFields = {"name",       "kind",      "outputs",          "members", "kernel", "group",
                                                           "group_expr", "group_dims", "foreach",          "flops",   "runtime_us",
                                                           "workspace_bytes", "workspace_source", "reads", "writes", "collective",
-                                                          "convolution", "attention", "reduction_types"};
+                                                          "convolution", "attention", "reduction_types", "scatter_index"};
 enum NodeField : std::size_t {
   kNodeName, kKind, kOutputs, kMembers, kKernel, kGroup, kGroupExpr, kGroupDims, kForeach, kFlops, kRuntimeUs,
-  kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective, kConvolution, kAttention, kReductionTypes
+  kWorkspaceBytes, kWorkspaceSource, kReads, kWrites, kCollective, kConvolution, kAttention, kReductionTypes, kScatterIndex
 };
 constexpr std::array<std::string_view, 8> kBufferFields = {"name", "bytes", "layout", "dtype", "shape", "aliases", "hint_bytes", "stride"};
 enum BufferField : std::size_t { kBufName, kBytes, kLayout, kDtype, kShape, kAliases, kHintBytes, kStride };
@@ -101,6 +101,8 @@ enum ConvolutionField : std::size_t {
   kConvInput, kConvWeight, kConvOutput, kConvStride, kConvPadding, kConvDilation, kConvOutputPadding, kConvGroups, kConvTransposed,
   kConvMemoryFormat, kConvOutputMask
 };
+constexpr std::array<std::string_view, 5> kScatterIndexFields = {"updates", "rows", "max_row_updates", "mean_run", "source"};
+enum ScatterIndexField : std::size_t { kScatterUpdates, kScatterRows, kScatterMaxRowUpdates, kScatterMeanRun, kScatterSource };
 constexpr std::array<std::string_view, 6> kAttentionFields = {"query", "key", "value", "causal", "bias", "dropout_p"};
 enum AttentionField : std::size_t { kAttnQuery, kAttnKey, kAttnValue, kAttnCausal, kAttnBias, kAttnDropoutP };
 
@@ -337,6 +339,7 @@ class Loader {
     load_collective(f[kCollective], n, where);
     load_convolution(f[kConvolution], n, where);
     load_attention(f[kAttention], n, where);
+    load_scatter_index(f[kScatterIndex], n, where);
     if (auto v = f[kReductionTypes]) n.reduction_types = get_string_array(v, where.at("reduction_types"));
   }
 
@@ -443,6 +446,25 @@ class Loader {
     if (!dropout.is_number()) fail(at(kAttnDropoutP), "expected a number, got " + std::string(dropout.type_name()));
     a.dropout_p = dropout.as_double();
     n.attention = std::move(a);
+  }
+
+  // `scatter_index`: observed on a GPU ("source": "observed", its one
+  // value); validate() checks that its counts agree.
+  void load_scatter_index(const JsonValue& spread, Node& n, const Place& where) {
+    if (!spread) return;
+    const Place sw = where.at("scatter_index");
+    expect_object(spread, sw);
+    const auto f = pick(spread, kScatterIndexFields);
+    auto field = [&](ScatterIndexField k) { return required(f[k], kScatterIndexFields[k], sw); };
+    auto at = [&](ScatterIndexField k) { return sw.at(kScatterIndexFields[k]); };
+    const std::string_view source = get_string(field(kScatterSource), at(kScatterSource));
+    if (source != "observed") fail(at(kScatterSource), "unknown value " + quoted_name(source) + " (expected \"observed\")");
+    ScatterIndex s;
+    s.updates = get_int(field(kScatterUpdates), at(kScatterUpdates), 0);
+    s.rows = get_int(field(kScatterRows), at(kScatterRows), 0);
+    s.max_row_updates = get_int(field(kScatterMaxRowUpdates), at(kScatterMaxRowUpdates), 0);
+    s.mean_run = get_number(field(kScatterMeanRun), at(kScatterMeanRun));
+    n.scatter_index = s;
   }
 
   std::vector<Dep> parse_deps(const JsonValue& arr, const Place& where) {

@@ -97,6 +97,13 @@ void write_node(JsonWriter& w, const Graph& g, const Node& n) {
     write_attention(w, *n.attention);
   }
   if (!n.reduction_types.empty()) w.key("reduction_types").array(n.reduction_types);
+  if (n.scatter_index) {
+    const ScatterIndex& s = *n.scatter_index;
+    w.key("scatter_index").begin_object();
+    w.field("updates", s.updates).field("rows", s.rows).field("max_row_updates", s.max_row_updates);
+    w.field("mean_run", s.mean_run).field("source", "observed");
+    w.end_object();
+  }
   w.key("outputs").begin_array();
   for (BufId b : n.outputs) write_buffer(w, g, g.buffers[b]);
   w.end_array();

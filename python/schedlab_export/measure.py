@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-from . import pricing, workspaces
+from . import pricing, scatter_index, workspaces
 # How fast the host runs Python right now, so that a slow stretch of the
 # machine shows in the data apart from the graph being measured.
 from .host_probe import full_speed as _full_speed, probe_us as _host_probe_us, settle_at_full_speed
@@ -803,6 +803,8 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
     kernels = measure_kernels(call, post_nodes, profiled_calls)
     observed_workspaces = workspaces.observe_workspaces(_callable(call), _fresh_args(call), call.graph.launch_plan,
                                                         post_nodes)
+    observed_indices = scatter_index.observe(graph.fx_module, call.inputs, graph.scatter_origins)
+    graph.fx_module = None  # the module holds the graph's constants: not kept past its measurement
     measured = {
         "format": FORMAT,
         "graph": post.get("name", f"{graph.case}.post"),
@@ -835,7 +837,8 @@ def measure_graph(call: PendingCall, out_dir: Path, samples: int = 50, warmup: i
         source = getattr(call.compiled, "source_code", None)
         if source:
             write_atomically(out_dir / f"{graph.case}.wrapper.py", source)
-    if apply_observed(post, unbacked) | workspaces.apply_workspaces(post, observed_workspaces):
+    if (apply_observed(post, unbacked) | workspaces.apply_workspaces(post, observed_workspaces)
+            | scatter_index.apply_scatter_indices(post, observed_indices)):
         _write_json(post_path, post, compact=True)
     pre_path = out_dir / f"{graph.case}.pre.json"
     if observed_workspaces and pre_path.exists():

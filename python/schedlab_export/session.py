@@ -56,6 +56,10 @@ class ExportedGraph:
     codegen_node: str | None = None
     codegen_members: list[str] = field(default_factory=list)
     measured: bool = False
+    # Measuring: the post nodes' FX origins that add through an index, and
+    # the FX module that holds them (scatter_index.observe runs it).
+    scatter_origins: dict = field(default_factory=dict)
+    fx_module: object = None
 
 
 @dataclass
@@ -147,6 +151,11 @@ class CaptureSession:
             return None  # the scheduler started before the capture did
         post = graph_dict(f"{graph.case}.post", self.source, list(nodes), fused=True)
         post["operations"] = operations(graph.pre_order, list(nodes))
+        if self.measure:
+            from . import scatter_index
+
+            graph.scatter_origins = scatter_index.scatter_origins(nodes)
+            graph.fx_module = getattr(V.graph, "module", None) if graph.scatter_origins else None
         orders = decisions.memory_method_orders(
             nodes, name_to_buf, name_to_fused_node, graph_inputs, graph_outputs
         )

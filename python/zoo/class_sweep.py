@@ -142,6 +142,27 @@ def scatter_traffic_sweep():
         torch.compile(reduced_add)(rdata)
 
 
+def atomic_lane_sweep():
+    """Atomic adds whose consecutive updates hit one row in runs (a
+    relative-position bucket over neighbouring keys, a sorted index): the
+    same 64-row tables, the same adds per row, the index's runs of equal
+    values 1 to 128 long, rows of 1 and of 8 floats. The exporter observes
+    each index's runs (`scatter_index`)."""
+    import torch
+
+    # (updates N, columns C, run R)
+    configs = [(4194304, 1, r) for r in (1, 2, 4, 8, 16, 32, 128)] + [(1048576, 8, r) for r in (1, 4, 32)]
+    rows = 64
+    data = [(torch.zeros(rows, c, device=DEVICE), (torch.arange(n, device=DEVICE) // r) % rows, torch.randn(n, c, device=DEVICE))
+            for n, c, r in configs]
+
+    def index_add(data):
+        return [table.index_add(0, idx, src) for table, idx, src in data]
+
+    with torch.no_grad():
+        torch.compile(index_add)(data)
+
+
 def depthwise_conv_sweep():
     """Depthwise 1-D and 2-D convolutions, forward and backward, in bf16 and
     f32 NCHW (ATen's conv_depthwise2d kernels) and bf16 channels-last
@@ -552,6 +573,7 @@ SWEEPS: dict[str, Sweep] = {
     "embedding_bag_sweep": Sweep(embedding_bag_sweep, ("indexing", "scatter")),
     "scatter_sweep": Sweep(scatter_sweep, ("triton_scatter", "scatter")),
     "scatter_traffic_sweep": Sweep(scatter_traffic_sweep, ("triton_scatter", "triton_scatter_reduction")),
+    "atomic_lane_sweep": Sweep(atomic_lane_sweep, ("triton_scatter",)),
     "depthwise_conv_sweep": Sweep(depthwise_conv_sweep, ("depthwise_convolution", "depthwise_convolution_native",
                                                           "depthwise_convolution_backward", "depthwise_convolution_backward_native")),
     "grouped_conv_sweep": Sweep(grouped_conv_sweep, ("grouped_convolution", "grouped_convolution_backward", "convolution_1d",

@@ -108,6 +108,12 @@ def runtime_sum_overflow():
                  inputs=[{"name": "primals_1", "bytes": 64}], outputs=["buf1"])
 
 
+def scatter_index_past_its_updates():
+    """An observed scatter index whose hottest row takes more adds than the index has."""
+    return graph([pointwise("op0", scatter_index={"updates": 8, "rows": 2, "max_row_updates": 1000, "mean_run": 1, "source": "observed"})],
+                 outputs=["b_op0"])
+
+
 def bom_graph() -> bytes:
     return b"\xef\xbb\xbf" + json.dumps(graph([pointwise("op0")], outputs=["b_op0"])).encode()
 
@@ -288,6 +294,9 @@ def cases() -> list[Case]:
         Case("runtime_sum_overflow_reloads", {"g.json": runtime_sum_overflow},
              ["fuse", "{g.json}", "-o", "{dir}/ro.post.json"], (0,)),
         Case("bom_accepted", {"g.json": bom_graph}, ["plan", "{g.json}"], (0,)),
+        # a hottest row past the index's updates: refused naming the node and the field, no plan left
+        Case("scatter_index_refused", {"g.json": scatter_index_past_its_updates},
+             ["plan", "{g.json}", "-o", "{dir}/si.plan.json"], (1,), r'"op0".*scatter_index\.max_row_updates', absent=["si.plan.json"]),
         Case("output_fifo_refused", {"g.json": small_valid}, ["plan", "{g.json}", "-o", "{dir}/fifo.json"], (1, 2),
              r"fifo\.json", setup=_mkfifo),
         Case("output_symlink_refused", {"g.json": small_valid}, ["plan", "{g.json}", "-o", "{dir}/link.plan.json"], (1, 2),

@@ -115,11 +115,11 @@ class HeldOutEstimates(unittest.TestCase):
     """The held-out library models' graphs with 50 µs of kernels or more
     under the built-in profiles: today's figures (docs/cost-model.md, "Real
     library models") as a floor. Issue 27's targets (kernel median 8 %,
-    worst 25 %; wall 12 %, 30 %) are met for both kernel medians (the H100's
-    with the attention law's idle-wave, per-score and f32 mask terms,
-    session 17) and the wall medians: GAT's scatters (0.704 on the H100, 1.284 on the H200) and the
+    worst 25 %; wall 12 %, 30 %) are met for the H200's kernel median (the
+    H100's until session 23's scatter refit: 8.3 %) and the wall medians:
+    GAT's scatters (0.712 on the H100, 1.279 on the H200) and the
     recommender's forward wall (1.49 / 1.43) are the worst. GraphSAGE and GCN
-    (H200 only), measured after the fit, read 0.93-1.28 (kernel)."""
+    (H200 only), measured after the fit, read 0.91-1.20 (kernel)."""
 
     # Walls since session 22's call epilogue (the lead before a device-bound
     # call's first kernel 2.7 µs on the H200, 0 on the H100, where all of
@@ -129,8 +129,12 @@ class HeldOutEstimates(unittest.TestCase):
     # 42.6 % (GCN's 94 µs forward 1.507 -> 1.292; the recommender's forward,
     # launch-bound, 1.426, the worst).
     FLOORS = {  # gpu: (kernel median, kernel worst, wall median, wall worst)
-        "h100": (0.069, 0.30, 0.051, 0.49),  # 6.8 %, 29.6 %; 5.0 %, 48.8 %
-        "h200": (0.067, 0.29, 0.033, 0.43),  # 6.6 %, 28.4 %; 3.2 %, 42.6 %
+        # Kernels since session 23's scatter refit (the observed index's chain,
+        # lane and wide-run terms): the H100's median 6.8 -> 8.3 % (GAT's
+        # backward, its median graph, 1.068 -> 1.084), worst 29.6 -> 28.8 %;
+        # the H200's 6.6 -> 7.0 % and 28.4 -> 27.9 %.
+        "h100": (0.084, 0.29, 0.051, 0.49),  # 8.3 %, 28.8 %; 5.0 %, 48.8 %
+        "h200": (0.071, 0.28, 0.033, 0.43),  # 7.0 %, 27.9 %; 3.2 %, 42.6 %
     }
 
     def test_todays_figures_as_a_floor(self):

@@ -22,6 +22,7 @@ const std::string kEveryField = R"({
     {"name": "op0", "kind": "reduction", "members": ["op0a", "op0b"], "kernel": "cpp_fused_sum_0",
      "group": [256, 16], "group_expr": ["16*s0", "s1"], "group_dims": [[4, 64], [16]], "foreach": 3,
      "flops": 4096, "runtime_us": 1.25, "reduction_types": ["sum", "welford_reduce"],
+     "scatter_index": {"updates": 256, "rows": 16, "max_row_updates": 40, "mean_run": 2.5, "source": "observed"},
      "outputs": [{"name": "buf0", "bytes": 0, "layout": "fixed", "dtype": "f32", "shape": [4, 64],
                   "aliases": ["buf0_view"], "size_hint": true, "hint_bytes": 1024, "hint_source": "observed"}],
      "reads": [{"name": "x", "dep": "memory", "index": "c0 + 64*c1", "size": [4, 64], "size_expr": ["s0", "64"], "bytes": 32},
@@ -107,6 +108,7 @@ void check_same_graph(const Graph& a, const Graph& b) {
     CHECK(x.workspace_bytes == y.workspace_bytes);
     CHECK(x.convolution == y.convolution);
     CHECK(x.attention == y.attention);
+    CHECK(x.scatter_index == y.scatter_index);
     CHECK(x.reduction_types == y.reduction_types);
     CHECK(x.outputs == y.outputs);
     check_same_deps(x.reads, y.reads);
@@ -150,6 +152,7 @@ TEST_CASE("read -> write -> read keeps every field of a graph that uses them all
   REQUIRE(g.nodes[1].attention->dropout_p == 0.1);
   REQUIRE(g.nodes[1].attention->value == std::vector<std::int64_t>{2, 4, 5, 8});
   REQUIRE(g.nodes[0].reduction_types == std::vector<std::string>{"sum", "welford_reduce"});
+  REQUIRE(g.nodes[0].scatter_index == ScatterIndex{256, 16, 40, 2.5});
   REQUIRE(g.buffers[g.find_buffer("buf0_upd")].mutation_of == g.find_buffer("buf0"));
   const std::string text = write_graph_json(g);
   const Graph back = load_graph(text);
@@ -162,9 +165,35 @@ TEST_CASE("a graph without the optional fields writes none of them", "[io][write
     "nodes": [{"name": "n", "kind": "pointwise", "outputs": [{"name": "b", "bytes": 4}]}]})");
   const std::string text = write_graph_json(g);
   for (const char* key : {"device", "group_expr", "group_dims", "foreach", "size_hint", "hint_bytes", "size_expr", "workspace_bytes", "workspace_source", "convolution",
-                          "attention", "reduction_types"}) {
+                          "attention", "reduction_types", "scatter_index"}) {
     INFO(key);
     CHECK(text.find(std::string("\"") + key + "\"") == std::string::npos);
   }
   check_same_graph(g, load_graph(text));
+}
+
+TEST_CASE("scatter_index: a bad observation is an error naming its node and field", "[io][errors]") {
+  auto load = [](const std::string& spread) {
+    return load_graph(R"({"format": "schedgraph/1", "inputs": [], "outputs": ["b"],
+      "nodes": [{"name": "n", "kind": "pointwise", "scatter_index": )" + spread + R"(, "outputs": [{"name": "b", "bytes": 4}]}]})");
+  };
+  const std::string ok = R"({"updates": 10, "rows": 4, "max_row_updates": 5, "mean_run": 1.5, "source": "observed"})";
+  CHECK(load(ok).nodes[0].scatter_index == ScatterIndex{10, 4, 5, 1.5});
+  CHECK_THROWS_WITH(load("[]"), Catch::Contains("scatter_index") && Catch::Contains("expected an object"));
+  CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 4, "max_row_updates": 5, "mean_run": 1.5})"),
+                    Catch::Contains("scatter_index") && Catch::Contains("\"source\""));
+  CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 4, "max_row_updates": 5, "mean_run": 1.5, "source": "guessed"})"),
+                    Catch::Contains("scatter_index.source") && Catch::Contains("\"guessed\""));
+  CHECK_THROWS_WITH(load(R"({"updates": -1, "rows": 4, "max_row_updates": 5, "mean_run": 1.5, "source": "observed"})"),
+                    Catch::Contains("scatter_index.updates") && Catch::Contains("below the minimum 0"));
+  CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 11, "max_row_updates": 5, "mean_run": 1.5, "source": "observed"})"),
+                    Catch::Contains("\"n\": scatter_index.rows") && Catch::Contains("more than the updates"));
+  CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 4, "max_row_updates": 11, "mean_run": 1.5, "source": "observed"})"),
+                    Catch::Contains("scatter_index.max_row_updates"));
+  CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 4, "max_row_updates": 2, "mean_run": 1.5, "source": "observed"})"),
+                    Catch::Contains("scatter_index.max_row_updates") && Catch::Contains("less than the updates"));
+  CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 4, "max_row_updates": 5, "mean_run": 0.5, "source": "observed"})"),
+                    Catch::Contains("scatter_index.mean_run"));
+  CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 4, "max_row_updates": 5, "mean_run": "long", "source": "observed"})"),
+                    Catch::Contains("scatter_index.mean_run") && Catch::Contains("expected a number"));
 }
