@@ -236,7 +236,7 @@ TEST_CASE("the atomic lane sweep under the shipped h200: same-address lanes pric
 // its repeat (tests/data/class_sweep/h200-pitch-repeat, the same command
 // run again on the same machine) under the shipped h200. One unaligned
 // factor priced both misalignments alike (6.37 x compute): the 8- and
-// 4-byte rows summed at 2.03 x their time, the odd ones at 1.02; with
+// 4-byte rows summed at 1.99 x their time, the odd ones at 1.06; with
 // odd_pitch_factor 0.996 and 1.021. The products with an odd M alone run
 // the aligned kernels but take the class's floor: summed 0.984, the small
 // ones up to 1.74.
