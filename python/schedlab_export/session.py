@@ -151,7 +151,7 @@ class CaptureSession:
             return None  # the scheduler started before the capture did
         post = graph_dict(f"{graph.case}.post", self.source, list(nodes), fused=True)
         post["operations"] = operations(graph.pre_order, list(nodes))
-        if self.measure:
+        if self.measure and graph.device == "cuda":  # only GPU graphs are measured
             from . import scatter_index
 
             graph.scatter_origins = scatter_index.scatter_origins(nodes)
@@ -250,12 +250,14 @@ class CaptureSession:
                 self.notes.append(f"{call.graph.case}: not measured: {e}")
                 print(f"schedlab_export: {self.notes[-1]}", file=sys.stderr)
                 call.inputs = []
+                call.graph.fx_module = None
                 continue
             path = self._guard(
                 f"measuring {call.graph.case}",
                 lambda c=call: measure.measure_graph(c, self.out_dir, samples=self.samples,
                                                      cudagraphs=self.cudagraphs),
             )
+            call.graph.fx_module = None  # measured or failed: the FX module is not needed again
             if path is not None:
                 call.graph.measured = True
                 call.graph.files.append(path)
