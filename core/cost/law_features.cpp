@@ -373,6 +373,12 @@ double dep_elements(const Dep& d) {
 inline constexpr double kFreeLanes = 3;
 inline constexpr double kWarpLanes = 32;
 
+// The exporter's observation of the node's scatter index, or null where it
+// made none (or saw an empty index).
+const ScatterIndex* observed_index(const Node& n) {
+  return n.scatter_index && n.scatter_index->updates > 0 ? &*n.scatter_index : nullptr;
+}
+
 // The lanes of one instruction that add into one address: where the
 // exporter observed the index's runs (`scatter_index.mean_run`), as many
 // consecutive iterations as a run of equal values covers, over the
@@ -380,9 +386,10 @@ inline constexpr double kWarpLanes = 32;
 // contiguous run; none where its address skips iterations, as a reduction
 // over keys into a bucket does), at most a warp. 1 without an observation.
 double same_address_lanes(const Node& n, const Dep& d, double run) {
-  if (!n.scatter_index || n.scatter_index->updates <= 0) return 1;
+  const ScatterIndex* s = observed_index(n);
+  if (!s) return 1;
   const double distinct = dep_elements(d) < static_cast<double>(std::max<std::int64_t>(n.numel, 1)) ? 1.0 : std::max(run, 1.0);
-  return std::clamp(std::min(n.scatter_index->mean_run, kWarpLanes / distinct), 1.0, kWarpLanes);
+  return std::clamp(std::min(s->mean_run, kWarpLanes / distinct), 1.0, kWarpLanes);
 }
 
 // The atomic adds into the table element that takes the most, of a store
@@ -394,9 +401,9 @@ double same_address_lanes(const Node& n, const Dep& d, double run) {
 // of the scores), never less than the uniform figure.
 double chain_updates(const Node& n, double updates, double run, std::int64_t elements) {
   const double uniform = updates / static_cast<double>(std::max<std::int64_t>(1, elements));
-  if (!n.scatter_index || n.scatter_index->updates <= 0) return uniform;
-  const ScatterIndex& s = *n.scatter_index;
-  return std::max(uniform, static_cast<double>(s.max_row_updates) * updates / (static_cast<double>(s.updates) * run));
+  const ScatterIndex* s = observed_index(n);
+  if (!s) return uniform;
+  return std::max(uniform, static_cast<double>(s->max_row_updates) * updates / (static_cast<double>(s->updates) * run));
 }
 
 ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_bytes) {

@@ -309,7 +309,8 @@ void check_scatter_index(const Graph& g, NodeId v) {
   const std::int64_t least = s.updates > 0 ? 1 : 0;
   if (s.max_row_updates < least || s.max_row_updates > s.updates)
     fail(where + ".max_row_updates", std::to_string(s.max_row_updates) + " is outside [" + std::to_string(least) + ", the updates]" + of);
-  if (s.rows > 0 && s.max_row_updates * s.rows < s.updates)
+  // Saturating: both counts come from a file, and their product may pass 2^63.
+  if (s.rows > 0 && saturating_mul(s.max_row_updates, s.rows) < s.updates)
     fail(where + ".max_row_updates", std::to_string(s.max_row_updates) + " times " + std::to_string(s.rows) + " rows is less than the updates" + of);
   if (s.updates > 0 && !(s.mean_run >= 1 && s.mean_run <= static_cast<double>(s.updates)))  // NaN fails too
     fail(where + ".mean_run", "expected a mean run in [1, the updates]" + of);

@@ -143,8 +143,9 @@ std::int64_t attention_scores(const AttentionCall& a);
 // graph was measured on (the exporter's --measure): its elements (rows
 // added, one each), the distinct rows they add into, the most any one row
 // takes, and the elements over the runs of equal consecutive values.
-// The reader keeps rows <= updates, max_row_updates in [1, updates] (both
-// 0 with updates 0) and mean_run in [1, updates].
+// validate() keeps rows <= updates, max_row_updates in [1, updates] (both
+// 0 with updates 0) and at least updates / rows, and mean_run in
+// [1, updates].
 struct ScatterIndex {
   std::int64_t updates = 0, rows = 0, max_row_updates = 0;
   double mean_run = 1;

@@ -42,10 +42,12 @@ def _op_name(target) -> str:
     return str(name or getattr(target, "__name__", "") or "")
 
 
-def _accumulates(name: str, args: tuple, kwargs: dict) -> bool:
+def _adds_through_index(node) -> bool:
+    """Whether an FX node adds through an index: one of SCATTER_OPS, an
+    index_put only with accumulate=True."""
+    name = _op_name(getattr(node, "target", None))
     if name in _INDEX_PUT:
-        accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
-        return bool(accumulate)
+        return bool(node.args[3] if len(node.args) > 3 else node.kwargs.get("accumulate", False))
     return name in SCATTER_OPS
 
 
@@ -56,9 +58,7 @@ def scatter_origins(snodes) -> dict[str, list[str]]:
 
     found: dict[str, list[str]] = {}
     for snode in snodes:
-        names = [o.name for o in _node_origins(snode)
-                 if _op_name(getattr(o, "target", None)) in SCATTER_OPS and _accumulates(
-                     _op_name(o.target), tuple(o.args), dict(o.kwargs))]
+        names = [o.name for o in _node_origins(snode) if _adds_through_index(o)]
         if names:
             found[snode.get_name()] = names
     return found

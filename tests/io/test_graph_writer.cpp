@@ -179,6 +179,11 @@ TEST_CASE("scatter_index: a bad observation is an error naming its node and fiel
   };
   const std::string ok = R"({"updates": 10, "rows": 4, "max_row_updates": 5, "mean_run": 1.5, "source": "observed"})";
   CHECK(load(ok).nodes[0].scatter_index == ScatterIndex{10, 4, 5, 1.5});
+  // Counts whose product passes 2^63 (rows times the hottest row's) are compared without overflowing.
+  const std::int64_t big = std::int64_t{1} << 62;
+  const std::string huge = R"({"updates": )" + std::to_string(big) + R"(, "rows": )" + std::to_string(big) +
+                           R"(, "max_row_updates": )" + std::to_string(big) + R"(, "mean_run": 1, "source": "observed"})";
+  CHECK(load(huge).nodes[0].scatter_index == ScatterIndex{big, big, big, 1});
   CHECK_THROWS_WITH(load("[]"), Catch::Contains("scatter_index") && Catch::Contains("expected an object"));
   CHECK_THROWS_WITH(load(R"({"updates": 10, "rows": 4, "max_row_updates": 5, "mean_run": 1.5})"),
                     Catch::Contains("scatter_index") && Catch::Contains("\"source\""));
