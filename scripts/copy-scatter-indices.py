@@ -22,6 +22,19 @@ import tempfile
 from pathlib import Path
 
 
+def read_graph(path: Path) -> dict | None:
+    """A post graph's JSON, or None (said on stderr) when it is not one."""
+    try:
+        graph = json.loads(path.read_text())
+        if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list) or not all(
+                isinstance(n, dict) and "name" in n for n in graph["nodes"]):
+            raise ValueError("no list of named nodes")
+        return graph
+    except (OSError, ValueError) as e:
+        print(f"copy-scatter-indices: {path}: not a graph ({e})", file=sys.stderr)
+        return None
+
+
 def marks_of(graph: dict) -> dict[str, dict]:
     return {n["name"]: n["scatter_index"] for n in graph["nodes"] if "scatter_index" in n}
 
@@ -59,10 +72,8 @@ def main(argv=None) -> int:
             ap.error(f"{folder}: not a folder")
     status = 0
     for source_path in sorted(args.source.glob("*.post.json")):
-        try:
-            source = json.loads(source_path.read_text())
-        except (OSError, ValueError) as e:
-            print(f"copy-scatter-indices: {source_path}: not a graph ({e})", file=sys.stderr)
+        source = read_graph(source_path)
+        if source is None:
             status = 1
             continue
         if not marks_of(source):
@@ -71,7 +82,10 @@ def main(argv=None) -> int:
             path = folder / source_path.name
             if not path.is_file():
                 continue
-            target = json.loads(path.read_text())
+            target = read_graph(path)
+            if target is None:
+                status = 1
+                continue
             reason = copy_marks(source, target)
             if reason:
                 print(f"{path}: left as it is: {reason}")

@@ -58,6 +58,18 @@ class CopyScatterIndices(unittest.TestCase):
         dst, said = self.run_script({"a.post.json": graph(["op0"])}, {"a.post.json": graph(["op0"])})
         self.assertEqual(said, "")
 
+    def test_a_target_that_is_no_graph_is_named_and_left(self):
+        tmp = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        (tmp / "src").mkdir()
+        (tmp / "dst").mkdir()
+        (tmp / "src" / "a.post.json").write_text(json.dumps(graph(["op0"], marked="op0")))
+        (tmp / "dst" / "a.post.json").write_text("{not json")
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            self.assertEqual(copy_scatter_indices.main([str(tmp / "src"), str(tmp / "dst")]), 1)
+        self.assertIn("a.post.json: not a graph", err.getvalue())
+        self.assertEqual((tmp / "dst" / "a.post.json").read_text(), "{not json")
+
     def test_a_missing_folder_is_a_usage_error(self):
         with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
             copy_scatter_indices.main(["/nonexistent/folder", "/tmp"])
