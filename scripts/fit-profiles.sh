@@ -53,8 +53,12 @@ for model in llama_block vit unet_gn moe_dropless kv_decode bert_dynamic tp2d; d
 # "Law terms") come from the attention grid and f32 mask sweeps, measured on
 # the H200 alone: the H100's attention nodes (full waves, head dims 64 and
 # 128 with a bias or dropout) exercise them without telling them from the
-# compute term, so the H100 carries the H200's factors.
-sibling_terms=score_factor,attention_wave_factor,f32_bias_factor,f32_score_factor
+# compute term, so the H100 carries the H200's factors. So with the strided
+# reductions' transposed-operand terms ("Transposed operands"): the H200's
+# transposed reduction sweep fits them; the H100's zoo and strided sweep
+# hold a handful of such kernels and no grid of rows against lengths (fitted
+# on those alone: 1.24 ps and 4.0 ns, where the sweep gives 1.63 and 2.62).
+sibling_terms=score_factor,attention_wave_factor,f32_bias_factor,f32_score_factor,transposed_element_factor,transposed_walk_factor
 # The sustained tensor-core rate of long 16-bit matmuls (docs/cost-model.md,
 # "Sustained rate"): fitted beside the H100's laws on the first 4 x H100
 # lease's steps (the second lease's steps are held out); the H200 (same chip,

@@ -365,6 +365,71 @@ double dep_elements(const Dep& d) {
   return elements;
 }
 
+// The elements of a Triton reduction's operands that run along another
+// loop axis than most of its bytes (docs/cost-model.md, "Transposed
+// operands"). Each memory dep of the node's loop nest (the sizes most of its
+// bytes move over, three axes or more) runs along the innermost loop
+// variable of stride 1 in its index; the axis most of those deps' bytes run
+// along is the one a tile reads coalesced, and the others' full-size deps
+// (broadcast along no loop variable) move a 32-byte sector an element: a
+// LayerNorm's weight gradient beside its input gradient written transposed.
+// 0 where they all run along one axis, or an index is not affine.
+double transposed_elements(const Graph& g, const Node& n) {
+  // The loop nest: the sizes of the memory deps with the most bytes (a
+  // fused node may hold members of other nests, whose loop variables mean
+  // other axes).
+  std::vector<std::pair<const std::vector<std::int64_t>*, double>> nests;
+  for (const auto* deps : {&n.reads, &n.writes})
+    for (const Dep& d : *deps) {
+      if (d.is_weak() || d.kind != DepKind::Memory || d.size.size() < 2) continue;
+      auto it = std::find_if(nests.begin(), nests.end(), [&](const auto& e) { return *e.first == d.size; });
+      if (it == nests.end()) it = nests.insert(nests.end(), {&d.size, 0.0});
+      it->second += static_cast<double>(dep_priced_bytes(g, d));
+    }
+  if (nests.empty()) return 0;
+  const std::vector<std::int64_t>& nest =
+      *std::max_element(nests.begin(), nests.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  // A two-axis nest is a plain transpose, which Triton tiles in both axes
+  // and runs at its bytes' price (the sweeps' 2-D ones read 0.79-1.27
+  // without these terms); a reduction over two axes of three or more (a
+  // batch and its tokens) walks the others' operands one sector apart.
+  const std::size_t rank = nest.size();
+  if (rank < 3) return 0;
+  struct Axis {
+    std::int64_t axis;
+    double bytes = 0, elements = 0;
+  };
+  std::vector<Axis> axes;
+  for (const auto* deps : {&n.reads, &n.writes})
+    for (const Dep& d : *deps) {
+      if (d.is_weak() || d.kind != DepKind::Memory || d.size != nest || is_indirect_index(d.index)) continue;
+      const auto form = parse_affine_index(d.index, rank, "cd");
+      if (!form) return 0;
+      std::int64_t axis = -1;  // none of stride 1: a broadcast or a gather of columns, left out
+      for (std::size_t k = 0; k < rank; ++k)
+        if (form->strides[k] == 1 && d.size[k] > 1) axis = static_cast<std::int64_t>(k);
+      const std::int64_t elem = dtype_size(g.buffers[d.buf].dtype);
+      const double bytes = static_cast<double>(dep_priced_bytes(g, d));
+      const double elements = dep_elements(d);
+      if (axis < 0 || elements <= 1) continue;
+      auto it = std::find_if(axes.begin(), axes.end(), [&](const Axis& a) { return a.axis == axis; });
+      if (it == axes.end()) it = axes.insert(axes.end(), Axis{axis});
+      it->bytes += bytes;
+      // A dep broadcast along a loop variable (stride 0: a row's statistics)
+      // reads the same sectors again: only full-size deps walk apart.
+      if (elem > 0 && bytes >= elements * static_cast<double>(elem)) it->elements += elements;
+    }
+  if (axes.size() < 2) return 0;
+  // The coalesced axis: the most bytes, ties to the innermost.
+  const auto coalesced = std::max_element(axes.begin(), axes.end(), [](const Axis& a, const Axis& b) {
+    return a.bytes != b.bytes ? a.bytes < b.bytes : a.axis < b.axis;
+  });
+  double transposed = 0;
+  for (const Axis& a : axes)
+    if (&a != &*coalesced) transposed += a.elements;
+  return transposed;
+}
+
 // A warp's lanes that add into one address in one instruction run one
 // after another at the L2; the first few overlap with the rest of the
 // kernel's work. The atomic lane sweep (docs/cost-model.md, "Scatter
@@ -598,6 +663,12 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   }
   set(f, LawTerm::OnlineSoftmax, online_softmax_us(n, c, hw));
   if (unaligned_rows(g, n, c)) set(f, LawTerm::UnalignedRows, get(f, LawTerm::Memory) + get(f, LawTerm::Spill));
+  if (kernel == KernelClass::TritonStridedReduction)
+    if (const double transposed = transposed_elements(g, n); transposed > 0) {
+      set(f, LawTerm::TransposedElements, transposed * 1e-6);  // the factor: ps per element
+      // Each kept row's program walks the reduction one step after another.
+      set(f, LawTerm::TransposedWalk, static_cast<double>(std::max<std::int64_t>(n.rnumel, 1)) * 1e-3);  // ns per step
+    }
   const auto shape = implicit_gemm_shape(g, n, c);
   if (!shape) return f;
   // cuBLAS's f32 (SIMT) kernels split a long K over the idle SMs of a

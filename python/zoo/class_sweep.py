@@ -365,6 +365,43 @@ def strided_triton_sweep():
         torch.compile(forward)(mats, mixer, heads)
 
 
+def transposed_reduction_sweep():
+    """Reductions whose operands are contiguous along different axes: one
+    along the reduced axis, one along the kept one (a LayerNorm's weight
+    gradient over token-mixed activations, an attention bias over permuted
+    scores), so that no tile reads both coalesced; over kept rows of 256 to
+    65,536 and reductions of 128 to 16,384, bf16 and f32; then LayerNorms
+    over a transposed view, trained (forward and backward): 64 to 1,024
+    normalized tokens over 2,048 to 32,768 rows. Each reduction reads one
+    [X, R] and one [R, X] tensor."""
+    import torch
+    import torch.nn.functional as F
+
+    # (kept rows X, reduced length R, dtype)
+    grid = [(x, r, torch.bfloat16) for x, r in ((256, 4096), (256, 16384), (512, 2048), (512, 8192), (1024, 1024), (1024, 4096),
+                                                  (2048, 512), (4096, 128), (4096, 2048), (8192, 256), (16384, 1024), (65536, 128))]
+    grid += [(x, r, torch.float32) for x, r in ((256, 8192), (1024, 2048), (4096, 512), (16384, 256))]
+    rowwise = [torch.randn(x, r, device=DEVICE, dtype=dt) for x, r, dt in grid]
+    colwise = [torch.randn(r, x, device=DEVICE, dtype=dt) for x, r, dt in grid]
+
+    def reduce(rowwise, colwise):
+        return [(a * b.t()).float().sum(1) for a, b in zip(rowwise, colwise)]
+
+    # trained LayerNorms over (batch, tokens, channels) normalized across
+    # tokens: the weight gradient keeps `tokens` rows and reduces batch x
+    # channels (2,048 to 32,768) with the upstream gradient transposed
+    norms = [(b, t, 256) for t in (64, 128, 256, 512, 1024) for b in (8, 32, 128)] + [(16, 128, 384), (64, 49, 1024)]
+    xs = [torch.randn(b, t, c, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for b, t, c in norms]
+    ws = [torch.ones(t, device=DEVICE, dtype=torch.bfloat16, requires_grad=True) for _, t, _ in norms]
+
+    def token_norms(xs, ws):
+        return sum(F.layer_norm(x.transpose(1, 2), (w.shape[0],), w).float().square().mean() for x, w in zip(xs, ws))
+
+    with torch.no_grad():
+        torch.compile(reduce)(rowwise, colwise)
+    torch.compile(token_norms)(xs, ws).backward()
+
+
 def gemm_odd_sweep():
     """Matmuls with an odd dimension in bf16 (Whisper's 51,865-token
     vocabulary as K and as N; odd M), beside aligned twins; and small f32
@@ -583,6 +620,7 @@ SWEEPS: dict[str, Sweep] = {
     "grouped_conv1d_sweep": Sweep(grouped_conv1d_sweep, ("grouped_convolution", "grouped_convolution_backward")),
     "conv1d_dense_sweep": Sweep(conv1d_dense_sweep, ("convolution_1d", "convolution_1d_backward")),
     "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
+    "transposed_reduction_sweep": Sweep(transposed_reduction_sweep, ("triton_strided_reduction",)),
     "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),
     "gemm_pitch_sweep": Sweep(gemm_pitch_sweep, ("gemm_unaligned",)),
     "large_kernel_sweep": Sweep(large_kernel_sweep, ()),  # the plain gemm, triton_pointwise and triton_reduction classes

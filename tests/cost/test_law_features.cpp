@@ -401,3 +401,25 @@ TEST_CASE("features: a reduction whose rows are not 16-byte aligned pays its byt
   Featured vit("exported/vit_0_fwd.post.json");
   CHECK(at(vit.of("op1"), LawTerm::UnalignedRows) == 0);
 }
+
+TEST_CASE("features: a reduction's operands along another axis than most of its bytes, and the length it walks", "[cost][features]") {
+  // The transposed reduction sweep's layer norm over 128 tokens of a
+  // transposed view: the weight gradient ([512, 128 x 256] kept x reduced,
+  // a nest of three axes) reads its operands along the channels and writes
+  // the input gradient along the tokens: 512 x 128 x 256 elements, one
+  // sector each, and 32,768 reduction steps a row.
+  Featured sweep("class_sweep/h200/transposed_reduction_sweep_2_bwd.post.json");
+  const LawFeatures grad = sweep.of("op38_op39_op40");
+  CHECK(at(grad, LawTerm::TransposedElements) == Approx(512.0 * 128 * 256 * 1e-6));
+  CHECK(at(grad, LawTerm::TransposedWalk) == Approx(32768 * 1e-3));
+  // A plain transpose beside a row sum (two axes): Triton tiles both.
+  Featured strided("class_sweep/h200/strided_triton_sweep_0_inf.post.json");
+  CHECK(at(strided.of("op28_op29"), LawTerm::TransposedElements) == 0);
+  CHECK(at(strided.of("op28_op29"), LawTerm::TransposedWalk) == 0);
+  // BERT's layer norm backward fused with a weight-gradient partial sum of
+  // another nest: the nest of most bytes runs along its channels but for
+  // the rows' statistics, broadcast over them (the same sectors again).
+  Featured bert("outside_zoo/h100/hf_bert_step_1_bwd.post.json");
+  CHECK(at(bert.of("op59_op60_op65_op68_op61_op63"), LawTerm::TransposedElements) == 0);
+  CHECK(at(bert.of("op59_op60_op65_op68_op61_op63"), LawTerm::TransposedWalk) == 0);
+}

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "core/cost/law_features.h"
 #include "core/io/measured_reader.h"
 #include "core/io/profiles.h"
 #include "core/measure/accuracy.h"
@@ -63,7 +64,7 @@ TEST_CASE("class sweeps: each finer class under the shipped h100-sxm, today's fi
       {"depthwise_convolution_backward_native", 0.15},  // 0.947
       {"grouped_convolution", 0.15},             // 1.027
       {"convolution_1d_backward", 0.15},         // 0.901 (its parent's law)
-      {"triton_strided_reduction", 0.15},        // 0.877
+      {"triton_strided_reduction", 0.15},        // 1.010 (0.877 before the transposed-operand terms, carried from the H200)
       {"gemm_unaligned", 0.15},                  // 1.072 (gemm's law: two nodes)
       {"gemm_f32", 0.15},                        // 1.003
       {"depthwise_convolution_native", 0.165},   // 0.842
@@ -108,13 +109,14 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     // 5.7 / 5.7 % and 20.2 / 19.7 % before session 22's call epilogue, whose
     // shorter lead before the first kernel no longer offsets the kernels
     // priced short on GPT-2's one-kernel graphs.
-    CHECK(wall_time_error(r).median <= (h100 ? 0.072 : 0.058));
+    // (the H100's 7.2 % is 7.21 % since session 24's strided reduction refit)
+    CHECK(wall_time_error(r).median <= (h100 ? 0.0722 : 0.058));
     CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.26));
     const std::map<std::string, double> worst = {
         {"depthwise_convolution", h100 ? 0.075 : 0.105},     // 0.930 / 0.899 (the H200: its own sweep's law)
         {"grouped_convolution", h100 ? 0.06 : 0.035},        // 0.948 / 1.030 (the H200: its parent's law)
         {"triton_strided_pointwise", h100 ? 0.065 : 0.095},  // 0.939 / 0.912
-        {"triton_strided_reduction", h100 ? 0.045 : 0.04},   // 0.958 / 0.962
+        {"triton_strided_reduction", h100 ? 0.049 : 0.035},  // 0.952 / 0.970 (0.958 / 0.962 before the transposed-operand terms)
         {"gemm_f32", h100 ? 0.17 : 0.235},                   // 1.164 / 1.223 (1.168 / 1.233 before split-K)
     };
     for (const ClassAccuracy& c : r.classes) {
@@ -263,6 +265,48 @@ TEST_CASE("the pitch sweep's repeat under the shipped h200: each row alignment p
     INFO(group << ": " << sums[group].first / sums[group].second);
     CHECK(std::abs(sums[group].first / sums[group].second - 1) <= 0.05);
   }
+}
+
+// The transposed reduction sweep (H200, class_sweep.py's
+// transposed_reduction_sweep: layer norms over a transposed view, trained,
+// 64 to 1,024 tokens over 2,048 to 32,768 rows), judged on its repeat
+// (tests/data/class_sweep/h200-transposed-repeat) under the shipped h200.
+// The 17 strided reductions the transposed-operand terms price (the norms'
+// weight gradients beside the input gradient written transposed: a nest of
+// three axes whose full-size deps run along two) read 0.298 summed under
+// the bytes alone (0.17-0.75 each) and 0.946 with transposed_element_factor
+// and transposed_walk_factor (0.73-1.53). The other strided reductions
+// keep 0.661: the norms' forward statistics over the transposed view
+// (0.20-0.84, a reduction read strided throughout, which these terms do not
+// see) and the split reductions of an [X, R] by an [R, X] product.
+TEST_CASE("the transposed reduction sweep's repeat under the shipped h200: transposed operands priced", "[measure][zoo][class_laws]") {
+  const std::vector<MeasuredCase> cases = cases_under("class_sweep/h200-transposed-repeat");
+  REQUIRE(cases.size() == 3);
+  const HardwareProfile& hw = builtin_profile("h200");
+  std::map<std::pair<std::string, std::string>, bool> transposed;  // (graph, node) -> the term prices it
+  for (const MeasuredCase& c : cases) {
+    const CostFacts facts = cost_facts(c.graph);
+    for (NodeId v = 0; v < c.graph.num_nodes(); ++v) {
+      const LawFeatures f = law_features(c.graph, v, facts, hw, {hw.time_model->sm_count, hw.time_model->l2_bytes, true});
+      transposed[{c.measured.graph, c.graph.nodes[v].name}] = f[static_cast<std::size_t>(LawTerm::TransposedElements)] > 0;
+    }
+  }
+  const AccuracyReport r = measure_accuracy(cases, hw, false);
+  std::map<bool, std::pair<double, double>> sums;  // transposed? -> (estimated, measured)
+  std::map<bool, int> counts;
+  for (const NodeAccuracy& n : r.nodes) {
+    if (n.cls != KernelClass::TritonStridedReduction) continue;
+    const bool t = transposed.at({n.graph, n.node});
+    INFO(n.graph << " " << n.node << (t ? " (transposed)" : "") << ": " << n.est_us / n.meas_us);
+    if (t && n.meas_us >= 5) CHECK((n.est_us / n.meas_us > 0.65 && n.est_us / n.meas_us < 1.6));
+    sums[t].first += n.est_us;
+    sums[t].second += n.meas_us;
+    ++counts[t];
+  }
+  INFO("transposed " << sums[true].first / sums[true].second << ", the others " << sums[false].first / sums[false].second);
+  CHECK(counts[true] == 17);
+  CHECK(std::abs(sums[true].first / sums[true].second - 1) <= 0.07);
+  CHECK(sums[false].first / sums[false].second >= 0.64);
 }
 
 // The dense 1-D convolution grid (H200, class_sweep.py's conv1d_dense_sweep:
