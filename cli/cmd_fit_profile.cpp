@@ -37,7 +37,7 @@ HardwareProfile datasheet_of(const std::string& kind, const std::string& measure
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs, sweep_dirs, launch_sweep_dirs;
-  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from, sibling_terms;
+  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from, sibling_terms, carry_classes;
 };
 
 // --sibling-terms: a comma-separated list of law terms by their profile
@@ -58,21 +58,27 @@ std::vector<LawTerm> parse_sibling_terms(const std::string& text) {
   return out;
 }
 
-// --class-laws: "all", "default" or a comma-separated list of finer classes.
-std::vector<KernelClass> parse_class_laws(const std::string& text) {
-  if (text.empty() || text == "default") return default_own_law_classes();
-  if (text == "all") return all_fine_classes();
+// A comma-separated list of finer classes (`option` names the flag in errors).
+std::vector<KernelClass> parse_class_list(const std::string& text, const std::string& option) {
   std::vector<KernelClass> out;
-  for (const std::string& name : split_list(text, "--class-laws")) {
+  for (const std::string& name : split_list(text, option)) {
     const std::optional<KernelClass> c = parse_kernel_class(name);
     if (!c || !is_fine_class(*c)) {
       std::string names;
       for (KernelClass f : all_fine_classes()) names += (names.empty() ? "" : ", ") + std::string(to_string(f));
-      throw OptionError("--class-laws: " + quoted_name(name) + " is not one of the finer kernel classes (" + names + "), all or default");
+      throw OptionError(option + ": " + quoted_name(name) + " is not one of the finer kernel classes (" + names + ")" +
+                        (option == "--class-laws" ? ", all or default" : ""));
     }
     out.push_back(*c);
   }
   return out;
+}
+
+// --class-laws: "all", "default" or a comma-separated list of finer classes.
+std::vector<KernelClass> parse_class_laws(const std::string& text) {
+  if (text.empty() || text == "default") return default_own_law_classes();
+  if (text == "all") return all_fine_classes();
+  return parse_class_list(text, "--class-laws");
 }
 
 // The measured files of one sweep option's folders; none is a usage error
@@ -88,8 +94,11 @@ std::vector<MeasuredCase> load_sweeps(const std::string& option, const std::vect
 
 int run(const FitProfileArgs& a) {
   const auto& [dirs, excludes, graph_dirs, sweep_dirs, launch_sweep_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from,
-               sibling_term_names] = a;
+               sibling_term_names, carry_class_names] = a;
   const std::vector<KernelClass> own_laws = parse_class_laws(class_laws);
+  if (!carry_class_names.empty() && class_laws_from.empty()) throw OptionError("--carry-classes: needs --class-laws-from (the profile the laws come from)");
+  // The classes --class-laws-from carries: the --class-laws ones, or these.
+  const std::vector<KernelClass> carried = carry_class_names.empty() ? own_laws : parse_class_list(carry_class_names, "--carry-classes");
   const std::vector<LawTerm> sibling_terms = parse_sibling_terms(sibling_term_names);
   if (!sibling_terms.empty() && sibling_name.empty()) throw OptionError("--sibling-terms: needs --sibling (the profile the terms come from)");
   std::string base_name = given_base;
@@ -121,7 +130,7 @@ int run(const FitProfileArgs& a) {
   }
   ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws, sweeps, sibling_terms,
                                launch_sweeps);
-  if (laws_from) carry_class_laws(*laws_from, own_laws, fit.profile);
+  if (laws_from) carry_class_laws(*laws_from, carried, fit.profile);
   if (!comm_path.empty())
     apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
   if (!sustained_path.empty())
@@ -183,6 +192,10 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                  "a fitted profile of a GPU of the same chip: the --class-laws classes these measurements fit no law for "
                  "(no class sweep of this GPU) take its laws")
       ->option_text("NAME|FILE");
+  app.add_option("--carry-classes", a->carry_classes,
+                 "the finer classes (comma-separated) --class-laws-from carries, where these measurements fit no law of their own "
+                 "(default: the --class-laws ones)")
+      ->option_text("CLASS,...");
   add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
   return [a] { return run(*a); };
 }

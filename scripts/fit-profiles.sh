@@ -74,11 +74,16 @@ python3 scripts/fit-sustained-rate.py $sweeps/steps/run1 $sweeps/steps/run2 --sc
     --source "4 x H100 SXM5 80GB (nvidia-h100-x4), PyTorch 2.11: the first lease's five steps, tests/data/dist4/steps/run1 and run2"
 # The H200 (its class laws it has no sweep for from the H100's first fit:
 # the sibling terms those laws take are 0 either way), then the H100 with
-# the H200 as its sibling.
+# the H200 as its sibling. The H100 has no pitch sweep: its unaligned
+# matmuls take the H200's gemm_unaligned law (fitted on the pitch sweep,
+# its terms on each GPU's own peaks) instead of gemm's, which priced
+# Swin-T's 49-token windows at 0.64 of their time outside the zoo; its 1-D
+# convolutions keep their parents' laws (the H200's read the Conformer's
+# 1-D backward 0.575 -> 0.520 there, session 23).
 "$bin" fit-profile tests/data/measured/h200 $(class_sweep h200) $(launch_sweep h200) --graphs tests/data/exported "${held[@]}" --name h200 \
     --class-laws $class_laws_h200 --class-laws-from "$tmp/h100-sxm.json" --comm $sweeps/comm-fit-h200.json \
     --sustained $sweeps/sustained-fit.json -o profiles/h200.json
 "$bin" fit-profile tests/data/measured/h100 $(class_sweep h100) $(launch_sweep h100) --graphs tests/data/exported "${held[@]}" --name h100-sxm \
     --class-laws $class_laws --sibling profiles/h200.json --sibling-terms $sibling_terms --comm $sweeps/comm-fit.json --sustained $sweeps/sustained-fit.json \
-    -o profiles/h100-sxm.json
+    --class-laws-from profiles/h200.json --carry-classes gemm_unaligned -o profiles/h100-sxm.json
 python3 scripts/embed-profiles.py > core/cost/fitted_profiles.cpp

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/profiles.h"
 #include "tests/cli/measured_fixture.h"
 #include "tests/test_util.h"
 
@@ -52,6 +53,17 @@ TEST_CASE("fit-profile writes a profile that plan, simulate and accuracy take", 
   fs::path with_sibling = dir / "sibling.json";
   auto fit2 = run_cli("fit-profile " + dir.string() + " -o " + with_sibling.string() + " --sibling h200");
   CHECK(fit2.code == 0);
+  // --carry-classes: of the classes this data fits no law for, the named ones
+  // take the --class-laws-from profile's law, and no other does.
+  fs::path carried = dir / "carried.json";
+  auto fit3 = run_cli("fit-profile " + dir.string() + " -o " + carried.string() + " --class-laws all --class-laws-from h200 --carry-classes gemm_unaligned");
+  REQUIRE(fit3.code == 0);
+  std::ifstream carried_in(carried);
+  const auto laws = nlohmann::json::parse(carried_in)["time_model"]["laws"];
+  CHECK(laws.size() == 10);
+  const auto h200 = schedlab::hardware_profile_to_json(schedlab::builtin_profile("h200"))["time_model"]["laws"];
+  CHECK(laws["gemm_unaligned"] == h200["gemm_unaligned"]);
+  CHECK_FALSE(laws.contains("convolution_1d"));
   fs::remove_all(dir);
 }
 

@@ -98,12 +98,14 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     const bool h100 = std::string(gpu) == "h100";
     const AccuracyReport r = report_of(std::string("outside_zoo/") + gpu, profile);
     REQUIRE(r.graphs.size() == 18);
-    // 5.4 / 5.5 % (5.1 / 5.5 % before the attention law's wave, score and f32 terms, 5.2 / 5.2 % before the scatter traffic law)
+    // 5.3 / 5.4 % (5.4 / 5.5 % before session 24, 5.1 / 5.5 % before the attention law's wave, score and f32 terms, 5.2 / 5.2 % before the scatter traffic law)
     CHECK(kernel_time_error(r).median <= (h100 ? 0.054 : 0.055));
-    // Swin-T's backward: 0.631 / 0.645 (the H200's 0.653 before session 21's
-    // fit gave gemm_unaligned gemm's spill factor: too few of its nodes
+    // Swin-T's backward: 0.707 / 0.667 (the H100's 0.640 before session 24
+    // carried the H200's gemm_unaligned law, fitted on its pitch sweep, for
+    // its 49-token windows' odd-row matmuls; the H200's 0.653 before session
+    // 21's fit gave gemm_unaligned gemm's spill factor: too few of its nodes
     // outgrow the L2 to tell it)
-    CHECK(kernel_time_error(r).worst <= (h100 ? 0.37 : 0.36));
+    CHECK(kernel_time_error(r).worst <= (h100 ? 0.30 : 0.34));
     // Walls 7.2 / 5.8 %, worst 20.3 % (the diffusion UNet's backward, 0.797)
     // and 25.9 % (GPT-2's loss backward, 0.741: its one kernel reads 0.730);
     // 5.7 / 5.7 % and 20.2 / 19.7 % before session 22's call epilogue, whose
