@@ -111,8 +111,9 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     // 5.7 / 5.7 % and 20.2 / 19.7 % before session 22's call epilogue, whose
     // shorter lead before the first kernel no longer offsets the kernels
     // priced short on GPT-2's one-kernel graphs.
-    // (the H100's 7.2 % is 7.21 % since session 24's strided reduction refit)
-    CHECK(wall_time_error(r).median <= (h100 ? 0.0722 : 0.058));
+    // (the H100's 7.21 % after session 24's strided reduction refit, 7.10 %
+    // once its unaligned matmuls took the H200's law)
+    CHECK(wall_time_error(r).median <= (h100 ? 0.072 : 0.058));
     CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.26));
     const std::map<std::string, double> worst = {
         {"depthwise_convolution", h100 ? 0.075 : 0.105},     // 0.930 / 0.899 (the H200: its own sweep's law)
