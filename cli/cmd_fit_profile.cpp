@@ -58,16 +58,16 @@ std::vector<LawTerm> parse_sibling_terms(const std::string& text) {
   return out;
 }
 
-// A comma-separated list of finer classes (`option` names the flag in errors).
-std::vector<KernelClass> parse_class_list(const std::string& text, const std::string& option) {
+// A comma-separated list of finer classes (`option` names the flag in
+// errors, which list the classes and then `also`, the flag's other words).
+std::vector<KernelClass> parse_class_list(const std::string& text, const std::string& option, const std::string& also = "") {
   std::vector<KernelClass> out;
   for (const std::string& name : split_list(text, option)) {
     const std::optional<KernelClass> c = parse_kernel_class(name);
     if (!c || !is_fine_class(*c)) {
       std::string names;
       for (KernelClass f : all_fine_classes()) names += (names.empty() ? "" : ", ") + std::string(to_string(f));
-      throw OptionError(option + ": " + quoted_name(name) + " is not one of the finer kernel classes (" + names + ")" +
-                        (option == "--class-laws" ? ", all or default" : ""));
+      throw OptionError(option + ": " + quoted_name(name) + " is not one of the finer kernel classes (" + names + ")" + also);
     }
     out.push_back(*c);
   }
@@ -78,7 +78,7 @@ std::vector<KernelClass> parse_class_list(const std::string& text, const std::st
 std::vector<KernelClass> parse_class_laws(const std::string& text) {
   if (text.empty() || text == "default") return default_own_law_classes();
   if (text == "all") return all_fine_classes();
-  return parse_class_list(text, "--class-laws");
+  return parse_class_list(text, "--class-laws", ", all or default");
 }
 
 // The measured files of one sweep option's folders; none is a usage error
