@@ -37,7 +37,8 @@ HardwareProfile datasheet_of(const std::string& kind, const std::string& measure
 
 struct FitProfileArgs {
   std::vector<std::string> dirs, excludes, graph_dirs, sweep_dirs, launch_sweep_dirs;
-  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from, sibling_terms, carry_classes;
+  std::string out_path, base_name, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from, sibling_terms, carry_classes,
+      wrapper_costs;
 };
 
 // --sibling-terms: a comma-separated list of law terms by their profile
@@ -94,7 +95,7 @@ std::vector<MeasuredCase> load_sweeps(const std::string& option, const std::vect
 
 int run(const FitProfileArgs& a) {
   const auto& [dirs, excludes, graph_dirs, sweep_dirs, launch_sweep_dirs, out_path, given_base, name, sibling_name, comm_path, class_laws, sustained_path, class_laws_from,
-               sibling_term_names, carry_class_names] = a;
+               sibling_term_names, carry_class_names, wrapper_costs_path] = a;
   const std::vector<KernelClass> own_laws = parse_class_laws(class_laws);
   if (!carry_class_names.empty() && class_laws_from.empty()) throw OptionError("--carry-classes: needs --class-laws-from (the profile the laws come from)");
   // The classes --class-laws-from carries: the --class-laws ones, or these.
@@ -107,6 +108,8 @@ int run(const FitProfileArgs& a) {
   if (cases.empty()) throw UsageError("no *.measured.json under the folders given (after --exclude)");
   const std::vector<MeasuredCase> sweeps = load_sweeps("--class-sweep", sweep_dirs, excludes, graph_dirs);
   const std::vector<MeasuredCase> launch_sweeps = load_sweeps("--launch-sweep", launch_sweep_dirs, excludes, graph_dirs);
+  const std::optional<WrapperItemCost> item =
+      wrapper_costs_path.empty() ? std::nullopt : std::optional<WrapperItemCost>(load_wrapper_item_cost_file(wrapper_costs_path));
   check_outputs({out_path});  // before the fit, which takes a while
   // One GPU per profile: refuse a mix of devices.
   const std::string kind = cases.front().measured.device_kind;
@@ -129,7 +132,7 @@ int run(const FitProfileArgs& a) {
     if (!laws_from->time_model) throw OptionError("--class-laws-from " + class_laws_from + ": a profile without a fitted time model");
   }
   ProfileFit fit = fit_profile(cases, base, name.empty() ? kind : name, sibling ? &*sibling : nullptr, own_laws, sweeps, sibling_terms,
-                               launch_sweeps);
+                               launch_sweeps, item);
   if (laws_from) carry_class_laws(*laws_from, carried, fit.profile);
   if (!comm_path.empty())
     apply_comm_sections(read_json_input(comm_path, kMaxProfileBytes, "a hardware profile's limit"), comm_path, fit.profile);
@@ -196,6 +199,11 @@ std::function<int()> define_fit_profile(CLI::App& app) {
                  "the finer classes (comma-separated) --class-laws-from carries, where these measurements fit no law of their own "
                  "(default: the --class-laws ones)")
       ->option_text("CLASS,...");
+  app.add_option("--wrapper-costs", a->wrapper_costs,
+                 "the wrapper's operations timed one by one on this GPU's host (python/zoo/wrapper_host_probe.py): an item of "
+                 "a multi-output result costs its tuple index and size assert there, restated at the fit's host speed, "
+                 "instead of a fitted figure")
+      ->option_text("FILE");
   add_repeatable_option(app, "--exclude", a->excludes, "leave out measured files whose path contains this; repeatable")->option_text("SUBSTRING");
   return [a] { return run(*a); };
 }

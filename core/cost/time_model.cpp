@@ -60,6 +60,8 @@ std::optional<HostTerm> call_term(KernelClass c) {
     case KernelClass::TritonReduction: return HostTerm::Kernel;
     case KernelClass::Convolution: return HostTerm::Convolution;
     case KernelClass::ConvolutionBackward: return HostTerm::ConvolutionBackward;
+    case KernelClass::Attention:
+    case KernelClass::AttentionBackward: return HostTerm::Attention;
     case KernelClass::Collective: return HostTerm::Collective;
     default: return HostTerm::Extern;
   }

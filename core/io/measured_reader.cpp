@@ -200,6 +200,30 @@ MeasuredGraph load_measured(std::string_view text, const std::string& where) {
 
 MeasuredGraph load_measured_file(const std::string& path) { return load_measured(read_json_input(path, kMaxMeasuredBytes, "a measured file's limit"), path); }
 
+WrapperItemCost load_wrapper_item_cost(std::string_view text, const std::string& where) {
+  Reader r{where};
+  const json j = parse_json_text(text, where);
+  if (!j.is_object()) throw Error(where + ": expected a JSON object");
+  const json& per_call = r.need(j, "us_per_call", "");
+  if (!per_call.is_object()) r.fail("us_per_call", "expected an object {operation: µs}");
+  WrapperItemCost cost;
+  for (const char* op : {"tuple_item", "assert_size_stride"})
+    cost.item_us += r.number(r.need(per_call, op, "us_per_call"), std::string("us_per_call.") + op);
+  const json& probes = r.need(j, "host_probe_us", "");
+  if (!probes.is_array() || probes.empty()) r.fail("host_probe_us", "expected a non-empty array of µs");
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const std::string place = "host_probe_us[" + std::to_string(i) + "]";
+    const double probe = r.number(probes[i], place);
+    if (!valid_host_probe_us(probe)) r.fail(place, "expected a number of µs between 0.001 and 1000000");
+    cost.host_probe_us.push_back(probe);
+  }
+  return cost;
+}
+
+WrapperItemCost load_wrapper_item_cost_file(const std::string& path) {
+  return load_wrapper_item_cost(read_json_input(path, kMaxMeasuredBytes, "a measured file's limit"), path);
+}
+
 MeasuredCase load_measured_case(const std::string& path, const std::vector<std::string>& graph_dirs) {
   MeasuredCase c;
   c.path = path;

@@ -34,6 +34,15 @@ MeasuredGraph load_measured_file(const std::string& path);
 // checks they match. Throws Error naming the file.
 MeasuredCase load_measured_case(const std::string& measured_path, const std::vector<std::string>& graph_dirs = {});
 
+// The wrapper's operations timed one by one on one GPU's host
+// (python/zoo/wrapper_host_probe.py: {"us_per_call": {"tuple_item": µs,
+// "assert_size_stride": µs, ...}, "host_probe_us": [µs, ...]}, under the
+// measured files' limit): what an item of a multi-output result costs, its
+// tuple index and its size and stride assert, and the host probes read
+// while they were timed. Errors name `where` and the field.
+WrapperItemCost load_wrapper_item_cost(std::string_view json_text, const std::string& where);
+WrapperItemCost load_wrapper_item_cost_file(const std::string& path);
+
 // Every `*.measured.json` under the folders (core/io/folder_walk.h: links
 // to folders are not followed, each file counted once), sorted by path, but
 // those whose path contains one of `excludes` (a hold-out list).

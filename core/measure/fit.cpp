@@ -463,7 +463,8 @@ HostCounts measured_host_counts(const MeasuredCase& c) {
   return counts;
 }
 
-LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std::vector<MeasuredCase>& launch_sweeps) {
+LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std::vector<MeasuredCase>& launch_sweeps,
+                              const std::optional<WrapperItemCost>& item) {
   LaunchPathFit fit;
   // Launch gaps from the timelines; the CUDA-graph gap from the graph-mode walls.
   std::vector<double> gaps, graph_gaps;
@@ -484,29 +485,38 @@ LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std:
   // wall time, which a launch-bound call follows) on what its wrapper does,
   // one column per host term (core/cost/host_terms.def: the call itself,
   // its graph inputs, Triton launches, other extern calls, convolution
-  // calls, convolution backward calls, collective calls, the device kernels
-  // the collective calls launched, the multi-output items and the buffers
-  // allocated afresh), weighted by relative error. The hosts the files were
-  // measured on ran at different speeds (the zoo's host probe, 84-101 µs
-  // over the checked-in graphs' samples): each call's host time is first
-  // restated at the median probe of the files that record one, which the
-  // profile keeps as its host speed.
+  // calls, convolution backward calls, attention calls, collective calls,
+  // the device kernels the collective calls launched, the multi-output
+  // items and the buffers allocated afresh), weighted by relative error; the
+  // items' column fixed where the wrapper's item was timed alone. The hosts
+  // the files were measured on ran at different speeds (the zoo's host
+  // probe, 84-101 µs over the checked-in graphs' samples): each call's host
+  // time is first restated at the median probe of the files that record
+  // one, which the profile keeps as its host speed.
   std::vector<double> probes;
   for (const MeasuredCase& c : cases)
     if (c.measured.host_probe_us) probes.push_back(*c.measured.host_probe_us);
   fit.host_probe_us = median(probes);
+  constexpr auto kItem = static_cast<std::size_t>(HostTerm::Item);
+  const std::optional<double> item_us =
+      item ? std::optional<double>(fit.host_probe_us > 0 ? item->item_us * fit.host_probe_us / median(item->host_probe_us) : item->item_us)
+           : std::nullopt;
   std::vector<std::vector<double>> calls;
   std::vector<double> host_us, host_weight;
   for (const MeasuredCase& c : cases) {
-    const HostCounts counts = measured_host_counts(c);
+    HostCounts counts = measured_host_counts(c);
     const double speed = c.measured.host_probe_us && fit.host_probe_us > 0 ? fit.host_probe_us / *c.measured.host_probe_us : 1.0;
     const double t = c.measured.host_time_us.value_or(c.measured.wall_time_us) * speed;
-    calls.emplace_back(counts.begin(), counts.end());
-    host_us.push_back(t);
+    // Weighted by the whole call's time: the items' fixed part is still
+    // part of what the relative error is of.
     host_weight.push_back(1.0 / std::pow(std::max(t, 1e-3), 2.0));
+    host_us.push_back(item_us ? t - counts[kItem] * *item_us : t);
+    if (item_us) counts[kItem] = 0;
+    calls.emplace_back(counts.begin(), counts.end());
   }
   const std::vector<double> host = nonnegative_least_squares(calls, host_us, host_weight);
   for (std::size_t t = 0; t < kHostTerms; ++t) fit.host[t] = host[t];
+  if (item_us) fit.host[kItem] = *item_us;
   fit.host_call_epilogue_us = fit_call_epilogue(launch_sweeps.empty() ? cases : launch_sweeps, fit.host, fit.host_probe_us, fit.launch_gap_us);
   return fit;
 }
@@ -514,13 +524,13 @@ LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std:
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
                        const HardwareProfile* sibling, const std::vector<KernelClass>& own_laws,
                        const std::vector<MeasuredCase>& class_sweeps, const std::vector<LawTerm>& sibling_terms,
-                       const std::vector<MeasuredCase>& launch_sweeps) {
+                       const std::vector<MeasuredCase>& launch_sweeps, const std::optional<WrapperItemCost>& item) {
   if (cases.empty()) throw OptionError("fit: no measured graphs");
   std::vector<MeasuredCase> all = cases;
   all.insert(all.end(), class_sweeps.begin(), class_sweeps.end());
   const MeasuredGpu gpu = measured_gpu(all);
   LawFit laws = fit_laws(gather_samples(cases, base, gpu, own_laws, class_sweeps), sibling, sibling_terms);
-  const LaunchPathFit path = fit_launch_path(cases, launch_sweeps);
+  const LaunchPathFit path = fit_launch_path(cases, launch_sweeps, item);
   TimeModel tm;
   tm.laws = std::move(laws.laws);
   tm.samples = static_cast<int>(laws.samples);

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -140,7 +141,14 @@ struct LaunchPathFit {
   double host_call_epilogue_us = 0;
 };
 // The epilogue is fitted on `launch_sweeps` where given, else on `cases`.
-LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std::vector<MeasuredCase>& launch_sweeps = {});
+// With `item` (the wrapper's item timed alone on this GPU's host), the
+// per-item figure is that cost restated at the fit's host speed, and the
+// other terms are fitted to what the calls' items leave: an item costs the
+// wrapper a tuple index and an assert (0.4 µs), while fitted freely the
+// column takes 3-5 µs of what the calls that return tuples (attention,
+// convolution backward, sorts) cost beside it.
+LaunchPathFit fit_launch_path(const std::vector<MeasuredCase>& cases, const std::vector<MeasuredCase>& launch_sweeps = {},
+                              const std::optional<WrapperItemCost>& item = std::nullopt);
 
 // 4. The profile: `base` with the time model the three jobs fitted.
 struct ProfileFit {
@@ -154,10 +162,11 @@ struct ProfileFit {
 // (nullptr: none), and the `sibling_terms` whatever this data exercises.
 // `launch_sweeps` (class_sweep.py's launch_path_sweep): calls whose
 // device-bound leads fit the call's epilogue in place of `cases`' own
-// (fit_call_epilogue); they fit no host figure and no law.
+// (fit_call_epilogue); they fit no host figure and no law. `item`: the
+// per-item host figure from the wrapper timed alone (fit_launch_path).
 ProfileFit fit_profile(const std::vector<MeasuredCase>& cases, const HardwareProfile& base, const std::string& name,
                        const HardwareProfile* sibling = nullptr, const std::vector<KernelClass>& own_laws = default_own_law_classes(),
                        const std::vector<MeasuredCase>& class_sweeps = {}, const std::vector<LawTerm>& sibling_terms = {},
-                       const std::vector<MeasuredCase>& launch_sweeps = {});
+                       const std::vector<MeasuredCase>& launch_sweeps = {}, const std::optional<WrapperItemCost>& item = std::nullopt);
 
 }  // namespace schedlab

@@ -62,6 +62,15 @@ struct MeasuredCase {
   MeasuredGraph measured;
 };
 
+// What the wrapper pays for an item of a multi-output result (`buf3 =
+// buf2[0]` and its size and stride assert), timed alone on a GPU's host,
+// and that host's speed while it was timed (its host probes,
+// docs/cost-model.md "The host").
+struct WrapperItemCost {
+  double item_us = 0;
+  std::vector<double> host_probe_us;  // not empty
+};
+
 // Throws Error "<where>: ..." when `m` was not measured on `g`.
 void check_matches(const MeasuredGraph& m, const Graph& g, const std::string& where);
 

@@ -64,6 +64,31 @@ TEST_CASE("fit-profile writes a profile that plan, simulate and accuracy take", 
   const auto h200 = schedlab::hardware_profile_to_json(schedlab::builtin_profile("h200"))["time_model"]["laws"];
   CHECK(laws["gemm_unaligned"] == h200["gemm_unaligned"]);
   CHECK_FALSE(laws.contains("convolution_1d"));
+  // --wrapper-costs: the items' host figure is the wrapper's item timed
+  // alone (a tuple index and an assert).
+  fs::path timed = dir / "timed.json", wrapper = dir / "wrapper_host_costs.json";
+  {
+    std::ofstream w(wrapper);
+    w << R"({"us_per_call": {"tuple_item": 0.05, "assert_size_stride": 0.35}, "host_probe_us": [90]})";
+  }
+  auto fit4 = run_cli("fit-profile " + dir.string() + " -o " + timed.string() + " --wrapper-costs " + wrapper.string());
+  REQUIRE(fit4.code == 0);
+  std::ifstream timed_in(timed);
+  const auto tm = nlohmann::json::parse(timed_in)["time_model"];
+  // (The fixture's files record no host probe: the item is taken as timed;
+  // restating is tests/measure/test_fit.cpp's.)
+  CHECK(tm["host_probe_us"].get<double>() == 0);
+  CHECK(tm["host_us_per_item"].get<double>() == Approx(0.4));
+  // A file that is not the probe's is named, with its field; no profile is written.
+  {
+    std::ofstream w(wrapper);
+    w << R"({"us_per_call": {"tuple_item": 0.05}, "host_probe_us": [90]})";
+  }
+  fs::path refused = dir / "refused.json";
+  auto bad = run_cli("fit-profile " + dir.string() + " -o " + refused.string() + " --wrapper-costs " + wrapper.string());
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.out, Catch::Contains(wrapper.string() + ": us_per_call.assert_size_stride: missing field"));
+  CHECK_FALSE(fs::exists(refused));
   fs::remove_all(dir);
 }
 

@@ -34,7 +34,7 @@ TEST_CASE("simulate several ranks: report, JSON and one trace process per rank",
   Run text = run_cli("simulate " + all_ranks() + " --memory-methods baseline --hardware h100-sxm --rank-skew 2:1.03");
   REQUIRE(text.code == 0);
   CHECK_THAT(text.out, Catch::Contains("4 ranks, 8 collectives each"));
-  CHECK_THAT(text.out, Catch::Contains("slowest rank: 2 (" + rank_graph(2) + "), step 6894.7 us"));
+  CHECK_THAT(text.out, Catch::Contains("slowest rank: 2 (" + rank_graph(2) + "), step 6895.1 us"));
   CHECK_THAT(text.out, Catch::Contains("largest arrival skews"));
 
   const std::string trace = ranks_temp_path("trace.json");
@@ -70,7 +70,7 @@ TEST_CASE("plan --rank-graphs adds simulation.ranks and leaves the rest of the p
   Run b = run_cli("plan " + rank_graph(0) + " --rank-graphs " + rank_graph(1) + " " + rank_graph(2) + " " + rank_graph(3) +
                   " --memory-methods baseline --hardware h100-sxm -o " + ranked);
   REQUIRE(b.code == 0);
-  CHECK_THAT(b.out, Catch::Contains("several ranks: 4, slowest rank 0, step 6716.2 us"));
+  CHECK_THAT(b.out, Catch::Contains("several ranks: 4, slowest rank 0, step 6716.6 us"));
   std::ifstream ia(alone), ib(ranked);
   auto pa = nlohmann::json::parse(ia), pb = nlohmann::json::parse(ib);
   CHECK_FALSE(pa["simulation"].contains("ranks"));

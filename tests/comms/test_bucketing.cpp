@@ -391,10 +391,11 @@ TEST_CASE("bucket caps: a peer wait per collective makes merging pay up to large
     INFO(to_string(with_wait[k].kind));
     CHECK(with_wait[k].inductor_bytes >= without[k].inductor_bytes);
   }
-  // all_gather 181 -> 362 MiB, reduce_scatter 181 -> 256 MiB as Inductor sizes them; all_reduce's
-  // 28 us do not move its 128 MiB.
+  // all_gather and reduce_scatter 181 -> 362 MiB as Inductor sizes them (the reduce-scatter's
+  // halves and bucket within 0.1 us of each other there: 256 MiB while the items' host figure was
+  // fitted, session 25); all_reduce's 28 us do not move its 128 MiB.
   CHECK(with_wait[0].inductor_bytes / double(1 << 20) == Approx(362.04).epsilon(1e-4));
-  CHECK(with_wait[1].inductor_bytes / double(1 << 20) == Approx(256.0).epsilon(1e-4));
+  CHECK(with_wait[1].inductor_bytes / double(1 << 20) == Approx(362.04).epsilon(1e-4));
   CHECK(with_wait[2].inductor_bytes == without[2].inductor_bytes);
   // At 2 ranks no wait was measured: the caps are the built-in's.
   const auto two = bucket_caps(trial, 2), two_built_in = bucket_caps(builtin_profile("h200"), 2);

@@ -137,8 +137,11 @@ class HeldOutEstimates(unittest.TestCase):
         # and the Conformer's norm backwards): medians 8.3 -> 5.8 % and 7.0 ->
         # 6.2 %, walls 5.0 -> 4.1 % and 3.2 -> 3.7 %; the worst graphs (GAT's)
         # move by the strided law's refit, 28.8 -> 28.9 % and 27.9 -> 28.0 %.
-        "h100": (0.059, 0.29, 0.042, 0.49),  # 5.8 %, 28.9 %; 4.1 %, 48.8 %
-        "h200": (0.063, 0.281, 0.038, 0.43),  # 6.2 %, 28.0 %; 3.7 %, 42.6 %
+        # Walls since session 25's items timed, not fitted (fit-profile
+        # --wrapper-costs) and attention calls' own host figure: the
+        # recommender's forward, the worst, 1.488 -> 1.267 and 1.426 -> 1.272.
+        "h100": (0.059, 0.29, 0.041, 0.27),  # 5.8 %, 28.9 %; 4.0 %, 26.7 %
+        "h200": (0.063, 0.281, 0.037, 0.273),  # 6.2 %, 28.0 %; 3.6 %, 27.2 %
     }
 
     def test_todays_figures_as_a_floor(self):

@@ -198,6 +198,16 @@ def cases() -> list[Case]:
         Case("fit_profile_carry_classes_unknown", {}, ["fit-profile", "{dir}", "-o", "{dir}/p.json", "--class-laws-from", "h200",
                                                        "--carry-classes", "gemm_unaligned,nope"], (2,),
              r'--carry-classes: "nope" is not one of the finer kernel classes', setup=measured_dir(), absent=["p.json"]),
+        Case("fit_profile_wrapper_costs_negative_item", {"w.json": profile_text(
+                 '{"us_per_call": {"tuple_item": -0.04, "assert_size_stride": 0.35}, "host_probe_us": [90]}')},
+             ["fit-profile", "{dir}", "-o", "{dir}/p.json", "--wrapper-costs", "{w.json}"], (1,),
+             r"w\.json: us_per_call\.tuple_item: expected a finite number", setup=measured_dir(), absent=["p.json"]),
+        Case("fit_profile_wrapper_costs_probe_not_a_number", {"w.json": profile_text(
+                 '{"us_per_call": {"tuple_item": 0.04, "assert_size_stride": 0.35}, "host_probe_us": [90, null]}')},
+             ["fit-profile", "{dir}", "-o", "{dir}/p.json", "--wrapper-costs", "{w.json}"], (1,),
+             r"w\.json: host_probe_us\[1\]", setup=measured_dir(), absent=["p.json"]),
+        Case("fit_profile_wrapper_costs_dev_zero", {}, ["fit-profile", "{dir}", "-o", "{dir}/p.json", "--wrapper-costs", "/dev/zero"],
+             (1, 2), r"/dev/zero", setup=measured_dir(), absent=["p.json"]),
         Case("bucket_caps_group_of_one", {}, ["bucket-caps", "--hardware", "h200", "--group-size", "1"], (2,),
              r"--group-size: .*1"),
         Case("bucket_caps_group_not_a_number", {}, ["bucket-caps", "--group-size", "4x"], (2,), r"--group-size"),

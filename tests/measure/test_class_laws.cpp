@@ -112,9 +112,11 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     // shorter lead before the first kernel no longer offsets the kernels
     // priced short on GPT-2's one-kernel graphs.
     // (the H100's 7.21 % after session 24's strided reduction refit, 7.10 %
-    // once its unaligned matmuls took the H200's law)
-    CHECK(wall_time_error(r).median <= (h100 ? 0.072 : 0.058));
-    CHECK(wall_time_error(r).worst <= (h100 ? 0.203 : 0.26));
+    // once its unaligned matmuls took the H200's law; 6.65 / 5.45 %, worst
+    // 20.1 / 25.8 %, since session 25's items timed, not fitted, beside
+    // the attention calls' own host figure)
+    CHECK(wall_time_error(r).median <= (h100 ? 0.067 : 0.055));
+    CHECK(wall_time_error(r).worst <= (h100 ? 0.202 : 0.26));
     const std::map<std::string, double> worst = {
         {"depthwise_convolution", h100 ? 0.075 : 0.105},     // 0.930 / 0.899 (the H200: its own sweep's law)
         {"grouped_convolution", h100 ? 0.06 : 0.035},        // 0.948 / 1.030 (the H200: its parent's law)

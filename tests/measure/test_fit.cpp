@@ -48,6 +48,9 @@ HardwareProfile synthetic_truth() {
   tm.cudagraph_gap_us = 0.75;
   tm.host_us_per_kernel = 5.0;
   tm.host_us_per_extern = 9.0;
+  tm.host_us_per_convolution = 9.0;
+  tm.host_us_per_convolution_backward = 9.0;
+  tm.host_us_per_attention = 14.0;
   tm.host_us_per_item = 2.0;
   tm.host_us_per_input = 0.5;
   tm.host_us_per_allocation = 1.5;
@@ -74,7 +77,7 @@ nlohmann::json synthetic_measurement(const Graph& g, const HardwareProfile& trut
     const ClassLaw& law = tm.laws.at(c);
     const int count = static_cast<int>(law.kernels_per_node);
     const double us = truth_us[v];
-    host += c == KernelClass::TritonPointwise || c == KernelClass::TritonReduction ? tm.host_us_per_kernel : tm.host_us_per_extern;
+    host += host_us_per_node(tm, c);
     for (int k = 0; k < count; ++k) {
       const double start = std::max(device, host) + tm.launch_gap_us;
       device = start + us / count;
@@ -139,6 +142,7 @@ TEST_CASE("fit: synthetic measurements give back the model that made them", "[me
   CHECK(tm.launch_gap_us == Approx(1.5));
   CHECK(tm.host_us_per_kernel == Approx(5.0));
   CHECK(tm.host_us_per_extern == Approx(9.0));
+  CHECK(tm.host_us_per_attention == Approx(14.0));
   CHECK(tm.host_us_per_item == Approx(2.0));  // the attention calls' multi-output items
   CHECK(tm.host_us_per_input == Approx(0.5));
   CHECK(tm.host_us_per_allocation == Approx(1.5));
@@ -176,6 +180,66 @@ TEST_CASE("fit: synthetic measurements give back the model that made them", "[me
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(svg.find("<circle") != std::string::npos);
   CHECK(accuracy_to_text(acc).find("per kernel class") != std::string::npos);
+}
+
+TEST_CASE("fit: the items' host figure from the wrapper timed alone, restated at the fit's host speed", "[measure][fit]") {
+  // The synthetic host at probe 100 µs; the wrapper's item timed at 1 µs
+  // on a host twice as fast (its probes' median 50 µs): 2 µs at the fit's
+  // speed, the truth. The other figures come back from what the items leave.
+  const HardwareProfile truth = synthetic_truth();
+  std::vector<MeasuredCase> cases;
+  for (const std::string& name : kFitSet) {
+    MeasuredCase c;
+    c.path = name;
+    c.graph = load_graph_file(test::data_path("exported/" + name + ".post.json"));
+    nlohmann::json doc = synthetic_measurement(c.graph, truth);
+    doc["host_probe_wall_us"] = 100.0;
+    c.measured = load_measured(doc.dump(), c.path);
+    cases.push_back(std::move(c));
+  }
+  const WrapperItemCost timed = load_wrapper_item_cost(
+      R"({"us_per_call": {"tuple_item": 0.25, "assert_size_stride": 0.75, "mm_out_plain": 11.5}, "host_probe_us": [60, 40, 50, 45, 90]})",
+      "w.json");
+  CHECK(timed.item_us == 1.0);
+  const TimeModel tm = *fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "timed items", nullptr, default_own_law_classes(), {}, {}, {},
+                                    timed)
+                            .profile.time_model;
+  CHECK(tm.host_us_per_item == Approx(2.0));
+  CHECK(tm.host_us_per_attention == Approx(14.0));
+  CHECK(tm.host_us_per_extern == Approx(9.0));
+  CHECK(tm.host_call_us == Approx(30.0));
+  // Timed at a cost other than the truth's, the item keeps it and the
+  // other columns take up the difference.
+  const TimeModel off = *fit_profile(cases, builtin_profile("h100-sxm-datasheet"), "timed items", nullptr, default_own_law_classes(), {}, {},
+                                     {}, WrapperItemCost{0.2, {50}})
+                             .profile.time_model;
+  CHECK(off.host_us_per_item == Approx(0.4));
+  CHECK(off.host_us_per_attention > 14.0);
+}
+
+TEST_CASE("wrapper costs: every defect is named by its place", "[measure]") {
+  auto error_of = [](const std::string& text) {
+    try {
+      load_wrapper_item_cost(text, "w.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(R"({"us_per_call": {"tuple_item": 0.04, "assert_size_stride": 0.35}, "host_probe_us": [90]})") == "no error");
+  CHECK(error_of("[1]") == "w.json: expected a JSON object");
+  CHECK(error_of(R"({"host_probe_us": [90]})") == "w.json: us_per_call: missing field");
+  CHECK(error_of(R"({"us_per_call": [], "host_probe_us": [90]})") == "w.json: us_per_call: expected an object {operation: µs}");
+  CHECK(error_of(R"({"us_per_call": {"tuple_item": 0.04}, "host_probe_us": [90]})") == "w.json: us_per_call.assert_size_stride: missing field");
+  CHECK(error_of(R"({"us_per_call": {"tuple_item": -1, "assert_size_stride": 0.35}, "host_probe_us": [90]})") ==
+        "w.json: us_per_call.tuple_item: expected a finite number of µs in 0..1e12");
+  CHECK(error_of(R"({"us_per_call": {"tuple_item": 0.04, "assert_size_stride": 0.35}, "host_probe_us": []})") ==
+        "w.json: host_probe_us: expected a non-empty array of µs");
+  CHECK(error_of(R"({"us_per_call": {"tuple_item": 0.04, "assert_size_stride": 0.35}, "host_probe_us": [90, 0]})") ==
+        "w.json: host_probe_us[1]: expected a number of µs between 0.001 and 1000000");
+  CHECK(error_of(R"({"us_per_call": {"tuple_item": 0.04, "assert_size_stride": 0.35}, "host_probe_us": [90, "x"]})") ==
+        "w.json: host_probe_us[1]: expected a finite number of µs in 0..1e12");
+  CHECK(error_of("{") != "no error");
 }
 
 TEST_CASE("fit: host times from hosts of different speeds are restated at one speed", "[measure][fit]") {

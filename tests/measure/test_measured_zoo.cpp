@@ -137,8 +137,12 @@ TEST_CASE("the built-in h100-sxm and h200 are the fit of the checked-in measurem
     if (::stat(launch_dir.c_str(), &st) == 0)
       for (const std::string& path : find_measured_files({launch_dir})) launch_sweeps.push_back(load_measured_case(path, {}));
     CHECK(launch_sweeps.size() == (h100 ? 0u : 18u));
+    // The items' host figure from the wrapper timed alone (fit-profile --wrapper-costs).
+    const std::string wrapper = std::string("measured/") + gpu + "/wrapper_host_costs.json";
+    const WrapperItemCost item = load_wrapper_item_cost_file(test::data_path(wrapper));
+    CHECK(item.item_us == Approx(h100 ? 0.387 : 0.409).margin(0.001));  // tuple_item + assert_size_stride
     ProfileFit fit = fit_profile(s.fitting, builtin_profile(std::string(name) + "-datasheet"), name, sibling, own_laws, sweeps, sibling_terms,
-                                 launch_sweeps);
+                                 launch_sweeps, item);
     if (!h100) carry_class_laws(builtin_profile("h100-sxm"), own_laws, fit.profile);
     // (the H100's unaligned matmuls: the H200's pitch-sweep law, fit-profile --carry-classes)
     if (h100) carry_class_laws(builtin_profile("h200"), {KernelClass::GemmUnaligned}, fit.profile);
@@ -612,14 +616,14 @@ TEST_CASE("a very small graph: where the host model overshoots", "[measure][zoo]
 
 // The launch path's sweep (tests/data/launch_sweep, session 22; one H200,
 // measured twice on one lease): its five device-bound calls' leads fit the
-// H200's call epilogue (the prologue before the first kernel, 2.7 µs of
-// the 28.3 µs per call), and its small launch-bound calls read 1.08-2.31 of
+// H200's call epilogue (the prologue before the first kernel, 2.3 µs of
+// the 27.5 µs per call), and its small launch-bound calls read 1.08-1.95 of
 // their walls under the zoo's host figures (docs/cost-model.md, "The call's
 // epilogue"): a small isolated call costs the host less per term than the
 // zoo's calls do. The repeat reads within 9 % of the first run.
 TEST_CASE("the launch path's sweep: device-bound leads and small calls", "[measure][zoo][launch]") {
   const TimeModel& tm = *builtin_profile("h200").time_model;
-  CHECK(tm.host_call_us - tm.host_call_epilogue_us == Approx(2.68).margin(0.05));
+  CHECK(tm.host_call_us - tm.host_call_epilogue_us == Approx(2.32).margin(0.05));
   CHECK(builtin_profile("h100-sxm").time_model->host_call_epilogue_us == builtin_profile("h100-sxm").time_model->host_call_us);
   std::map<std::string, double> first;
   for (const char* dir : {"launch_sweep/h200", "launch_sweep/h200-repeat"}) {
@@ -635,12 +639,14 @@ TEST_CASE("the launch path's sweep: device-bound leads and small calls", "[measu
       if (g.graph == "launch_path_sweep_12_inf.post" || g.graph == "launch_path_sweep_14_inf.post" ||
           g.graph == "launch_path_sweep_16_inf.post")
         CHECK(std::abs(wall - 1) <= 0.12);
-      // The launch-bound ones but the transformer layers (1.06-1.08) and
-      // the sorts (0.81-0.84: Triton's sort kernels priced 0.34).
+      // The launch-bound ones but the transformer layers (1.08-1.11) and
+      // the sorts (0.75-0.77: Triton's sort kernels priced 0.34); the
+      // embedding bags with their 32 items 1.80-1.85 (2.26-2.31 while the
+      // items' host figure was fitted, 3.4 µs, not timed, 0.4 µs).
       if (g.graph == "launch_path_sweep_0_inf.post" || g.graph == "launch_path_sweep_1_inf.post" ||
           g.graph == "launch_path_sweep_3_inf.post" || g.graph == "launch_path_sweep_17_fwd.post")
-        CHECK((wall > 1.6 && wall < 2.35));
-      if (g.graph == "launch_path_sweep_10_inf.post") CHECK((wall > 1.0 && wall < 1.1));
+        CHECK((wall > 1.6 && wall < 1.97));
+      if (g.graph == "launch_path_sweep_10_inf.post") CHECK((wall > 1.0 && wall < 1.12));
       if (first.count(g.graph)) CHECK(std::abs(g.wall_meas_us / first[g.graph] - 1) <= 0.09);
       else first[g.graph] = g.wall_meas_us;
     }
