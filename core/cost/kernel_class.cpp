@@ -47,18 +47,6 @@ constexpr std::array<std::string_view, kKernelClasses> kNames = {
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
-// The op's own name: "torch.ops.aten.mm.default" -> "mm", "aten.randint.low_out"
-// -> "randint" (namespace, op, overload), "extern_kernels.addmm" -> "addmm".
-std::string_view op_name(std::string_view kernel) {
-  std::string_view s = kernel;
-  if (s.substr(0, 10) == "torch.ops.") s.remove_prefix(10);
-  const std::size_t first = s.find('.');
-  if (first == std::string_view::npos) return s;
-  if (s.substr(0, first) == "extern_kernels") return s.substr(first + 1);
-  std::string_view rest = s.substr(first + 1);
-  return rest.substr(0, rest.find('.'));
-}
-
 // Single elementwise kernels a library call launches: copies, and the
 // random fills of dropout masks and stochastic depth.
 bool is_elementwise_op(std::string_view op) {
@@ -270,6 +258,16 @@ bool launches_nothing(const Graph& g, const Node& n) {
 }
 
 }  // namespace
+
+std::string_view op_name(std::string_view kernel) {
+  std::string_view s = kernel;
+  if (s.substr(0, 10) == "torch.ops.") s.remove_prefix(10);
+  const std::size_t first = s.find('.');
+  if (first == std::string_view::npos) return s;
+  if (s.substr(0, first) == "extern_kernels") return s.substr(first + 1);
+  std::string_view rest = s.substr(first + 1);
+  return rest.substr(0, rest.find('.'));
+}
 
 std::vector<std::string_view> index_terms(std::string_view index) {
   std::vector<std::string_view> terms;

@@ -65,6 +65,11 @@ std::optional<KernelClass> parse_kernel_class(std::string_view s);
 // docs/cost-model.md, "Kernel classes".
 KernelClass classify_kernel(const Graph& g, const Node& n);
 
+// The op's own name in an extern node's kernel: "torch.ops.aten.mm.default"
+// -> "mm", "aten.randint.low_out" -> "randint" (namespace, op, overload),
+// "extern_kernels.addmm" -> "addmm".
+std::string_view op_name(std::string_view kernel);
+
 // Whether node `n` is an ATen call that reads a device value back to the
 // host before it returns (a count it sizes its output or its launches by):
 // nonzero, masked_select, unique, bincount, item, and the embedding bag's

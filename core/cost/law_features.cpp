@@ -471,6 +471,43 @@ double chain_updates(const Node& n, double updates, double run, std::int64_t ele
   return std::max(uniform, static_cast<double>(s->max_row_updates) * updates / (static_cast<double>(s->updates) * run));
 }
 
+// --- an embedding bag's walk (docs/cost-model.md, "Embedding bags") ---
+
+// ATen's embedding-bag forward kernels (sum, mean and max) run 1,024 blocks
+// of 32 x 8 threads whatever the sizes: each warp takes one 32-column chunk
+// of one bag at a time, over bags x ceil(columns / 32) chunks in a
+// grid-stride loop, and sums that bag's rows one after another, each row's
+// load waiting on its index's.
+inline constexpr double kBagWarps = 1024.0 * 8.0;
+inline constexpr double kBagChunkColumns = 32.0;
+
+struct BagWalk {
+  double chunks_per_warp = 0;  // the chunks the busiest warp takes
+  double steps = 0;            // its lookups: chunks x the mean bag's indices
+};
+
+// The walk of an embedding bag's forward call (`_embedding_bag`,
+// `_embedding_bag_forward_only`), from its operands: the 2-D table (its
+// largest read of a floating dtype), the indices (its largest integer
+// read) and the offsets (its other integer read, one per bag). nullopt for
+// any other node, or one whose operands do not read as such.
+std::optional<BagWalk> bag_walk(const Graph& g, const Node& n) {
+  const std::string_view op = op_name(n.kernel);
+  if (op != "_embedding_bag" && op != "_embedding_bag_forward_only") return std::nullopt;
+  const Dep* table = largest_read(g, n, false);
+  const Dep* indices = largest_read(g, n, true);
+  const Dep* offsets = indices ? largest_read(g, n, true, indices->buf) : nullptr;
+  if (!table || !offsets) return std::nullopt;
+  const Buffer &t = g.buffers[table->buf], &i = g.buffers[indices->buf], &o = g.buffers[offsets->buf];
+  const std::int64_t index_elem = dtype_size(i.dtype), offset_elem = dtype_size(o.dtype);
+  if (t.shape.size() != 2 || t.shape[1] <= 0 || index_elem <= 0 || offset_elem <= 0 || o.bytes < offset_elem) return std::nullopt;
+  const double bags = static_cast<double>(o.bytes / offset_elem), lookups = static_cast<double>(i.bytes / index_elem);
+  BagWalk w;
+  w.chunks_per_warp = std::ceil(bags * std::ceil(static_cast<double>(t.shape[1]) / kBagChunkColumns) / kBagWarps);
+  w.steps = w.chunks_per_warp * lookups / bags;
+  return w;
+}
+
 ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_bytes) {
   ScatterTraffic t;
   std::vector<BufId> tables, working_set;
@@ -663,6 +700,11 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   }
   set(f, LawTerm::OnlineSoftmax, online_softmax_us(n, c, hw));
   if (unaligned_rows(g, n, c)) set(f, LawTerm::UnalignedRows, get(f, LawTerm::Memory) + get(f, LawTerm::Spill));
+  if (kernel == KernelClass::Indexing)
+    if (const std::optional<BagWalk> walk = bag_walk(g, n)) {
+      set(f, LawTerm::BagSteps, walk->steps * 1e-3);            // the factor: ns per lookup
+      set(f, LawTerm::BagChunks, walk->chunks_per_warp * 1e-3);  // ns per chunk
+    }
   if (kernel == KernelClass::TritonStridedReduction)
     if (const double transposed = transposed_elements(g, n); transposed > 0) {
       set(f, LawTerm::TransposedElements, transposed * 1e-6);  // the factor: ps per element

@@ -423,3 +423,22 @@ TEST_CASE("features: a reduction's operands along another axis than most of its 
   CHECK(at(bert.of("op59_op60_op65_op68_op61_op63"), LawTerm::TransposedElements) == 0);
   CHECK(at(bert.of("op59_op60_op65_op68_op61_op63"), LawTerm::TransposedWalk) == 0);
 }
+
+TEST_CASE("features: an embedding bag's lookups and chunks per warp of ATen's kernel", "[cost][features]") {
+  // The embedding-bag sweep's calls: 8,192 warps take bags x ceil(columns /
+  // 32) chunks. 4,096 bags of 256 columns: 32,768 chunks, 4 a warp, of 8
+  // lookups each; 1,024 bags of 64 columns: 2,048 chunks, one a warp (the
+  // other warps idle), of 100 lookups; 16,384 bags of 16 columns: 2 a warp
+  // of one lookup.
+  Featured sweep("class_sweep/h100/embedding_bag_sweep_0_fwd.post.json");
+  CHECK(at(sweep.of("op35"), LawTerm::BagChunks) == Approx(4 * 1e-3));
+  CHECK(at(sweep.of("op35"), LawTerm::BagSteps) == Approx(32 * 1e-3));
+  CHECK(at(sweep.of("op28"), LawTerm::BagChunks) == Approx(1 * 1e-3));
+  CHECK(at(sweep.of("op28"), LawTerm::BagSteps) == Approx(100 * 1e-3));
+  CHECK(at(sweep.of("op21"), LawTerm::BagChunks) == Approx(2 * 1e-3));
+  CHECK(at(sweep.of("op21"), LawTerm::BagSteps) == Approx(2 * 1e-3));
+  // The backward (a scatter into the table's gradient) walks no bag.
+  Featured backward("class_sweep/h100/embedding_bag_sweep_1_bwd.post.json");
+  CHECK(at(backward.of("op0"), LawTerm::BagSteps) == 0);
+  CHECK(at(backward.of("op0"), LawTerm::BagChunks) == 0);
+}

@@ -59,7 +59,7 @@ TEST_CASE("class sweeps: each finer class under the shipped h100-sxm, today's fi
   const AccuracyReport r = report_of("class_sweep/h100", "h100-sxm");
   REQUIRE(r.graphs.size() == 20);
   const std::map<std::string, double> worst = {
-      {"indexing", 0.15},                        // 0.916
+      {"indexing", 0.15},                        // 0.988 (0.916 before the bag walk terms, session 25)
       {"depthwise_convolution", 0.15},           // 0.884
       {"depthwise_convolution_backward_native", 0.15},  // 0.947
       {"grouped_convolution", 0.15},             // 1.027
