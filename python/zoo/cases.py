@@ -958,6 +958,31 @@ def gather_scatter_sweep():
         torch.compile(message_passing)(data)
 
 
+def embedding_bag_walk_sweep():
+    """An experiment kept out of the fit (tests/data/experiments/
+    embedding_bag): embedding-bag forwards (ATen's fallback, one kernel of
+    1,024 blocks of 32 x 8 threads) in shapes the class sweep's six do not
+    have: 1 to 60 lookups a bag, 1 to 8 chunks of 32 columns a warp,
+    tables the L2 holds and tables of 0.3 GB, bf16 tables, sum and mean."""
+    # (table rows, columns, bags, lookups a bag, mode, dtype)
+    configs = [(2_000_000, 64, 8192, 16, "sum", torch.float32), (20_000, 128, 4096, 25, "sum", torch.float32),
+               (500_000, 32, 32768, 4, "sum", torch.float32), (100_000, 64, 2048, 60, "mean", torch.float32),
+               (1_000_000, 128, 1024, 30, "sum", torch.bfloat16), (50_000, 512, 2048, 12, "sum", torch.float32),
+               (5_000_000, 16, 65536, 2, "sum", torch.float32), (300_000, 96, 4096, 50, "sum", torch.bfloat16),
+               (8_000, 64, 16384, 40, "mean", torch.float32), (1_000_000, 64, 4096, 1, "sum", torch.float32)]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    tables = [torch.randn(rows, cols, device=DEVICE, dtype=dtype, generator=gen) for rows, cols, _, _, _, dtype in configs]
+    indices = [torch.randint(0, rows, (bags * lookups,), device=DEVICE, generator=gen) for rows, _, bags, lookups, _, _ in configs]
+    offsets = [torch.arange(0, bags * lookups, lookups, device=DEVICE) for _, _, bags, lookups, _, _ in configs]
+    modes = [mode for *_, mode, _ in configs]
+
+    def bags(tables, indices, offsets):
+        return [F.embedding_bag(i, t, o, mode=m) for t, i, o, m in zip(tables, indices, offsets, modes)]
+
+    with torch.no_grad():
+        torch.compile(bags)(tables, indices, offsets)
+
+
 def norm_backward_sweep():
     """An experiment kept out of the fit (tests/data/experiments/
     norm_backward): the kernels outer_reduction_sweep's sums left out, a
@@ -1700,6 +1725,8 @@ OUTSIDE_CASES = {
     "norm_backward_sweep": norm_backward_sweep,
     # And another (tests/data/experiments/gather_scatter).
     "gather_scatter_sweep": gather_scatter_sweep,
+    # And the embedding bags' (tests/data/experiments/embedding_bag).
+    "embedding_bag_walk_sweep": embedding_bag_walk_sweep,
 }
 
 
