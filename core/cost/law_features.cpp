@@ -304,6 +304,14 @@ std::int64_t output_bytes(const Graph& g, const Node& n, const CostFacts& facts)
 }
 
 // The largest non-weak read of a buffer whose dtype is (or is not) an integer one, other than `except`.
+// Whether node `n` is an embedding bag's forward call (`embedding_bag`,
+// `_embedding_bag`, `_embedding_bag_forward_only`): one row read per index,
+// summed per bag.
+bool is_bag_forward(const Node& n) {
+  const std::string_view op = op_name(n.kernel);
+  return op == "embedding_bag" || op == "_embedding_bag" || op == "_embedding_bag_forward_only";
+}
+
 const Dep* largest_read(const Graph& g, const Node& n, bool integer, BufId except = kNone) {
   const Dep* best = nullptr;
   for (const Dep& d : n.reads) {
@@ -486,14 +494,13 @@ struct BagWalk {
   double steps = 0;            // its lookups: chunks x the mean bag's indices
 };
 
-// The walk of an embedding bag's forward call (`_embedding_bag`,
-// `_embedding_bag_forward_only`), from its operands: the 2-D table (its
-// largest read of a floating dtype), the indices (its largest integer
-// read) and the offsets (its other integer read, one per bag). nullopt for
-// any other node, or one whose operands do not read as such.
+// The walk of an embedding bag's forward call (is_bag_forward), from its
+// operands: the 2-D table (its largest read of a floating dtype), the
+// indices (its largest integer read) and the offsets (its other integer
+// read, one per bag). nullopt for any other node, or one whose operands do
+// not read as such.
 std::optional<BagWalk> bag_walk(const Graph& g, const Node& n) {
-  const std::string_view op = op_name(n.kernel);
-  if (op != "_embedding_bag" && op != "_embedding_bag_forward_only") return std::nullopt;
+  if (!is_bag_forward(n)) return std::nullopt;
   const Dep* table = largest_read(g, n, false);
   const Dep* indices = largest_read(g, n, true);
   const Dep* offsets = indices ? largest_read(g, n, true, indices->buf) : nullptr;
@@ -581,7 +588,7 @@ std::int64_t moved_bytes(const Graph& g, const Node& n, KernelClass kernel, cons
       bound = output_bytes(g, n, facts);
       const Dep* index = largest_read(g, n, true);
       const std::int64_t index_elem = index ? dtype_size(g.buffers[index->buf].dtype) : 0;
-      if (n.kernel.find("embedding_bag") != std::string::npos && index && index_elem > 0 && !t.shape.empty() && t.shape[0] > 0) {
+      if (is_bag_forward(n) && index && index_elem > 0 && !t.shape.empty() && t.shape[0] > 0) {
         // A bag sums its rows: it reads one row per index, more than it writes.
         const std::int64_t rows = g.buffers[index->buf].bytes / index_elem, row_bytes = t.bytes / t.shape[0];
         bound = row_bytes > 0 && rows > t.bytes / row_bytes ? t.bytes : rows * row_bytes;
