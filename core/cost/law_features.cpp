@@ -108,20 +108,67 @@ std::int64_t matmul_row_alignment(const Graph& g, const Node& n, std::int64_t el
   return alignment;
 }
 
-// Bytes of a convolution's activation operands (its input; a backward's
-// gradient of the output too) laid out otherwise than the memory format
-// cuDNN runs it in: ATen copies them into that format first.
-std::int64_t layout_mismatch_bytes(const Graph& g, const Node& n, const ConvolutionGeometry& geo) {
+// Whether a dense operand's strides are row-major (NCHW) over its non-unit
+// dims.
+bool is_row_major(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& stride) {
+  std::int64_t expected = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1) continue;
+    if (stride[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+// The strides an operand of `shape` has as a view of buffer `b`: the
+// buffer's own when the shapes agree; when the operand's shape is a
+// permutation of the buffer's with every size distinct (so the permutation
+// is known), the buffer's strides so permuted: the view Inductor passes
+// for a transposed activation (a Conformer's [time, batch, channels]
+// gradient read as [batch, channels, time]). None otherwise.
+std::optional<std::vector<std::int64_t>> operand_strides(const Buffer& b, const std::vector<std::int64_t>& shape) {
+  if (b.stride.size() != b.shape.size() || b.shape.size() != shape.size()) return std::nullopt;
+  if (b.shape == shape) return b.stride;
+  std::vector<std::int64_t> stride(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (std::count(shape.begin(), shape.end(), shape[i]) != 1) return std::nullopt;
+    const auto at = std::find(b.shape.begin(), b.shape.end(), shape[i]);
+    if (at == b.shape.end()) return std::nullopt;
+    stride[i] = b.stride[static_cast<std::size_t>(at - b.shape.begin())];
+  }
+  return stride;
+}
+
+// The bytes ATen copies before a convolution's cuDNN calls: its activation
+// operands (input; a backward's gradient of the output) laid out otherwise
+// than the memory format the call runs in, each copied once per call that
+// reads it. A backward runs its input-gradient and weight-gradient calls
+// apart, each making the output's gradient contiguous in that format (twice
+// when both are asked for). A 1-d convolution's operands are made
+// contiguous whatever their layout (ATen's convolution views them as 2-d
+// after `input.contiguous()`, so a permuted 3-d input cannot go
+// channels-last). A read with the shapes of both input and output counts
+// as the output's gradient.
+std::int64_t layout_copy_bytes(const Graph& g, const Node& n, const ConvolutionGeometry& geo) {
   if (!geo.memory_format) return 0;
-  const bool want_channels_last = *geo.memory_format == MemoryFormat::ChannelsLast;
+  const bool one_d = geo.input.size() == 3;
+  const bool want_channels_last = !one_d && *geo.memory_format == MemoryFormat::ChannelsLast;
+  const int gradient_calls = geo.output_mask ? std::max(1, int((*geo.output_mask)[0]) + int((*geo.output_mask)[1])) : 1;
   std::int64_t bytes = 0;
   for (const Dep& d : n.reads) {
+    if (d.is_weak()) continue;
     const Buffer& b = g.buffers[d.buf];
-    if (d.is_weak() || b.stride.size() != b.shape.size() || (b.shape != geo.input && b.shape != geo.output)) continue;
+    const bool is_output = geo.output_mask && operand_strides(b, geo.output);
+    const std::vector<std::int64_t>& shape = is_output ? geo.output : geo.input;
+    const auto stride = operand_strides(b, shape);
+    if (!stride) continue;
     std::int64_t pixels = 1;
-    for (std::size_t i = 2; i < b.shape.size(); ++i) pixels *= b.shape[i];
+    for (std::size_t i = 2; i < shape.size(); ++i) pixels *= shape[i];
     // One channel or one pixel: both formats are the same bytes.
-    if (pixels > 1 && b.shape[1] > 1 && is_channels_last(b.shape, b.stride) != want_channels_last) bytes = checked_add(bytes, b.bytes, "node \"" + n.name + "\" bytes");
+    if (pixels <= 1 || shape[1] <= 1) continue;
+    const bool laid_out = want_channels_last ? is_channels_last(shape, *stride) : is_row_major(shape, *stride);
+    if (laid_out) continue;
+    for (int copy = 0; copy < (is_output ? gradient_calls : 1); ++copy) bytes = checked_add(bytes, b.bytes, "node \"" + n.name + "\" bytes");
   }
   return bytes;
 }
@@ -669,6 +716,13 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   // (torch.backends.cudnn.allow_tf32 = True), unlike f32 matmuls.
   std::string_view dtype = facts.compute_dtype[v];
   if (dtype == "f32" && convolution && hw.flops_per_s.count("tf32")) dtype = "tf32";
+  // ATen's own depthwise kernels (conv_depthwise2d) multiply on the CUDA
+  // cores in f32 whatever the storage dtype: their flops run at the f32
+  // peak, a bf16 call's as an f32 one's (priced at the bf16 tensor-core
+  // peak, the depthwise sweep's bf16 calls read 0.52-0.66 of their time and
+  // its f32 ones 1.10-1.72).
+  const bool native_depthwise = kernel == KernelClass::DepthwiseConvolutionNative || kernel == KernelClass::DepthwiseConvolutionBackwardNative;
+  if (native_depthwise) dtype = "f32";
   const double peak = peak_flops_for_dtype(hw, dtype);
   LawFeatures f{};
   set(f, LawTerm::Fixed, 1.0);
@@ -747,8 +801,9 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
   if (!n.convolution) return f;  // no geometry: the dense terms alone
   const ConvolutionGeometry& geo = *n.convolution;
   const double dram_us_per_byte = 1e6 / hw.dram_bytes_per_s;
-  set(f, LawTerm::LayoutConvert, 2.0 * static_cast<double>(layout_mismatch_bytes(g, n, geo)) * dram_us_per_byte);
-  if (shape->memory_format == MemoryFormat::Contiguous && !shape->one_by_one) {
+  set(f, LawTerm::LayoutConvert, 2.0 * static_cast<double>(layout_copy_bytes(g, n, geo)) * dram_us_per_byte);
+  // ATen's own depthwise kernels read NCHW as it is: no cuDNN transposes.
+  if (shape->memory_format == MemoryFormat::Contiguous && !shape->one_by_one && !native_depthwise) {
     set(f, LawTerm::Transpose, operand_bytes(geo, *shape) * dram_us_per_byte);
     set(f, LawTerm::TransposeFixed, static_cast<double>(shape->products));
   }
@@ -758,6 +813,13 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
     set(f, LawTerm::PointwiseConvFixed, get(f, LawTerm::Fixed));
     set(f, LawTerm::Fixed, 0.0);
   }
+  // Their threads load one element at a time, each output's taps one after
+  // another: what they move costs per element, not per byte (the sweep's
+  // bf16 and f32 calls of one shape take the same time), so their bytes
+  // are priced as f32 elements.
+  if (native_depthwise && shape->elem_bytes > 0)
+    for (LawTerm t : {LawTerm::Memory, LawTerm::Spill})
+      set(f, t, get(f, t) * 4.0 / static_cast<double>(shape->elem_bytes));
   if (shape->family != ConvFamily::Dense && opts.route_conv_families) route_family(f, *shape, wave);
   return f;
 }

@@ -338,6 +338,45 @@ def conv1d_dense_sweep():
     torch.compile(forward)(xs, ws).backward()
 
 
+def conv1d_layout_sweep():
+    """Dense 1-D convolutions between [batch, time, channels] activations,
+    forward and backward, as speech encoders run them (a Conformer's and an
+    ESPnet encoder's convolution modules, a TDNN between attention layers):
+    the input and the output's gradient reach the convolution as permuted
+    views, [batch, time, channels] or [time, batch, channels] read as
+    [batch, channels, time], which ATen copies contiguous before cuDNN (the
+    output's gradient once per gradient call). Pointwise and 3- and 5-tap,
+    bf16 and f32, none a library model's shape. For the 1-D laws' layout
+    term (docs/cost-model.md, "Law terms")."""
+    import torch
+    import torch.nn.functional as F
+
+    bf16, f32 = torch.bfloat16, torch.float32
+    # (batch, time, in channels, out channels, kernel, dtype, activation layout: "btc" or "tbc")
+    configs = [(8, 1024, 384, 768, 1, f32, "btc"), (32, 256, 512, 512, 1, bf16, "btc"), (8, 2000, 144, 288, 1, f32, "tbc"),
+               (4, 1500, 768, 768, 3, bf16, "btc"), (16, 400, 256, 1024, 1, f32, "tbc"), (8, 800, 512, 256, 5, f32, "btc"),
+               (4, 3000, 80, 384, 3, bf16, "tbc"), (12, 600, 320, 320, 1, bf16, "tbc")]
+
+    def activation(b, t, c, dtype, layout):
+        shape = (b, t, c) if layout == "btc" else (t, b, c)
+        return torch.randn(*shape, device=DEVICE, dtype=dtype, requires_grad=True)
+
+    xs = [activation(b, t, ci, dt, lay) for b, t, ci, _, _, dt, lay in configs]
+    ws = [torch.randn(co, ci, k, device=DEVICE, dtype=dt, requires_grad=True) for _, _, ci, co, k, dt, _ in configs]
+    scales = [torch.randn(co, device=DEVICE, dtype=dt, requires_grad=True) for _, _, _, co, _, dt, _ in configs]
+
+    def forward(xs, ws, scales):
+        out = 0
+        for x, w, s, cfg in zip(xs, ws, scales, configs):
+            ncl = x.transpose(1, 2) if cfg[6] == "btc" else x.permute(1, 2, 0)
+            y = F.conv1d(ncl, w, padding=cfg[4] // 2)
+            back = y.transpose(1, 2) if cfg[6] == "btc" else y.permute(2, 0, 1)
+            out = out + (back * s).float().mean()
+        return out
+
+    torch.compile(forward)(xs, ws, scales).backward()
+
+
 def strided_triton_sweep():
     """Triton kernels whose operands move with a stride along the fastest
     index: sums over columns, LayerNorm over a transposed (token-mixing)
@@ -619,6 +658,7 @@ SWEEPS: dict[str, Sweep] = {
     "attention_f32_mask_sweep": Sweep(attention_f32_mask_sweep, ("attention", "attention_backward")),
     "grouped_conv1d_sweep": Sweep(grouped_conv1d_sweep, ("grouped_convolution", "grouped_convolution_backward")),
     "conv1d_dense_sweep": Sweep(conv1d_dense_sweep, ("convolution_1d", "convolution_1d_backward")),
+    "conv1d_layout_sweep": Sweep(conv1d_layout_sweep, ("convolution_1d", "convolution_1d_backward")),
     "strided_triton_sweep": Sweep(strided_triton_sweep, ("triton_strided_pointwise", "triton_strided_reduction")),
     "transposed_reduction_sweep": Sweep(transposed_reduction_sweep, ("triton_strided_reduction",)),
     "gemm_odd_sweep": Sweep(gemm_odd_sweep, ("gemm_unaligned", "gemm_f32")),

@@ -130,22 +130,40 @@ TEST_CASE("features: convolutions are routed by their geometry", "[cost][feature
   CHECK(at(old, LawTerm::Compute) > 0);
 
   // NCHW (layout optimization off): cuDNN transposes the operands of a 3x3,
-  // not of a 1x1.
+  // not of a 1x1; ATen's own depthwise kernels transpose nothing.
   Featured nchw("exported/conv_grid_nchw_0_fwd.post.json");
-  bool transposed = false, one_by_one = false;
+  bool transposed = false, one_by_one = false, native = false;
   for (NodeId v = 0; v < nchw.g.num_nodes(); ++v) {
     const Node& n = nchw.g.nodes[v];
     if (!n.convolution) continue;
     CHECK(n.convolution->memory_format == MemoryFormat::Contiguous);
     const LawFeatures f = nchw.of(n.name.c_str());
     const bool unit = at(f, LawTerm::PointwiseConvFixed) > 0;
-    CHECK((at(f, LawTerm::Transpose) > 0) == !unit);
-    CHECK(at(f, LawTerm::TransposeFixed) == (unit ? 0 : 1));
-    transposed = transposed || !unit;
+    const bool own_kernel = classify_kernel(nchw.g, n) == KernelClass::DepthwiseConvolutionNative;
+    CHECK((at(f, LawTerm::Transpose) > 0) == (!unit && !own_kernel));
+    CHECK(at(f, LawTerm::TransposeFixed) == (unit || own_kernel ? 0 : 1));
+    transposed = transposed || (!unit && !own_kernel);
     one_by_one = one_by_one || unit;
+    native = native || own_kernel;
   }
   CHECK(transposed);
   CHECK(one_by_one);
+  CHECK(native);
+}
+
+TEST_CASE("features: ATen's own depthwise kernels cost per element at the f32 peak, whatever the dtype", "[cost][features]") {
+  // The depthwise sweep's first 1-D call ([8, 768, 1024], 31 taps) in bf16
+  // and in f32: 122.7 and 111.9 µs on the H200, one feature vector.
+  Featured bf16("class_sweep/h200/depthwise_conv_sweep_0_fwd.post.json");
+  Featured f32("class_sweep/h200/depthwise_conv_sweep_2_fwd.post.json");
+  const Node& n = bf16.g.nodes[bf16.g.find_node("op3")];
+  REQUIRE(classify_kernel(bf16.g, n) == KernelClass::DepthwiseConvolutionNative);
+  REQUIRE(n.convolution->input == std::vector<std::int64_t>{8, 768, 1024});
+  const LawFeatures a = bf16.of("op3"), b = f32.of("op3");
+  CHECK(at(a, LawTerm::DepthwiseCompute) == Approx(at(b, LawTerm::DepthwiseCompute)));
+  CHECK(at(a, LawTerm::DepthwiseMemory) == Approx(at(b, LawTerm::DepthwiseMemory)));
+  CHECK(at(a, LawTerm::DepthwiseCompute) == Approx(static_cast<double>(*n.flops) / peak_flops_for_dtype(builtin_profile("h100-sxm-datasheet"), "f32") * 1e6));
+  CHECK(at(a, LawTerm::Transpose) == 0);
 }
 
 TEST_CASE("features: a narrow-channel convolution whose windows do not overlap is a patch", "[cost][features]") {
@@ -192,7 +210,9 @@ TEST_CASE("features: a convolution operand in the other layout is converted firs
   CHECK(n.convolution->memory_format == MemoryFormat::ChannelsLast);
   const Buffer& grad_output = bwd.g.buffers[n.reads[0].buf];
   REQUIRE(grad_output.shape == n.convolution->output);
-  CHECK(at(bwd.of("op41"), LawTerm::LayoutConvert) == Approx(2.0 * grad_output.bytes / 3.35e12 * 1e6));
+  // Both gradients are asked for: the input's and the weight's cuDNN calls
+  // each copy it.
+  CHECK(at(bwd.of("op41"), LawTerm::LayoutConvert) == Approx(2.0 * 2.0 * grad_output.bytes / 3.35e12 * 1e6));
   CHECK(at(bwd.of("op41"), LawTerm::Fixed) == 0);                // a 1x1: ...
   CHECK(at(bwd.of("op41"), LawTerm::PointwiseConvFixed) == 2);  // ... both gradients, a matmul each
   // ResNet-50's backward gets its gradients channels-last from the batch
@@ -200,6 +220,36 @@ TEST_CASE("features: a convolution operand in the other layout is converted firs
   Featured resnet("exported/resnet50_step_1_bwd.post.json");
   for (NodeId v = 0; v < resnet.g.num_nodes(); ++v)
     if (resnet.g.nodes[v].convolution) CHECK(at(resnet.of(resnet.g.nodes[v].name.c_str()), LawTerm::LayoutConvert) == 0);
+}
+
+TEST_CASE("features: a 1-d convolution's permuted operands are made contiguous, the output's gradient once per gradient call", "[cost][features]") {
+  // The 1-D layout sweep's backward: [batch, time, channels] activations
+  // read as [batch, channels, time]. op12 (5 taps, 512 -> 256 channels):
+  // its input (13.1 MB) and the output's gradient (6.6 MB) both come
+  // channels-innermost; ATen copies the input once and the gradient for
+  // each of the two gradient calls (six kernels beside the GEMMs).
+  Featured bwd("class_sweep/h200/conv1d_layout_sweep_1_bwd.post.json");
+  const double dram = builtin_profile("h100-sxm-datasheet").dram_bytes_per_s;
+  CHECK(at(bwd.of("op12"), LawTerm::LayoutConvert) == Approx(2.0 * (13107200.0 + 2 * 6553600.0) / dram * 1e6));
+  // Every convolution of the sweep's backward copies something.
+  for (NodeId v = 0; v < bwd.g.num_nodes(); ++v)
+    if (bwd.g.nodes[v].convolution) CHECK(at(bwd.of(bwd.g.nodes[v].name.c_str()), LawTerm::LayoutConvert) > 0);
+  // A Conformer's gradient, a [time, batch, channels] buffer read as [batch,
+  // channels, time]: the view is known from the permuted shape, and it is
+  // neither layout cuDNN runs in.
+  Graph g = bwd.g;
+  const NodeId v = g.find_node("op12");
+  const BufId grad = g.nodes[v].reads[0].buf;
+  REQUIRE(g.buffers[grad].shape == std::vector<std::int64_t>{8, 256, 800});
+  g.buffers[grad].shape = {800, 8, 256};
+  g.buffers[grad].stride = {2048, 256, 1};
+  CHECK(at(law_features(g, v, cost_facts(g), builtin_profile("h100-sxm-datasheet"), {132, std::int64_t{50} << 20, true}), LawTerm::LayoutConvert) ==
+        Approx(at(bwd.of("op12"), LawTerm::LayoutConvert)));
+  // The same buffer contiguous as the operand: the input's copy alone.
+  g.buffers[grad].shape = {8, 256, 800};
+  g.buffers[grad].stride = {204800, 800, 1};
+  CHECK(at(law_features(g, v, cost_facts(g), builtin_profile("h100-sxm-datasheet"), {132, std::int64_t{50} << 20, true}), LawTerm::LayoutConvert) ==
+        Approx(2.0 * 13107200.0 / dram * 1e6));
 }
 
 TEST_CASE("features: attention with dropout pays one f32 op per unmasked score", "[cost][features]") {

@@ -61,18 +61,18 @@ TEST_CASE("class sweeps: each finer class under the shipped h100-sxm, today's fi
   const std::map<std::string, double> worst = {
       {"indexing", 0.15},                        // 0.988 (0.916 before the bag walk terms, session 25)
       {"depthwise_convolution", 0.15},           // 0.884
-      {"depthwise_convolution_backward_native", 0.15},  // 0.947
+      {"depthwise_convolution_backward_native", 0.15},  // 1.053 (0.947 before session 26's per-element pricing)
       {"grouped_convolution", 0.15},             // 1.027
-      {"convolution_1d_backward", 0.15},         // 0.901 (its parent's law)
+      {"convolution_1d_backward", 0.19},         // 0.818 (its parent's law; 0.901 before session 26's refit, whose depthwise kernels and layout copies moved it)
       {"triton_strided_reduction", 0.15},        // 1.010 (0.877 before the transposed-operand terms, carried from the H200)
       {"gemm_unaligned", 0.15},                  // 1.072 (gemm's law: two nodes)
       {"gemm_f32", 0.15},                        // 1.003
-      {"depthwise_convolution_native", 0.165},   // 0.842
+      {"depthwise_convolution_native", 0.15},    // 0.954 (0.842 before session 26 priced ATen's own kernels per element at the f32 peak)
       {"triton_strided_pointwise", 0.23},        // 0.780
       {"convolution_1d", 0.08},                  // 1.056 (the H200's law, carried; 0.727 under convolution's: three nodes)
       {"scatter", 0.45},                         // 0.557 (atomics where indices collide)
       {"triton_scatter", 0.23},                  // 0.774 (0.396 on triton_pointwise's law; one scatter_add over an expanded index runs 6 x its index_add twin)
-      {"depthwise_convolution_backward", 0.63},  // 0.379 (convolution_backward's law)
+      {"depthwise_convolution_backward", 0.66},  // 0.349 (convolution_backward's law; 0.379 before session 26's refit)
       {"grouped_convolution_backward", 1.13},    // 2.126 (convolution_backward's law)
   };
   int seen = 0;
@@ -98,8 +98,13 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     const bool h100 = std::string(gpu) == "h100";
     const AccuracyReport r = report_of(std::string("outside_zoo/") + gpu, profile);
     REQUIRE(r.graphs.size() == 18);
-    // 5.3 / 5.4 % (5.4 / 5.5 % before session 24, 5.1 / 5.5 % before the attention law's wave, score and f32 terms, 5.2 / 5.2 % before the scatter traffic law)
-    CHECK(kernel_time_error(r).median <= (h100 ? 0.054 : 0.055));
+    // 5.6 / 6.2 % since session 26 (5.3 / 5.4 % before: the convolution
+    // family's refit once ATen's own depthwise kernels are priced per
+    // element at the f32 peak and transpose nothing moved ResNet-50's and
+    // RegNetY's dense convolutions 1-4 %, around the median); 5.4 / 5.5 %
+    // before session 24, 5.1 / 5.5 % before the attention law's wave, score
+    // and f32 terms, 5.2 / 5.2 % before the scatter traffic law
+    CHECK(kernel_time_error(r).median <= (h100 ? 0.057 : 0.063));
     // Swin-T's backward: 0.707 / 0.667 (the H100's 0.640 before session 24
     // carried the H200's gemm_unaligned law, fitted on its pitch sweep, for
     // its 49-token windows' odd-row matmuls; the H200's 0.653 before session
