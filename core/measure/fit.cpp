@@ -297,10 +297,26 @@ std::map<KernelClass, std::vector<NodeSample>> gather_samples(const std::vector<
 LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, const HardwareProfile* sibling,
                 const std::vector<LawTerm>& sibling_terms) {
   LawFit fit;
+  // cuDNN's transpose of a narrow NCHW input (`narrow_input_pixel_factor`)
+  // is one kernel at one rate in every convolution class: fitted on
+  // convolution_backward, whose nodes exercise it (the weight gradients of
+  // RGB stems and waveforms), and pinned in the other convolution classes,
+  // whose few such nodes would fit it to whatever else they cost.
+  std::optional<double> narrow_input_rate;
   auto fit_class = [&](KernelClass cls, const std::vector<NodeSample>& samples) {
     const ClassLaw* sibling_law = nullptr;
     if (sibling && sibling->time_model)
       if (auto it = sibling->time_model->laws.find(cls); it != sibling->time_model->laws.end()) sibling_law = &it->second;
+    std::optional<ClassLaw> donor;
+    std::vector<LawTerm> pinned = sibling_terms;
+    const KernelClass family = base_class(cls);
+    if (narrow_input_rate && cls != KernelClass::ConvolutionBackward &&
+        (family == KernelClass::Convolution || family == KernelClass::ConvolutionBackward)) {
+      donor = sibling_law ? *sibling_law : ClassLaw{};
+      donor->factor[static_cast<std::size_t>(LawTerm::NarrowInputPixels)] = *narrow_input_rate;
+      pinned.push_back(LawTerm::NarrowInputPixels);
+      sibling_law = &*donor;
+    }
     // A finer class's parent is fitted first (kernel_class.h: every class
     // comes after its law parent), on the family's other nodes. A law two
     // classes share (the pooled Triton scatters, whose parents differ)
@@ -309,15 +325,19 @@ LawFit fit_laws(const std::map<KernelClass, std::vector<NodeSample>>& by_class, 
     const bool own_nodes = std::all_of(samples.begin(), samples.end(), [&](const NodeSample& s) { return s.cls == cls; });
     if (is_fine_class(cls) && own_nodes)
       if (auto it = fit.laws.find(*law_parent(cls)); it != fit.laws.end()) parent_law = &it->second;
-    fit.laws[cls] = fit_class_law(samples, sibling_law, sibling_terms, parent_law);
+    fit.laws[cls] = fit_class_law(samples, sibling_law, pinned, parent_law);
     // Each sample once: one of a finer class with its own law also fits its family's.
     for (const NodeSample& s : samples) fit.samples += s.cls == cls || !by_class.count(s.cls) ? 1 : 0;
   };
   // Two or three nodes do not make a law: a class with fewer than
   // kMinTermSupport measured nodes borrows a related class's law fitted on
   // more (below), and is fitted on its few only when none is.
+  if (auto it = by_class.find(KernelClass::ConvolutionBackward); it != by_class.end() && static_cast<int>(it->second.size()) >= kMinTermSupport) {
+    fit_class(it->first, it->second);
+    narrow_input_rate = fit.laws[KernelClass::ConvolutionBackward][LawTerm::NarrowInputPixels];
+  }
   for (auto& [cls, samples] : by_class)
-    if (static_cast<int>(samples.size()) >= kMinTermSupport) fit_class(cls, samples);
+    if (static_cast<int>(samples.size()) >= kMinTermSupport && !fit.laws.count(cls)) fit_class(cls, samples);
   const std::pair<KernelClass, KernelClass> borrow[] = {{KernelClass::AttentionBackward, KernelClass::Attention},
                                                         {KernelClass::ConvolutionBackward, KernelClass::Convolution},
                                                         {KernelClass::TritonPointwise, KernelClass::TritonReduction},

@@ -151,6 +151,45 @@ TEST_CASE("features: convolutions are routed by their geometry", "[cost][feature
   CHECK(native);
 }
 
+TEST_CASE("features: a narrow NCHW input's transpose costs per pixel", "[cost][features]") {
+  // conv_grid's NCHW stem: [8, 3, 224, 224], 7x7 at stride 2; cuDNN's
+  // nchwToNhwc of its input took 19.1 µs on the H200 (401,408 pixels).
+  Featured nchw("exported/conv_grid_nchw_0_fwd.post.json");
+  const Node& stem = nchw.g.nodes[nchw.g.find_node("op12")];
+  REQUIRE(stem.convolution->input == std::vector<std::int64_t>{8, 3, 224, 224});
+  CHECK(at(nchw.of("op12"), LawTerm::NarrowInputPixels) == Approx(8.0 * 224 * 224 * 1e-6));
+  // Wider inputs: their transposes are priced by their bytes alone.
+  for (NodeId v = 0; v < nchw.g.num_nodes(); ++v) {
+    const Node& n = nchw.g.nodes[v];
+    if (n.convolution && n.convolution->input[1] > 4) CHECK(at(nchw.of(n.name.c_str()), LawTerm::NarrowInputPixels) == 0);
+  }
+  // A backward reads the input only for the weight's gradient.
+  Graph g = nchw.g;
+  const NodeId v = g.find_node("op12");
+  g.nodes[v].convolution->output_mask = std::array<bool, 3>{true, false, false};
+  const auto features = [&] { return law_features(g, v, cost_facts(g), builtin_profile("h100-sxm-datasheet"), {132, std::int64_t{50} << 20, true}); };
+  CHECK(at(features(), LawTerm::NarrowInputPixels) == 0);
+  g.nodes[v].convolution->output_mask = std::array<bool, 3>{false, true, false};
+  CHECK(at(features(), LawTerm::NarrowInputPixels) == Approx(8.0 * 224 * 224 * 1e-6));
+  // Channels-last: no transpose.
+  g.nodes[v].convolution->memory_format = MemoryFormat::ChannelsLast;
+  CHECK(at(features(), LawTerm::NarrowInputPixels) == 0);
+}
+
+TEST_CASE("built-in profiles: one rate for a narrow input's transpose in every convolution class", "[cost][features]") {
+  // Fitted on convolution_backward (core/measure/fit.cpp) and pinned in the
+  // others: 35.6 ps a pixel on the H200, 37.9 on the H100 (its 1-D
+  // forward law carried from the H200 with the H200's rate).
+  for (const char* name : {"h200", "h100-sxm"}) {
+    INFO(name);
+    const TimeModel& tm = *builtin_profile(name).time_model;
+    const double rate = tm.laws.at(KernelClass::ConvolutionBackward)[LawTerm::NarrowInputPixels];
+    CHECK(rate > 30);
+    CHECK(rate < 45);
+    CHECK(tm.laws.at(KernelClass::Convolution)[LawTerm::NarrowInputPixels] == rate);
+  }
+}
+
 TEST_CASE("features: ATen's own depthwise kernels cost per element at the f32 peak, whatever the dtype", "[cost][features]") {
   // The depthwise sweep's first 1-D call ([8, 768, 1024], 31 taps) in bf16
   // and in f32: 122.7 and 111.9 µs on the H200, one feature vector.

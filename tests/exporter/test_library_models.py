@@ -165,7 +165,8 @@ class HeldOutEstimates(unittest.TestCase):
         # recommender's forward, the worst, 1.488 -> 1.267 and 1.426 -> 1.272.
         # Kernels since session 25's embedding-bag walk terms: the H100's median
         # 5.8 -> 5.5 % (the recommender's forward 1.084 -> 0.979).
-        "h100": (0.056, 0.29, 0.041, 0.27),  # 5.5 %, 28.9 %; 4.0 %, 26.7 %
+        # Kernels since session 26's convolution terms: the H100's median 5.5 -> 5.4 %.
+        "h100": (0.055, 0.29, 0.041, 0.27),  # 5.4 %, 28.9 %; 4.0 %, 26.7 %
         "h200": (0.063, 0.281, 0.037, 0.273),  # 6.2 %, 28.0 %; 3.6 %, 27.2 %
     }
 
@@ -193,14 +194,16 @@ class HeldOutClasses(unittest.TestCase):
     library models"): the classes within it kept there, the others no worse
     than today. Session 26 brought in ATen's own depthwise kernels (priced
     per element at the f32 peak: 1.20 / 1.16 -> 0.99 / 0.95, backward 1.33
-    -> 1.11 / 1.11) and the 1-D convolutions' permuted operands (the
-    H200's backward 0.56 -> 1.00, the H100's 0.58 -> 0.86)."""
+    -> 1.11 / 1.11), the 1-D convolutions' permuted operands (the H200's
+    backward 0.56 -> 1.00, the H100's 0.58 -> 0.86) and a narrow NCHW
+    input's transpose priced per pixel (MLP-Mixer's patch stem, the
+    convolution class, 0.64 -> 0.88 / 0.87)."""
 
     WITHIN = 0.15
     FLOORS = {  # gpu: {class: |ratio - 1| today, for the classes outside 15 %}
-        "h100": {"attention": 0.21, "convolution": 0.37, "convolution_backward": 0.66, "scatter": 0.16,
-                 "triton_strided_pointwise": 0.20, "gemm_unaligned": 0.23, "triton_scatter": 0.35},
-        "h200": {"attention": 0.175, "convolution": 0.36, "convolution_backward": 0.67, "triton_strided_pointwise": 0.18,
+        "h100": {"attention": 0.21, "convolution_backward": 0.32, "scatter": 0.16, "triton_strided_pointwise": 0.20,
+                 "gemm_unaligned": 0.23, "triton_scatter": 0.35},
+        "h200": {"attention": 0.175, "convolution_backward": 0.34, "triton_strided_pointwise": 0.18,
                  "gemm_unaligned": 0.16, "triton_scatter_reduction": 0.35},
     }
 

@@ -424,8 +424,7 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
         // backward just past the 20 % target), 0.909 / 0.942 on the H200
         // (before session 9's host-speed and per-input figures, at the
         // profiles' speed: 0.789 / 0.725 and 0.811 / 0.840).
-        // (the H200's forward 1.060 since session 26's convolution refit)
-        CHECK(std::abs(kernel - 1) <= 0.065);
+        CHECK(std::abs(kernel - 1) <= 0.06);
         CHECK(std::abs(wall - 1) <= (h100 && g.graph == "diffusion_unet_step_1_bwd.post" ? 0.21 : 0.20));
       } else if (g.graph == "swin_step_1_bwd.post") {
         // Swin-T's backward (session 10): 0.620 / 0.581, 0.631 / 0.657 with
@@ -443,7 +442,9 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
         // anything but uniform and a warp's lanes hit the same rows), and
         // the patch-embedding convolution's backward (4x4, stride 4) 132
         // µs, priced 40.
-        CHECK(kernel == Approx(h100 ? 0.707 : 0.665).margin(0.01));
+        // Since session 26 its patch stem's backward pays the per-pixel
+        // transpose of its [16, 3, 224, 224] input: 0.713 / 0.673.
+        CHECK(kernel == Approx(h100 ? 0.713 : 0.673).margin(0.01));
         CHECK(std::abs(wall - 1) <= 0.10);
       } else {
         CHECK(std::abs(kernel - 1) <= 0.25);
@@ -460,7 +461,7 @@ TEST_CASE("models outside the zoo: kernel and wall times", "[measure][zoo]") {
       if (g.graph.rfind("hf_bert_step", 0) == 0) CHECK(std::abs(kernel - 1) <= 0.14);
     }
     const bool h100 = std::string(gpu) == "h100";
-    CHECK(kernel_time_error(r).median <= 0.063);  // 5.6 / 6.2 % over 18 graphs (5.5 % on both before session 26's convolution refit)
+    CHECK(kernel_time_error(r).median <= 0.06);  // 5.4 % on both GPUs over 18 graphs
     for (const auto& c : base_class_totals(r)) {
       INFO(to_string(c.cls));
       const double e = std::abs(c.est_us / c.meas_us - 1);
@@ -580,9 +581,9 @@ TEST_CASE("1-D convolutions: dense within 10 % on the H200's own law, grouped lo
   };
   // The H100's backward on its parent's law: 0.851 before session 26's
   // refit (layout copies counted per gradient call, ATen's depthwise kernels
-  // per element), 0.779 since; the H200's on its own, refitted on the
-  // layout sweep: 0.909 -> 0.921.
-  for (const Expected& e : {Expected{"h100", "h100-sxm", 1.141, 0.779}, Expected{"h200", "h200", 1.075, 0.921}}) {
+  // per element, narrow inputs' transposes per pixel), 0.771 since; the
+  // H200's on its own, refitted on the layout sweep: 0.909 -> 0.922.
+  for (const Expected& e : {Expected{"h100", "h100-sxm", 1.146, 0.771}, Expected{"h200", "h200", 1.076, 0.922}}) {
     INFO(e.dir);
     const std::vector<MeasuredCase> cases = load_cases(std::string("experiments/conv1d/") + e.dir);
     REQUIRE(cases.size() == 2);
