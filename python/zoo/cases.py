@@ -958,6 +958,35 @@ def gather_scatter_sweep():
         torch.compile(message_passing)(data)
 
 
+def gemm_token_sweep():
+    """bf16 matmuls over a vision or audio model's token count, which no
+    padding aligns (CLIP's 50, ViT's 145, 197 and 577 tokens): the token
+    dim as the reduction of a token-mixing product ([rows, tokens] @
+    [tokens, N]) and as the weight-gradient's reduction read transposed
+    ([tokens, rows]^T @ [tokens, N]), rows 4,096 to 65,536, N 64 to 1,536,
+    5 to 120 µs: the small and skinny products whose floor the pitch sweep's
+    large shapes leave loose. None a library model's shape (MLP-Mixer's
+    are 196 tokens into 384 and 768). An experiment kept out of the fit
+    (tests/data/experiments/gemm_token): fitted, it lowers the unaligned
+    law's floor and prices Swin-T's odd-row window products short."""
+    import torch
+    import torch._inductor.config as inductor_config
+
+    tokens = (50, 145, 197, 577)
+    rows_out = ((4096, 768), (32768, 256), (8192, 1536), (65536, 64))
+    shapes = [(m, k, n) for k in tokens for m, n in rows_out]
+    a = [torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16) for m, k, _ in shapes]
+    b = [torch.randn(k, n, device=DEVICE, dtype=torch.bfloat16) for _, k, n in shapes]
+    at = [torch.randn(k, m, device=DEVICE, dtype=torch.bfloat16) for m, k, _ in shapes[::2]]
+    bt = [torch.randn(k, n, device=DEVICE, dtype=torch.bfloat16) for _, k, n in shapes[::2]]
+
+    def forward(a, b, at, bt):
+        return [x @ y for x, y in zip(a, b)] + [x.t() @ y for x, y in zip(at, bt)]
+
+    with torch.no_grad(), inductor_config.patch(shape_padding=False, comprehensive_padding=False):
+        torch.compile(forward)(a, b, at, bt)
+
+
 def embedding_bag_walk_sweep():
     """An experiment kept out of the fit (tests/data/experiments/
     embedding_bag): embedding-bag forwards (ATen's fallback, one kernel of
@@ -1727,6 +1756,8 @@ OUTSIDE_CASES = {
     "gather_scatter_sweep": gather_scatter_sweep,
     # And the embedding bags' (tests/data/experiments/embedding_bag).
     "embedding_bag_walk_sweep": embedding_bag_walk_sweep,
+    # And the token-count matmuls' (tests/data/experiments/gemm_token).
+    "gemm_token_sweep": gemm_token_sweep,
 }
 
 
