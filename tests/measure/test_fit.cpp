@@ -484,6 +484,32 @@ TEST_CASE("fit: a specific term too few nodes exercise takes the sibling's facto
   CHECK(few[LawTerm::Unaligned] == 6.0);  // exercised by none: the sibling's too
 }
 
+// cuDNN's transpose of a narrow NCHW input is one kernel at one rate: the
+// convolution backward's nodes fit it, and the other convolution classes,
+// whose one or two such nodes would fit it to whatever else they cost (or
+// to 0, too few to fit), take that rate.
+TEST_CASE("fit: a narrow input's transpose rate is fitted on convolution_backward and pinned in the other convolution classes", "[measure][fit]") {
+  std::map<KernelClass, std::vector<NodeSample>> by_class;
+  for (int i = 0; i < 8; ++i) {
+    const double compute = 4.0 * (i + 1), pixels = i % 4 ? 0.1 * (i + 1) : 0.0, forward_pixels = i == 0 ? 0.5 : 0.0;
+    by_class[KernelClass::ConvolutionBackward].push_back(one_kernel_sample(
+        KernelClass::ConvolutionBackward, {{LawTerm::Fixed, 1}, {LawTerm::Compute, compute}, {LawTerm::NarrowInputPixels, pixels}},
+        10 + 1.1 * compute + 40 * pixels));
+    by_class[KernelClass::Convolution].push_back(one_kernel_sample(
+        KernelClass::Convolution, {{LawTerm::Fixed, 1}, {LawTerm::Compute, compute}, {LawTerm::NarrowInputPixels, forward_pixels}},
+        5 + 0.9 * compute + 40 * forward_pixels));
+    // The laws every fit must give (the others borrow from these).
+    for (KernelClass c : {KernelClass::Gemm, KernelClass::TritonPointwise})
+      by_class[c].push_back(one_kernel_sample(c, {{LawTerm::Fixed, 1}, {LawTerm::Compute, compute}}, 2 + compute));
+  }
+  const LawFit fit = fit_laws(by_class, nullptr, {});
+  CHECK(fit.laws.at(KernelClass::ConvolutionBackward)[LawTerm::NarrowInputPixels] == Approx(40));
+  CHECK(fit.laws.at(KernelClass::ConvolutionBackward)[LawTerm::Compute] == Approx(1.1));
+  CHECK(fit.laws.at(KernelClass::Convolution)[LawTerm::NarrowInputPixels] == Approx(40));  // pinned: one node would give 0
+  CHECK(fit.laws.at(KernelClass::Convolution)[LawTerm::Fixed] == Approx(5));
+  CHECK(fit.laws.at(KernelClass::Gemm)[LawTerm::NarrowInputPixels] == 0);  // not a convolution
+}
+
 // A finer class's few nodes beyond the L2 cannot tell its spill factor:
 // fitted freely on two 1-D convolutions it took 39 x the DRAM time and
 // priced a held-out one with large operands at 2 x. Such a base term (not
