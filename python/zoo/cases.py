@@ -987,6 +987,27 @@ def gemm_token_sweep():
         torch.compile(forward)(a, b, at, bt)
 
 
+def attention_f32_bias_sweep():
+    """An experiment kept out of the fit (tests/data/experiments/
+    attention_f32_bias): f32 attention (the memory-efficient kernels) at one
+    score count (33.5 M) over lengths 256 to 2,048, head dim 64, without a
+    bias, with one per head ([B, H, S, S]) and with one broadcast over heads
+    ([B, 1, S, S]); and head dim 32 at 512, forward and backward: what a
+    bias costs per score against per query row, which the f32 sweeps'
+    shapes do not separate."""
+    # (batch, heads, length, head dim, bias: None, "bh" or "b1")
+    configs = [(b, 8, s, 64, m) for b, s in ((64, 256), (16, 512), (4, 1024), (1, 2048)) for m in (None, "bh", "b1")]
+    configs += [(16, 8, 512, 32, None), (16, 8, 512, 32, "bh")]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    qkv = [tuple(torch.randn(b, h, s, d, device=DEVICE, generator=gen, requires_grad=True) for _ in range(3)) for b, h, s, d, _ in configs]
+    masks = [None if m is None else torch.randn(b, h if m == "bh" else 1, s, s, device=DEVICE, generator=gen) for b, h, s, _, m in configs]
+
+    def forward(qkv, masks):
+        return sum(F.scaled_dot_product_attention(q, k, v, attn_mask=m).mean() for (q, k, v), m in zip(qkv, masks))
+
+    torch.compile(forward)(qkv, masks).backward()
+
+
 def embedding_bag_walk_sweep():
     """An experiment kept out of the fit (tests/data/experiments/
     embedding_bag): embedding-bag forwards (ATen's fallback, one kernel of
@@ -1758,6 +1779,8 @@ OUTSIDE_CASES = {
     "embedding_bag_walk_sweep": embedding_bag_walk_sweep,
     # And the token-count matmuls' (tests/data/experiments/gemm_token).
     "gemm_token_sweep": gemm_token_sweep,
+    # And f32 attention's biases (tests/data/experiments/attention_f32_bias).
+    "attention_f32_bias_sweep": attention_f32_bias_sweep,
 }
 
 

@@ -759,6 +759,34 @@ TEST_CASE("matmuls over a token count the fit never saw: summed, not one by one"
   }
 }
 
+// tests/data/experiments/attention_f32_bias/README.md: at one score count,
+// a per-head bias costs the f32 kernels about twice what one broadcast over
+// the heads does, which the law's per-score bias term does not tell apart.
+TEST_CASE("an f32 attention's bias the fit never saw: per head against broadcast", "[measure][zoo]") {
+  std::map<std::string, double> first;
+  for (const AccuracyReport& r : measured_twice_on_h200("experiments/attention_f32_bias/h200", 2, true)) {
+    const std::map<std::string, ClassAccuracy> classes = classes_by_name(r);
+    CHECK(ratio(classes.at("attention").est_us, classes.at("attention").meas_us) == Approx(0.96).margin(0.02));
+    CHECK(ratio(classes.at("attention_backward").est_us, classes.at("attention_backward").meas_us) == Approx(0.996).margin(0.02));
+    std::map<std::string, const NodeAccuracy*> forward;
+    for (const NodeAccuracy& n : r.nodes) {
+      if (n.cls != KernelClass::Attention && n.cls != KernelClass::AttentionBackward) continue;
+      INFO(n.graph << " " << n.node);
+      CHECK(repeats(first, n.graph + n.node, n.meas_us, 0.03));
+      if (n.cls == KernelClass::Attention) forward[n.node] = &n;
+    }
+    // (none, per head, broadcast) at lengths 256, 512, 1,024, 2,048.
+    for (const auto& [none, per_head, broadcast] : {std::tuple{"op0", "op7", "op14"}, std::tuple{"op21", "op28", "op35"},
+                                                    std::tuple{"op42", "op49", "op56"}, std::tuple{"op63", "op70", "op77"}}) {
+      INFO(per_head);
+      const double head_extra = forward.at(per_head)->meas_us - forward.at(none)->meas_us;
+      const double broadcast_extra = forward.at(broadcast)->meas_us - forward.at(none)->meas_us;
+      CHECK(head_extra > 1.4 * broadcast_extra);
+      CHECK(forward.at(per_head)->est_us / forward.at(per_head)->meas_us < 0.98);
+    }
+  }
+}
+
 TEST_CASE("embedding bags the fit never saw: the bag walk terms", "[measure][zoo]") {
   std::map<std::string, double> first;
   for (const AccuracyReport& r : measured_twice_on_h200("experiments/embedding_bag/h200", 1, true)) {
