@@ -158,10 +158,11 @@ std::int64_t layout_copy_bytes(const Graph& g, const Node& n, const ConvolutionG
   for (const Dep& d : n.reads) {
     if (d.is_weak()) continue;
     const Buffer& b = g.buffers[d.buf];
-    const bool is_output = geo.output_mask && operand_strides(b, geo.output);
-    const std::vector<std::int64_t>& shape = is_output ? geo.output : geo.input;
-    const auto stride = operand_strides(b, shape);
+    auto stride = geo.output_mask ? operand_strides(b, geo.output) : std::nullopt;
+    const bool is_output = stride.has_value();
+    if (!is_output) stride = operand_strides(b, geo.input);
     if (!stride) continue;
+    const std::vector<std::int64_t>& shape = is_output ? geo.output : geo.input;
     std::int64_t pixels = 1;
     for (std::size_t i = 2; i < shape.size(); ++i) pixels *= shape[i];
     // One channel or one pixel: both formats are the same bytes.
@@ -366,7 +367,6 @@ std::int64_t output_bytes(const Graph& g, const Node& n, const CostFacts& facts)
   return bytes;
 }
 
-// The largest non-weak read of a buffer whose dtype is (or is not) an integer one, other than `except`.
 // Whether node `n` is an embedding bag's forward call (`embedding_bag`,
 // `_embedding_bag`, `_embedding_bag_forward_only`): one row read per index,
 // summed per bag.
@@ -375,6 +375,7 @@ bool is_bag_forward(const Node& n) {
   return op == "embedding_bag" || op == "_embedding_bag" || op == "_embedding_bag_forward_only";
 }
 
+// The largest non-weak read of a buffer whose dtype is (or is not) an integer one, other than `except`.
 const Dep* largest_read(const Graph& g, const Node& n, bool integer, BufId except = kNone) {
   const Dep* best = nullptr;
   for (const Dep& d : n.reads) {

@@ -315,8 +315,7 @@ TEST_CASE("issue 30, class 9: SIGHUP mid-write leaves no temporary, as SIGINT an
         if (!signalled && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
         std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
-      if (signalled) ::waitpid(pid, &status, 0);
-      else if (!exited) ::waitpid(pid, &status, 0);
+      if (signalled || !exited) ::waitpid(pid, &status, 0);
     }
     CHECK(signalled);
     CHECK(WIFSIGNALED(status));

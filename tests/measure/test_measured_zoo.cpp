@@ -728,14 +728,6 @@ TEST_CASE("gathers beside atomics: the scatter traffic law's one miss share", "[
   CHECK(r.graphs.front().peak_est == r.graphs.front().peak_meas);
 }
 
-// Embedding bags in shapes the class sweep's six do not have
-// (tests/data/experiments/embedding_bag/README.md, session 25, one H200,
-// measured twice on one lease; kept out of every fit): under the bag walk
-// terms 0.967 summed (0.699 under the bytes alone), each 0.61-1.31
-// (0.20-1.67), the repeat within 3 % per call. Memory as executed misses
-// the results ATen's forward-only call allocates beside the one item the
-// graph takes (offset2bag, 8 bytes an index, and bag_size): 0.814 of the
-// measured peak, the 16,384 bags of 40 lookups' 5.4 MB.
 // tests/data/experiments/gemm_token/README.md: 24 products over a token
 // count the fit never saw, summed within 3 %, one by one 0.76-2.36 (the
 // unaligned law's floor, fitted on the pitch sweep, is too high for the
@@ -787,6 +779,14 @@ TEST_CASE("an f32 attention's bias the fit never saw: per head against broadcast
   }
 }
 
+// Embedding bags in shapes the class sweep's six do not have
+// (tests/data/experiments/embedding_bag/README.md, session 25, one H200,
+// measured twice on one lease; kept out of every fit): under the bag walk
+// terms 0.967 summed (0.699 under the bytes alone), each 0.61-1.31
+// (0.20-1.67), the repeat within 3 % per call. Memory as executed misses
+// the results ATen's forward-only call allocates beside the one item the
+// graph takes (offset2bag, 8 bytes an index, and bag_size): 0.814 of the
+// measured peak, the 16,384 bags of 40 lookups' 5.4 MB.
 TEST_CASE("embedding bags the fit never saw: the bag walk terms", "[measure][zoo]") {
   std::map<std::string, double> first;
   for (const AccuracyReport& r : measured_twice_on_h200("experiments/embedding_bag/h200", 1, true)) {
