@@ -425,6 +425,7 @@ struct ScatterTraffic {
   std::int64_t table_bytes = 0;  // bytes of the deps of the updated tables, left out of `memory`
   double l2_sectors = 0;         // 32-byte sectors the atomics update in L2
   double spill_bytes = 0;        // DRAM traffic beyond the L2
+  double written_bytes = 0;      // of that and the streamed outputs, the bytes written to DRAM while it runs
   double chain_updates = 0;      // atomic adds per table element (the most of any table)
   double lane_chain = 0;         // the chain times the same-address lanes of an instruction beyond kFreeLanes
   double wide_chain = 0;         // the chain times min(run, 8) / 8
@@ -610,7 +611,7 @@ ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_by
   // The rest: the tables' own deps (left out of `memory`), gathers (rows
   // of other tables, read more than once where they touch more than the
   // table holds) and the plain operands it streams.
-  double gather_traffic = 0, gather_excess = 0, streamed = 0;
+  double gather_traffic = 0, gather_excess = 0, streamed = 0, streamed_out = 0;
   auto is_table = [&](BufId b) { return std::find(tables.begin(), tables.end(), b) != tables.end(); };
   for (const auto* deps : {&n.reads, &n.writes})
     for (const Dep& d : *deps) {
@@ -624,6 +625,7 @@ ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_by
         gather_excess += std::max(0.0, touched - static_cast<double>(g.buffers[d.buf].bytes));
       } else {
         streamed += static_cast<double>(dep_priced_bytes(g, d));
+        if (deps == &n.writes) streamed_out += static_cast<double>(dep_priced_bytes(g, d));
       }
     }
   // A line of a table comes back after the node has touched the rest of
@@ -636,6 +638,10 @@ ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_by
   const double miss = l2_bytes > 0 && reuse_distance > static_cast<double>(l2_bytes) ? 1.0 - static_cast<double>(l2_bytes) / reuse_distance : 0.0;
   t.l2_sectors = (1.0 - miss) * sectors;
   t.spill_bytes = miss * (2.0 * atomic_lines + gather_excess);
+  // What it writes to DRAM while it runs: the missed lines of its atomics
+  // going back, and its streamed outputs but the share the L2 can still
+  // hold dirty when it ends.
+  t.written_bytes = miss * atomic_lines + std::max(0.0, streamed_out - static_cast<double>(std::max<std::int64_t>(l2_bytes, 0)));
   return t;
 }
 
@@ -758,6 +764,7 @@ LawFeatures law_features(const Graph& g, NodeId v, const CostFacts& facts, const
     bytes = std::max<std::int64_t>(0, bytes - t.table_bytes);
     set(f, LawTerm::AtomicSectors, t.l2_sectors * 1e-6);  // the factor: ps per sector
     set(f, LawTerm::IndirectSpill, t.spill_bytes / hw.dram_bytes_per_s * 1e6);
+    set(f, LawTerm::WriteBack, t.written_bytes / hw.dram_bytes_per_s * 1e6);
     set(f, LawTerm::AtomicChain, t.chain_updates * 1e-3);
     set(f, LawTerm::AtomicLanes, t.lane_chain * 1e-3);
     set(f, LawTerm::AtomicWideChain, t.wide_chain * 1e-3);

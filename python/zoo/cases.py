@@ -958,58 +958,6 @@ def gather_scatter_sweep():
         torch.compile(message_passing)(data)
 
 
-def message_passing_sweep():
-    """An experiment kept out of the fit (tests/data/experiments/
-    message_passing): a graph layer's message passing, in the kernels the
-    gather-scatter experiment leaves out. Rows of node tables are gathered
-    through a random edge list, scaled, and added into another table
-    through the edges' other end, in five kernels over the same tables:
-    the gather alone (its messages written out); gather and scatter; the
-    same with the messages also written out (what a trained layer keeps for
-    its backward); two gathers (both ends' rows) into one scatter; and the
-    two ends' rows dotted, one sum an edge added into its node (a Triton
-    scatter reduction). Tables of 2 to 256 MiB (the L2 holds 50-60 MiB),
-    rows of 1 to 128 floats, no row width or edge count a library model
-    has; f32 (Inductor's Triton atomics), uniform random edges, no grad."""
-
-    # (table rows N, columns C, edges E)
-    configs = [(16384, 128, 524288), (65536, 128, 524288), (131072, 128, 524288), (262144, 128, 524288),
-               (262144, 64, 1048576), (1048576, 64, 1048576), (1048576, 16, 4194304), (65536, 8, 4194304),
-               (16777216, 1, 4194304)]
-    gen = torch.Generator(device=DEVICE).manual_seed(0)
-    data = []
-    for n, c, e in configs:
-        edges = torch.randint(0, n, (2, e), device=DEVICE, generator=gen)
-        data.append((torch.randn(n, c, device=DEVICE), torch.randn(n, c, device=DEVICE), edges[0], edges[1],
-                     torch.randn(e, 1, device=DEVICE)))
-
-    def gather(data):
-        return [x[src] * w for x, _, src, _, w in data]
-
-    def gather_scatter(data):
-        return [torch.zeros_like(x).index_add(0, dst, x[src] * w) for x, _, src, dst, w in data]
-
-    def gather_scatter_kept(data):
-        out = []
-        for x, _, src, dst, w in data:
-            message = x[src] * w
-            out += [message, torch.zeros_like(x).index_add(0, dst, message)]
-        return out
-
-    def two_gathers_scatter(data):
-        return [torch.zeros_like(x).index_add(0, dst, x[src] * y[dst] * w) for x, y, src, dst, w in data]
-
-    def edge_dot_scatter(data):
-        return [x.new_zeros(x.shape[0]).index_add(0, dst, (x[src] * y[dst]).sum(-1)) for x, y, src, dst, _ in data]
-
-    with torch.no_grad():
-        torch.compile(gather)(data)
-        torch.compile(gather_scatter)(data)
-        torch.compile(gather_scatter_kept)(data)
-        torch.compile(two_gathers_scatter)(data)
-        torch.compile(edge_dot_scatter)(data)
-
-
 def gemm_token_sweep():
     """bf16 matmuls over a vision or audio model's token count, which no
     padding aligns (CLIP's 50, ViT's 145, 197 and 577 tokens): the token
@@ -1827,8 +1775,6 @@ OUTSIDE_CASES = {
     "norm_backward_sweep": norm_backward_sweep,
     # And another (tests/data/experiments/gather_scatter).
     "gather_scatter_sweep": gather_scatter_sweep,
-    # And the gathers and edge sums around it (tests/data/experiments/message_passing).
-    "message_passing_sweep": message_passing_sweep,
     # And the embedding bags' (tests/data/experiments/embedding_bag).
     "embedding_bag_walk_sweep": embedding_bag_walk_sweep,
     # And the token-count matmuls' (tests/data/experiments/gemm_token).

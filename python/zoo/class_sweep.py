@@ -163,6 +163,62 @@ def atomic_lane_sweep():
         torch.compile(index_add)(data)
 
 
+def message_passing_sweep():
+    """A graph layer's message passing, in the kernels the scatter traffic
+    sweep (plain updates) and the gather-scatter experiment leave out: what
+    a scatter writes besides its atomics. Rows of node tables are gathered
+    through a random edge list, scaled, and added into another table
+    through the edges' other end, in five kernels over the same tables:
+    the gather alone (its messages written out); gather and scatter; the
+    same with the messages also written out (what a trained layer keeps for
+    its backward); two gathers (both ends' rows) into one scatter; and the
+    two ends' rows dotted, one sum an edge added into its node (a Triton
+    scatter reduction). Tables of 2 to 256 MiB (the L2 holds 50-60 MiB),
+    rows of 1 to 128 floats, no row width or edge count a library model
+    has; f32 (Inductor's Triton atomics), uniform random edges, no grad.
+    The fit reads the three scatter graphs (tests/data/class_sweep/h200);
+    the gathers alone (Triton pointwise kernels) and the edge sums are kept
+    as an experiment (tests/data/experiments/message_passing)."""
+    import torch
+
+    # (table rows N, columns C, edges E)
+    configs = [(16384, 128, 524288), (65536, 128, 524288), (131072, 128, 524288), (262144, 128, 524288),
+               (262144, 64, 1048576), (1048576, 64, 1048576), (1048576, 16, 4194304), (65536, 8, 4194304),
+               (16777216, 1, 4194304)]
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    data = []
+    for n, c, e in configs:
+        edges = torch.randint(0, n, (2, e), device=DEVICE, generator=gen)
+        data.append((torch.randn(n, c, device=DEVICE), torch.randn(n, c, device=DEVICE), edges[0], edges[1],
+                     torch.randn(e, 1, device=DEVICE)))
+
+    def gather(data):
+        return [x[src] * w for x, _, src, _, w in data]
+
+    def gather_scatter(data):
+        return [torch.zeros_like(x).index_add(0, dst, x[src] * w) for x, _, src, dst, w in data]
+
+    def gather_scatter_kept(data):
+        out = []
+        for x, _, src, dst, w in data:
+            message = x[src] * w
+            out += [message, torch.zeros_like(x).index_add(0, dst, message)]
+        return out
+
+    def two_gathers_scatter(data):
+        return [torch.zeros_like(x).index_add(0, dst, x[src] * y[dst] * w) for x, y, src, dst, w in data]
+
+    def edge_dot_scatter(data):
+        return [x.new_zeros(x.shape[0]).index_add(0, dst, (x[src] * y[dst]).sum(-1)) for x, y, src, dst, _ in data]
+
+    with torch.no_grad():
+        torch.compile(gather)(data)
+        torch.compile(gather_scatter)(data)
+        torch.compile(gather_scatter_kept)(data)
+        torch.compile(two_gathers_scatter)(data)
+        torch.compile(edge_dot_scatter)(data)
+
+
 def depthwise_conv_sweep():
     """Depthwise 1-D and 2-D convolutions, forward and backward, in bf16 and
     f32 NCHW (ATen's conv_depthwise2d kernels) and bf16 channels-last
@@ -650,6 +706,7 @@ SWEEPS: dict[str, Sweep] = {
     "scatter_sweep": Sweep(scatter_sweep, ("triton_scatter", "scatter")),
     "scatter_traffic_sweep": Sweep(scatter_traffic_sweep, ("triton_scatter", "triton_scatter_reduction")),
     "atomic_lane_sweep": Sweep(atomic_lane_sweep, ("triton_scatter",)),
+    "message_passing_sweep": Sweep(message_passing_sweep, ("triton_scatter",)),
     "depthwise_conv_sweep": Sweep(depthwise_conv_sweep, ("depthwise_convolution", "depthwise_convolution_native",
                                                           "depthwise_convolution_backward", "depthwise_convolution_backward_native")),
     "grouped_conv_sweep": Sweep(grouped_conv_sweep, ("grouped_convolution", "grouped_convolution_backward", "convolution_1d",

