@@ -624,8 +624,9 @@ ScatterTraffic scatter_traffic(const Graph& g, const Node& n, std::int64_t l2_by
         gather_traffic += touched;
         gather_excess += std::max(0.0, touched - static_cast<double>(g.buffers[d.buf].bytes));
       } else {
-        streamed += static_cast<double>(dep_priced_bytes(g, d));
-        if (deps == &n.writes) streamed_out += static_cast<double>(dep_priced_bytes(g, d));
+        const double bytes = static_cast<double>(dep_priced_bytes(g, d));
+        streamed += bytes;
+        if (deps == &n.writes) streamed_out += bytes;
       }
     }
   // A line of a table comes back after the node has touched the rest of

@@ -99,8 +99,12 @@ def main(argv=None) -> int:
         return 0
     if not args.out:
         ap.error("--out is required")
-    result = {"format": "ncu_traffic/1", "metrics": METRICS, "cases": {}}
     out = Path(args.out)
+    if not out.parent.is_dir():
+        ap.error(f"--out: {out.parent} is not a folder")
+    if not Path(NCU).is_file():
+        ap.error(f"{NCU}: no Nsight Compute there (set NCU to its ncu)")
+    result = {"format": "ncu_traffic/1", "metrics": METRICS, "cases": {}}
     for name in args.cases:
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "ncu.csv"
@@ -111,10 +115,10 @@ def main(argv=None) -> int:
             if rc != 0 or not log.is_file():
                 print(f"ncu_traffic: {name}: ncu exited {rc}" + ("" if log.is_file() else " and wrote no report"), file=sys.stderr)
                 return 1
-            raw = out.with_name(f"{out.name}.{name}.csv")
-            raw.write_text(log.read_text())
+            report = log.read_text()
+            out.with_name(f"{out.name}.{name}.csv").write_text(report)
             try:
-                result["cases"][name] = parse_report(log.read_text())
+                result["cases"][name] = parse_report(report)
             except ValueError as e:
                 print(f"ncu_traffic: {name}: {e}", file=sys.stderr)
                 return 1

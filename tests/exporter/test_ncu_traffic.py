@@ -11,8 +11,10 @@ import contextlib
 import io
 import json
 import sys
+import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "zoo"))
@@ -44,12 +46,21 @@ class Report(unittest.TestCase):
             nt.parse_report('"ID","Kernel Name","Metric Name","Metric Value"\n"0","triton_a","dram__bytes_read.sum","2"\n')
 
     def test_arguments(self):
-        for argv, says in ((["gat_step"], "--out is required"), ([], "the following arguments are required: CASE")):
+        for argv, says in ((["gat_step"], "--out is required"), ([], "the following arguments are required: CASE"),
+                           (["--out", "/no/such/folder/x.json", "gat_step"], "--out: /no/such/folder is not a folder")):
             err = io.StringIO()
             with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
                 nt.main(argv)
             self.assertEqual(e.exception.code, 2)
             self.assertIn(says, err.getvalue())
+
+    def test_without_ncu_it_says_where_it_looked(self):
+        err = io.StringIO()
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(nt, "NCU", f"{tmp}/ncu"), \
+                contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+            nt.main(["--out", f"{tmp}/x.json", "gat_step"])
+        self.assertEqual(e.exception.code, 2)
+        self.assertIn("/ncu: no Nsight Compute there (set NCU to its ncu)", err.getvalue())
 
 
 class H200Counts(unittest.TestCase):
